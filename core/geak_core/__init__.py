@@ -1,0 +1,13 @@
+"""geak-core: a plugin framework for LLM agents that write, check and speed up Triton kernels.
+
+Public names for plugin authors: ``hookimpl``, the protocols and dataclasses in
+``geak_core.components``, the data model in ``geak_core.model``, tasks in
+``geak_core.tasks``, the harness contract in ``geak_core.harness`` and the LLM
+types in ``geak_core.llm``.
+"""
+
+from geak_core.hookspecs import hookimpl, hookspec
+
+__version__ = "0.1.0"
+
+__all__ = ["hookimpl", "hookspec", "__version__"]

@@ -1,0 +1,52 @@
+"""Errors that carry a location, so every message can say where the problem is."""
+
+from __future__ import annotations
+
+
+class GeakError(Exception):
+    """Base class; ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class InputError(GeakError):
+    """Bad input from the user: a recipe, a file, an unknown name. Exit code 2."""
+
+    exit_code = 2
+
+
+class RecipeError(InputError):
+    """One or more problems in a recipe, each with file, line and dotted key."""
+
+    def __init__(self, problems: list[RecipeProblem]):
+        self.problems = problems
+        super().__init__("\n".join(p.format() for p in problems))
+
+
+class RecipeProblem:
+    def __init__(self, file: str, line: int | None, key: str, message: str, hint: str = ""):
+        self.file = file
+        self.line = line
+        self.key = key
+        self.message = message
+        self.hint = hint
+
+    def format(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        text = f"{where}: [{self.key}] {self.message}" if self.key else f"{where}: {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+    def __repr__(self) -> str:
+        return f"RecipeProblem({self.format()!r})"
+
+
+class PluginError(GeakError):
+    """A plugin misbehaved: duplicate names, a bad registration."""
+
+    exit_code = 2
+
+
+class UnknownComponentError(InputError):
+    pass

@@ -1,0 +1,260 @@
+"""The harness contract, and helpers harness authors share.
+
+A harness exercises one task inside the judge's child processes. The judge
+calls, for each case of the requested mode and each seed::
+
+    inputs  = harness.make_inputs(case, seed, device)     # same in every process
+    outputs = harness.allocate(case, inputs)               # poisoned buffers
+    harness.run(module, case, inputs, outputs)             # launches module's kernels
+    # outputs are compared with the reference's, inputs must be unchanged
+
+``module`` is the candidate (or the reference) module, reached only through
+the names in ``Task.entry_points``. The timed call is ``run`` alone.
+
+Rules for harness authors:
+
+* Build every input from ``seed`` alone (``generator(seed, device)``), so the
+  reference process and the candidate process see identical data.
+* Allocate outputs with ``poisoned(...)``, never ``torch.empty``: a candidate
+  that leaves an output unwritten must not inherit a plausible value.
+* Launch kernels with ``launch(kernel, grid, **kwargs)``, passing every
+  argument by name: meta-parameters the candidate autotunes are dropped and
+  platform-specific config keys are sanitised.
+* ``run`` returns nothing; everything compared lives in ``outputs``. An
+  in-place operation clones its input into ``outputs`` in ``allocate``.
+
+This module is imported only in child processes; importing it is cheap
+(torch and triton are imported lazily).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from geak_core.tasks import Case, Task
+
+if TYPE_CHECKING:
+    import torch
+
+
+class Harness:
+    """Base class for task harnesses. Subclasses implement the five methods."""
+
+    def __init__(self, task: Task):
+        self.task = task
+
+    def cases(self, mode: str) -> list[Case]:
+        """Cases for ``mode``: ``"small"`` (CPU interpreter) or ``"full"`` (GPU)."""
+        raise NotImplementedError
+
+    def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
+        """Deterministic inputs for ``case`` (tensors and scalars) from ``seed``."""
+        raise NotImplementedError
+
+    def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """Fresh, poisoned output buffers."""
+        raise NotImplementedError
+
+    def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        """Launch ``module``'s entry points so they fill ``outputs``."""
+        raise NotImplementedError
+
+    def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """Independent (torch / numpy) expected outputs; used to check the reference."""
+        raise NotImplementedError
+
+    def compare(self, case: Case, name: str, expected: Any, actual: Any) -> str | None:
+        """Optional custom comparison for one output; ``None`` means use the default."""
+        return None
+
+    def oracle_tolerances(self, case: Case) -> dict[str, Any]:
+        """(atol, rtol) per dtype for reference-vs-oracle checks; defaults to the task's."""
+        return {**self.task.tolerances, **case.tolerances}
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+POISON_INT = {1: 0x5A, 2: 0x5A5A, 4: 0x5A5A5A5A, 8: 0x5A5A5A5A5A5A5A5A}
+
+
+def dtype_of(name: str) -> torch.dtype:
+    import torch
+
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"unknown torch dtype {name!r}")
+    return dtype
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def element_size(name: str) -> int:
+    return dtype_of(name).itemsize
+
+
+def poisoned(shape: Sequence[int], dtype: torch.dtype, device: str | torch.device) -> torch.Tensor:
+    """An output buffer pre-filled with a value no correct kernel leaves behind.
+
+    Floating types get NaN; integer types an unlikely bit pattern; bool True.
+    """
+    import torch
+
+    out = torch.empty(tuple(shape), dtype=dtype, device=device)
+    if dtype.is_floating_point:
+        if dtype.itemsize == 1:  # fp8: NaN where the format has one, else max
+            try:
+                out.fill_(float("nan"))
+            except RuntimeError:
+                out.fill_(torch.finfo(dtype).max)
+        else:
+            out.fill_(float("nan"))
+    elif dtype == torch.bool:
+        out.fill_(True)
+    else:
+        pattern = POISON_INT.get(dtype.itemsize, 0x5A)
+        info = torch.iinfo(dtype)
+        value = pattern if pattern <= info.max else info.max
+        out.fill_(value if info.min < 0 or value >= 0 else 0)
+    return out
+
+
+def generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:
+    """A torch generator seeded for one (case, seed); CPU generators are portable."""
+    import torch
+
+    g = torch.Generator(device="cpu")
+    g.manual_seed(int(seed))
+    return g
+
+
+def randn(
+    shape: Sequence[int], dtype: torch.dtype, device: str, gen: torch.Generator,
+    mean: float = 0.0, std: float = 1.0,
+) -> torch.Tensor:
+    """Normal samples drawn on the CPU (identical on every device), then moved."""
+    import torch
+
+    x = torch.randn(tuple(shape), generator=gen, dtype=torch.float32) * std + mean
+    return x.to(device=device, dtype=dtype)
+
+
+def rand(
+    shape: Sequence[int], dtype: torch.dtype, device: str, gen: torch.Generator,
+    low: float = 0.0, high: float = 1.0,
+) -> torch.Tensor:
+    import torch
+
+    x = torch.rand(tuple(shape), generator=gen, dtype=torch.float32) * (high - low) + low
+    return x.to(device=device, dtype=dtype)
+
+
+def randint(
+    shape: Sequence[int], low: int, high: int, dtype: torch.dtype, device: str,
+    gen: torch.Generator,
+) -> torch.Tensor:
+    import torch
+
+    return torch.randint(low, high, tuple(shape), generator=gen, dtype=torch.int64).to(
+        device=device, dtype=dtype
+    )
+
+
+def apply_outliers(x: torch.Tensor, fraction: float, scale: float, seed: int) -> torch.Tensor:
+    """Scale a ``fraction`` of ``x``'s elements (at least one) by ``scale``; returns a copy."""
+    import torch
+
+    if not x.dtype.is_floating_point or x.numel() == 0:
+        return x
+    g = torch.Generator(device="cpu")
+    g.manual_seed(10_007 + int(seed))
+    flat = x.detach().reshape(-1).to("cpu", torch.float32).clone()
+    count = max(1, int(round(flat.numel() * fraction)))
+    index = torch.randperm(flat.numel(), generator=g)[:count]
+    flat[index] *= scale
+    return flat.reshape(x.shape).to(device=x.device, dtype=x.dtype)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 if n <= 1 else 2 ** math.ceil(math.log2(n))
+
+
+# Launch options and config keys that only one backend accepts.
+AMD_ONLY_KEYS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg") + AMD_ONLY_KEYS
+
+
+def is_hip() -> bool:
+    try:
+        import torch
+
+        return torch.version.hip is not None
+    except Exception:
+        return False
+
+
+def _autotuned_keys(kernel: Any) -> set[str]:
+    """Meta-parameter names a candidate's autotune/heuristics decorators set."""
+    keys: set[str] = set()
+    seen = 0
+    obj = kernel
+    while obj is not None and seen < 8:
+        configs = getattr(obj, "configs", None)
+        if configs:
+            for config in configs:
+                keys.update(getattr(config, "kwargs", {}) or {})
+                keys.update(k for k in LAUNCH_OPTIONS if getattr(config, k, None) is not None)
+        values = getattr(obj, "values", None)  # triton.heuristics
+        if isinstance(values, dict):
+            keys.update(values)
+        obj = getattr(obj, "fn", None)
+        seen += 1
+    return keys
+
+
+def sanitize_autotune_configs(kernel: Any) -> None:
+    """Drop config keys the current backend rejects (AMD-only keys on NVIDIA)."""
+    if is_hip():
+        return
+    obj = kernel
+    for _ in range(8):
+        if obj is None:
+            break
+        for config in getattr(obj, "configs", None) or []:
+            kwargs = getattr(config, "kwargs", None)
+            if isinstance(kwargs, dict):
+                for key in AMD_ONLY_KEYS:
+                    kwargs.pop(key, None)
+        obj = getattr(obj, "fn", None)
+
+
+def launch(kernel: Any, grid: Any, **kwargs: Any) -> Any:
+    """Launch ``kernel[grid](**kwargs)`` the way the contract promises.
+
+    * Arguments the candidate's ``@triton.autotune`` / ``@triton.heuristics``
+      set are not passed (Triton rejects conflicting meta-parameters).
+    * AMD-only launch options are dropped on other backends, and AMD-only keys
+      inside autotune configs are removed.
+    * ``grid`` may be a tuple or a callable of the meta-parameters.
+    """
+    tuned = _autotuned_keys(kernel)
+    if tuned:
+        kwargs = {k: v for k, v in kwargs.items() if k not in tuned}
+        sanitize_autotune_configs(kernel)
+    if not is_hip():
+        kwargs = {k: v for k, v in kwargs.items() if k not in AMD_ONLY_KEYS}
+    return kernel[grid](**kwargs)
+
+
+def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a Python-function entry point (kept for symmetry with ``launch``)."""
+    return fn(*args, **kwargs)

@@ -1,0 +1,119 @@
+"""Every hook a geak plugin can implement.
+
+Plugins are modules (or objects) that carry functions decorated with
+``geak_core.hookimpl`` and named after the specifications below. They are
+found through the ``geak`` entry-point group.
+
+Two families:
+
+* **register hooks** (``geak_register_*``) fire once, when the plugin manager
+  builds its registries. Each receives a ``register`` callable and may call it
+  any number of times::
+
+      register(name, factory, options=OptionsDataclass, description="...")
+
+  ``factory(options)`` builds the component from its validated options (an
+  instance of the ``options`` dataclass, or ``None`` when the component takes
+  none). The protocol each component must satisfy lives in
+  ``geak_core.components``.
+* **observer hooks** (``geak_run_started`` ... ``geak_run_finished``) fire
+  during a run for every implementation; their return values are ignored. An
+  observer that raises is logged and does not stop the run.
+
+This module is public API: signatures change only with a major version.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from geak_core.components import Register
+    from geak_core.model import Candidate, EvalResult, RunSummary, TaskSummary
+    from geak_core.tasks import Task
+
+PROJECT = "geak"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# ---------------------------------------------------------------------------
+# Registration: called once while the plugin manager builds its registries.
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def geak_register_llm_backends(register: Register) -> None:
+    """Register LLM backends (``components.LLMBackend``), selected by ``[llm] backend``."""
+
+
+@hookspec
+def geak_register_retrievers(register: Register) -> None:
+    """Register example retrievers (``components.Retriever``), selected by ``[retriever] name``."""
+
+
+@hookspec
+def geak_register_knowledge_packs(register: Register) -> None:
+    """Register knowledge packs (``components.KnowledgePack``), listed in ``[knowledge] packs``."""
+
+
+@hookspec
+def geak_register_evaluators(register: Register) -> None:
+    """Register evaluators (``components.Evaluator``), selected by ``[evaluator] name``."""
+
+
+@hookspec
+def geak_register_hardware_profiles(register: Register) -> None:
+    """Register hardware profiles (``components.HardwareProfile``), selected by ``[hardware] profile``."""
+
+
+@hookspec
+def geak_register_suites(register: Register) -> None:
+    """Register benchmark suites (``components.Suite``), selected by ``[suite] name``."""
+
+
+@hookspec
+def geak_register_prompt_templates(register: Register) -> None:
+    """Register prompt template sets (``components.TemplateSet``), selected by ``[prompts] set``."""
+
+
+@hookspec
+def geak_register_optimizers(register: Register) -> None:
+    """Register optimizers (``components.Optimizer``), selected by ``[optimizer] name``."""
+
+
+@hookspec
+def geak_register_commands(cli: click.Group) -> None:
+    """Add click commands or groups to the ``geak-core`` command line."""
+
+
+# ---------------------------------------------------------------------------
+# Observers: called during a run, every implementation, results ignored.
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def geak_run_started(run_id: str, run_dir: str, recipe: dict[str, Any]) -> None:
+    """A run (new or resumed) is about to process its first task."""
+
+
+@hookspec
+def geak_candidate_evaluated(
+    run_id: str, task: Task, candidate: Candidate, result: EvalResult
+) -> None:
+    """The evaluator has judged one candidate; ``result`` is already stored."""
+
+
+@hookspec
+def geak_task_finished(run_id: str, task: Task, summary: TaskSummary) -> None:
+    """Every lineage of ``task`` has stopped; ``summary`` holds its best candidate."""
+
+
+@hookspec
+def geak_run_finished(run_id: str, run_dir: str, summary: RunSummary) -> None:
+    """The run has stopped (finished, budget exhausted or failed); the summary is written."""

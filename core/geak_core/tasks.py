@@ -1,0 +1,200 @@
+"""Tasks: what a candidate must provide and how the judge exercises it.
+
+A ``Task`` is plain, JSON-serialisable data. The code that builds inputs,
+launches kernels and computes oracles lives in the task's *harness*, a class
+named by ``Task.harness`` (``"package.module:Class"``) deriving from
+``geak_core.harness.Harness``. The harness is imported only inside the
+judge's child processes, never in the process that runs the agent.
+
+What the model sees is ``Task.prompt_view()``: the instruction, the entry
+points, the tolerances and the shapes. Never the reference or the oracle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+# KernelBench-X's 15 task categories.
+CATEGORIES: tuple[str, ...] = (
+    "Activation",
+    "Attention",
+    "Convolution",
+    "Fusion",
+    "Index",
+    "LinearAlgebra",
+    "Loss",
+    "Math",
+    "MatrixMultiply",
+    "Normalization",
+    "Optimizer",
+    "Pooling",
+    "Quantization",
+    "Random",
+    "Reduce",
+)
+
+# Default (atol, rtol) per dtype name. Integer and boolean outputs compare exactly.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1e-5, 1e-5),
+    "float16": (5e-3, 5e-3),
+    "bfloat16": (1e-2, 1e-2),
+    "float8_e4m3fn": (6.25e-2, 6.25e-2),
+    "float8_e5m2": (1.25e-1, 1.25e-1),
+    "float8_e4m3fnuz": (6.25e-2, 6.25e-2),
+    "float8_e5m2fnuz": (1.25e-1, 1.25e-1),
+}
+EXACT = (0.0, 0.0)
+
+
+def tolerance_for(dtype: str, overrides: dict[str, Any] | None = None) -> tuple[float, float]:
+    """(atol, rtol) for an output of ``dtype``; overrides are ``{dtype: [atol, rtol]}``."""
+    if overrides and dtype in overrides:
+        atol, rtol = overrides[dtype]
+        return float(atol), float(rtol)
+    if overrides and "*" in overrides:
+        atol, rtol = overrides["*"]
+        return float(atol), float(rtol)
+    return DEFAULT_TOLERANCES.get(dtype, EXACT)
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """A name the candidate module must define.
+
+    ``kind`` is ``"triton.jit"`` for a kernel the harness launches, or
+    ``"function"`` for a Python function (wrapper) the harness calls.
+    ``params`` lists parameter names in order; ``constexpr`` those that must be
+    ``tl.constexpr``.
+    """
+
+    name: str
+    kind: str = "triton.jit"
+    params: tuple[str, ...] = ()
+    constexpr: tuple[str, ...] = ()
+    doc: str = ""
+
+    def signature(self) -> str:
+        parts = [f"{p}: tl.constexpr" if p in self.constexpr else p for p in self.params]
+        return f"{self.name}({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class OutlierSpec:
+    """Stage-2 inputs: ``fraction`` of the elements of each listed input scaled by ``scale``."""
+
+    fraction: float = 1e-3
+    scale: float = 50.0
+    inputs: tuple[str, ...] | None = None  # None: every floating-point input tensor
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A hardware need. ``check`` is evaluated by the judge on the current device."""
+
+    name: str  # "gpu", "cc>=9.0", "fp8", "dot_scaled", "nvidia", "amd", ...
+    reason: str = ""
+
+
+@dataclass
+class Task:
+    suite: str
+    id: str
+    instruction: str
+    entry_points: list[EntryPoint]
+    harness: str  # "module:Class"
+    reference: str = ""  # path to the reference implementation (a Python file)
+    difficulty: int | None = None  # 1 (easy) .. 5 (hard)
+    category: str | None = None  # one of CATEGORIES
+    tolerances: dict[str, Any] = field(default_factory=dict)  # {dtype: [atol, rtol]}
+    outliers: OutlierSpec | None = field(default_factory=OutlierSpec)  # None: no stage 2
+    outlier_note: str = ""  # why stage 2 does not apply, when outliers is None
+    seeds: tuple[int, ...] = (0, 1, 2)
+    requires: list[Requirement] = field(default_factory=list)
+    forbid_torch_compute: bool = True  # entry points may not compute with torch
+    shapes_note: str = ""  # shapes and dtypes as shown to the model
+    extra: dict[str, Any] = field(default_factory=dict)  # suite-specific, JSON-serialisable
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite}/{self.id}"
+
+    def prompt_view(self) -> dict[str, Any]:
+        """What a prompt may show: never the reference or the oracle."""
+        return {
+            "id": self.id,
+            "suite": self.suite,
+            "instruction": self.instruction,
+            "entry_points": [
+                {"name": e.name, "kind": e.kind, "signature": e.signature(), "doc": e.doc}
+                for e in self.entry_points
+            ],
+            "tolerances": {
+                k: list(v) for k, v in (self.tolerances or {}).items()
+            },
+            "shapes": self.shapes_note,
+            "difficulty": self.difficulty,
+            "category": self.category,
+            "requires": [r.name for r in self.requires],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Task:
+        data = dict(data)
+        data["entry_points"] = [
+            EntryPoint(
+                name=e["name"],
+                kind=e.get("kind", "triton.jit"),
+                params=tuple(e.get("params", ())),
+                constexpr=tuple(e.get("constexpr", ())),
+                doc=e.get("doc", ""),
+            )
+            for e in data.get("entry_points", [])
+        ]
+        if data.get("outliers") is not None:
+            o = data["outliers"]
+            data["outliers"] = OutlierSpec(
+                fraction=o["fraction"],
+                scale=o["scale"],
+                inputs=tuple(o["inputs"]) if o.get("inputs") is not None else None,
+            )
+        data["requires"] = [Requirement(**r) for r in data.get("requires", [])]
+        data["seeds"] = tuple(data.get("seeds", (0, 1, 2)))
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class Case:
+    """One configuration a harness runs: a shape, a dtype, flags.
+
+    ``params`` is JSON-serialisable and fully determines the inputs together
+    with the seed. ``flops`` / ``bytes`` feed the roofline figures; ``dtype``
+    names the dtype whose peak applies. ``timed`` marks cases used for speed.
+    """
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    flops: float | None = None
+    bytes: float | None = None
+    dtype: str | None = None
+    timed: bool = True
+    tolerances: dict[str, Any] = field(default_factory=dict)  # per-output-dtype overrides
+    requires: list[Requirement] = field(default_factory=list)
+    outliers: bool = True  # False: stage 2 skipped for this case (say why in note)
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Case:
+        data = dict(data)
+        data["requires"] = [Requirement(**r) for r in data.get("requires", [])]
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})

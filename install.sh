@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs geak-core and every bundled plugin in editable mode.
+#   bash install.sh            fresh machine: CPU torch wheel, all dependencies, test tools
+#   bash install.sh --no-deps  a machine that already has torch/triton (a GPU box without an index)
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PYTHON:-python3}
+export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
+pkgs=(-e .)
+for d in plugins/*/ templates/; do pkgs+=(-e "$d"); done
+if [[ "${1:-}" == "--no-deps" ]]; then
+  $PY -m pip install --quiet --no-deps --no-build-isolation "${pkgs[@]}"
+  exit 0
+fi
+# A CUDA/ROCm torch already present is kept; otherwise the CPU wheel is pinned.
+if ! $PY -c "import torch, sys; sys.exit(0 if (torch.version.cuda or torch.version.hip) else 1)" 2>/dev/null; then
+  $PY -m pip install --quiet "torch==2.13.0"
+fi
+$PY -m pip install --quiet "triton>=3.2,<4" pytest pytest-httpserver ruff
+$PY -m pip install --quiet "${pkgs[@]}"

@@ -1,0 +1,1 @@
+"""geak_evaluator_triton plugin for geak-core."""

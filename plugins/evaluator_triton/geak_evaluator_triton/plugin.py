@@ -1,0 +1,1 @@
+"""Hook implementations of geak_evaluator_triton (registers components as they become ready)."""

@@ -1,0 +1,1 @@
+"""geak_hw_nvidia_hopper plugin for geak-core."""

@@ -1,0 +1,1 @@
+"""geak_hw_rocm_mi300 plugin for geak-core."""

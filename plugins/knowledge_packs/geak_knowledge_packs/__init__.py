@@ -1,0 +1,1 @@
+"""geak_knowledge_packs plugin for geak-core."""

@@ -1,0 +1,1 @@
+"""geak_llm_gemini plugin for geak-core."""

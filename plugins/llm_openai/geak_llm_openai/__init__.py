@@ -1,0 +1,1 @@
+"""geak_llm_openai plugin for geak-core."""

@@ -1,0 +1,1 @@
+"""geak_llm_replay plugin for geak-core."""

@@ -1,0 +1,1 @@
+"""geak_optimizer_opro plugin for geak-core."""

@@ -1,0 +1,1 @@
+"""Hook implementations of geak_optimizer_opro (registers components as they become ready)."""

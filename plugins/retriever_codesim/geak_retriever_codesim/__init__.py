@@ -1,0 +1,1 @@
+"""geak_retriever_codesim plugin for geak-core."""

@@ -1,0 +1,1 @@
+"""Hook implementations of geak_retriever_codesim (registers components as they become ready)."""

@@ -1,0 +1,1 @@
+"""geak_suite_rocm plugin for geak-core."""

@@ -1,0 +1,1 @@
+"""geak_suite_tritonbench plugin for geak-core."""

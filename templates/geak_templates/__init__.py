@@ -1,0 +1,1 @@
+"""geak_templates plugin for geak-core."""

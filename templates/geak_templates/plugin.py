@@ -1,0 +1,1 @@
+"""Hook implementations of geak_templates (registers components as they become ready)."""

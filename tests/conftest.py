@@ -1,0 +1,34 @@
+"""Test isolation: only the bundled plugins load, whatever else is installed."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+BUNDLED_PLUGINS = (
+    "openai",
+    "gemini",
+    "replay",
+    "codesim",
+    "opro",
+    "hw-rocm-mi300",
+    "hw-nvidia-hopper",
+    "suite-rocm",
+    "suite-tritonbench",
+    "evaluator-triton",
+    "knowledge",
+    "templates",
+)
+
+os.environ["GEAK_LOAD_PLUGINS"] = ",".join(BUNDLED_PLUGINS)
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plugin_manager():
+    from geak_core.plugins import reset_plugin_manager
+
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
