@@ -1,0 +1,1 @@
+"""One module per task: ``TASK`` plus a ``Harness`` (see ``geak_suite_rocm.suite``)."""

@@ -1,0 +1,70 @@
+"""Every task's reference agrees with its independent oracle on the small (interpreter) cases.
+
+Our own reference kernels are trusted code, so they run in this process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from geak_core.harness import dtype_name
+from geak_core.tasks import tolerance_for
+from geak_suite_rocm.suite import RocmSuite
+
+TASKS = RocmSuite().tasks()
+
+
+def _import_reference(path: str):
+    spec = importlib.util.spec_from_file_location(f"_ref_{os.path.basename(path)[:-3]}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _harness(task):
+    module_name, cls = task.harness.split(":")
+    return getattr(importlib.import_module(module_name), cls)(task)
+
+
+def _assert_close(name, expected, actual, tolerances):
+    import torch
+
+    assert actual.shape == expected.shape, f"{name}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    atol, rtol = tolerance_for(dtype_name(actual.dtype), tolerances)
+    torch.testing.assert_close(
+        actual.to(torch.float64) if actual.dtype.is_floating_point else actual,
+        expected.to(actual.device, torch.float64) if actual.dtype.is_floating_point else expected.to(actual.device, actual.dtype),
+        atol=atol, rtol=rtol, equal_nan=True, msg=lambda m: f"{name}: {m}",
+    )
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_reference_matches_oracle_on_small_cases(task):
+    harness = _harness(task)
+    reference = _import_reference(task.reference)
+    cases = harness.cases("small")
+    assert cases, "a task needs at least one small case"
+    for case in cases:
+        inputs = harness.make_inputs(case, seed=0, device="cpu")
+        outputs = harness.allocate(case, inputs)
+        harness.run(reference, case, inputs, outputs)
+        expected = harness.oracle(case, inputs)
+        assert set(expected) <= set(outputs), f"{case.name}: oracle names outputs the harness lacks"
+        for name, value in expected.items():
+            _assert_close(f"{case.name}/{name}", value, outputs[name], harness.oracle_tolerances(case))
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_task_is_fully_described(task):
+    assert task.instruction and task.entry_points
+    assert task.difficulty in (1, 2, 3, 4, 5)
+    from geak_core.tasks import CATEGORIES
+
+    assert task.category in CATEGORIES
+    assert os.path.exists(task.reference)
+    harness = _harness(task)
+    for case in harness.cases("full"):
+        assert case.flops is not None and case.bytes is not None, case.name
