@@ -198,3 +198,71 @@ class Case:
         data["requires"] = [Requirement(**r) for r in data.get("requires", [])]
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+# ---------------------------------------------------------------------------
+# Hardware requirements
+# ---------------------------------------------------------------------------
+# Vocabulary of Requirement.name:
+#   "gpu"          a real GPU (not the CPU interpreter)
+#   "cuda" / "hip" that backend
+#   "cc>=X.Y"      CUDA compute capability (HIP devices report e.g. 9.4 for gfx942)
+#   "fp8"          a native fp8 type for tl.dot (NVIDIA cc>=8.9, AMD gfx94x/gfx95x)
+#   "dot_scaled"   tl.dot_scaled (MX formats): NVIDIA cc>=9.0 or AMD gfx950
+#   "clusters"     thread-block clusters / num_ctas > 1 (NVIDIA cc>=9.0)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the judge runs on, as far as requirements care."""
+
+    kind: str  # "interpreter" | "cuda" | "hip"
+    name: str = "cpu-interpreter"
+    capability: tuple[int, int] | None = None
+    arch: str = ""  # "sm_90", "gfx942", ...
+
+    @classmethod
+    def detect(cls) -> DeviceInfo:
+        """Probe the current process (imports torch; call it in a child or a tool)."""
+        import os
+
+        import torch
+
+        if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
+            return cls("interpreter")
+        props = torch.cuda.get_device_properties(0)
+        capability = (props.major, props.minor)
+        if torch.version.hip is not None:
+            arch = getattr(props, "gcnArchName", "").split(":")[0]
+            return cls("hip", props.name, capability, arch)
+        return cls("cuda", props.name, capability, f"sm_{props.major}{props.minor}")
+
+
+def unmet_requirement(requirement: Requirement, device: DeviceInfo) -> str | None:
+    """``None`` when ``device`` satisfies ``requirement``, else the reason it does not."""
+    name = requirement.name
+    why = f" ({requirement.reason})" if requirement.reason else ""
+    gpu = device.kind in ("cuda", "hip")
+    cc = device.capability or (0, 0)
+    if name == "gpu":
+        ok = gpu
+    elif name in ("cuda", "hip"):
+        ok = device.kind == name
+    elif name.startswith("cc>="):
+        major, _, minor = name[4:].partition(".")
+        ok = gpu and cc >= (int(major), int(minor or 0))
+    elif name == "fp8":
+        ok = (device.kind == "cuda" and cc >= (8, 9)) or (
+            device.kind == "hip" and device.arch.startswith(("gfx94", "gfx95"))
+        )
+    elif name == "dot_scaled":
+        ok = (device.kind == "cuda" and cc >= (9, 0)) or (
+            device.kind == "hip" and device.arch.startswith("gfx95")
+        )
+    elif name == "clusters":
+        ok = device.kind == "cuda" and cc >= (9, 0)
+    else:
+        return f"unknown requirement {name!r}{why}"
+    if ok:
+        return None
+    return f"needs {name} but runs on {device.name}{why}"
