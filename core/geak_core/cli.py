@@ -1,0 +1,404 @@
+"""The ``geak-core`` command line.
+
+Exit codes: 0 success, 1 the run (or a command) failed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from geak_core import __version__
+from geak_core.errors import GeakError, InputError, RecipeError
+
+
+class _Group(click.Group):
+    """Turns GeakErrors into clean messages and their exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RecipeError as exc:
+            for problem in exc.problems:
+                click.echo(f"error: {problem.format()}", err=True)
+            ctx.exit(exc.exit_code)
+        except GeakError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+def _plugins():
+    from geak_core.plugins import get_plugin_manager
+
+    return get_plugin_manager()
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="geak-core")
+def main() -> None:
+    """Agents that write, check and speed up Triton kernels, and a judge that cannot be fooled.
+
+    Start with `geak-core run recipes/quickstart.toml` (offline, no key, no GPU needed).
+    """
+
+
+# ---------------------------------------------------------------------------
+# run
+# ---------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder).")
+@click.option("--dry-run", is_flag=True, help="Validate, resolve and list the work; run nothing.")
+@click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go (overrides [run] output_dir).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
+def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, json_out: str | None) -> None:
+    """Run the agent described by RECIPE over its suite's tasks."""
+    from geak_core.agent import run_recipe
+    from geak_core.recipe import load_recipe
+
+    if not Path(recipe).exists():
+        raise InputError(f"no such recipe: {recipe}")
+    plugins = _plugins()
+    loaded = load_recipe(recipe, plugins, check_env=not dry_run)
+    if output_dir:
+        loaded.run.output_dir = output_dir
+        loaded.data["run"]["output_dir"] = output_dir
+    summary = run_recipe(loaded, plugins, resume=resume, dry_run=dry_run, echo=click.echo)
+    if summary is None:
+        return
+    if json_out:
+        from geak_core.store import atomic_write
+
+        atomic_write(json_out, json.dumps(summary.to_dict(), indent=2))
+    if summary.status == "failed":
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------------------
+# plugins, suites, tasks
+# ---------------------------------------------------------------------------
+
+
+def _options_help(schema: type | None) -> list[str]:
+    import dataclasses
+    import typing
+
+    from geak_core.recipe import type_name
+
+    if schema is None:
+        return []
+    hints = typing.get_type_hints(schema)
+    lines = []
+    for f in dataclasses.fields(schema):
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            default = repr(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            default = repr(f.default_factory())
+        else:
+            default = "required"
+        extra = " (environment variable name)" if f.metadata.get("env") else ""
+        lines.append(f"{f.name}: {type_name(hints.get(f.name))} = {default}{extra}")
+    return lines
+
+
+@main.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--options/--no-options", default=True, help="Show each component's options.")
+def plugins_command(as_json: bool, options: bool) -> None:
+    """List installed plugins, what each provides and the options each component takes."""
+    manager = _plugins()
+    rows = []
+    for info in manager.plugins.values():
+        rows.append({
+            "name": info.name,
+            "module": info.module,
+            "distribution": info.distribution,
+            "version": info.version,
+            "builtin": info.builtin,
+            "error": info.error,
+            "components": [
+                {"kind": c.kind, "name": c.name, "description": c.description,
+                 "options": _options_help(c.options)}
+                for c in info.components
+            ],
+        })
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        label = row["distribution"] or ("built-in" if row["builtin"] else row["module"])
+        version = f" {row['version']}" if row["version"] else ""
+        click.echo(f"{row['name']} ({label}{version})")
+        if row["error"]:
+            click.echo(f"  ERROR: {row['error']}")
+        if not row["components"] and not row["error"]:
+            click.echo("  (registers no components)")
+        for comp in row["components"]:
+            desc = f" - {comp['description']}" if comp["description"] else ""
+            click.echo(f"  {comp['kind']}: {comp['name']}{desc}")
+            if options:
+                for line in comp["options"]:
+                    click.echo(f"      {line}")
+
+
+@main.command("suites")
+def suites_command() -> None:
+    """List installed benchmark suites."""
+    manager = _plugins()
+    for name, spec in sorted(manager.components("suite").items()):
+        click.echo(f"{name}  ({spec.plugin}) {spec.description}")
+
+
+def _build_suite(name: str, options_kv: tuple[str, ...] = ()):
+    from geak_core.errors import RecipeError
+    from geak_core.recipe import _Source, validate_options
+
+    manager = _plugins()
+    spec = manager.spec("suite", name)
+    values: dict[str, Any] = {}
+    for item in options_kv:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InputError(f"--option takes KEY=VALUE, got {item!r}")
+        values[key] = value
+    problems: list[Any] = []
+    options = validate_options(spec.options, values, "suite", _Source(), problems)
+    if problems:
+        raise RecipeError(problems)
+    return spec.build(options)
+
+
+@main.command("tasks")
+@click.argument("suite")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Suite option, e.g. path=...")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
+    """List SUITE's tasks with difficulty, category and hardware needs."""
+    tasks = _build_suite(suite, options).tasks()
+    if as_json:
+        click.echo(json.dumps([t.prompt_view() for t in tasks], indent=2))
+        return
+    width = max((len(t.id) for t in tasks), default=4)
+    click.echo(f"{'task':<{width}}  diff  {'category':<14}  requires")
+    for t in tasks:
+        needs = ", ".join(r.name for r in t.requires) or "-"
+        click.echo(f"{t.id:<{width}}  {t.difficulty or '-':>4}  {t.category or '-':<14}  {needs}")
+    click.echo(f"{len(tasks)} tasks")
+
+
+@main.group("task")
+def task_group() -> None:
+    """Inspect one task."""
+
+
+@task_group.command("show")
+@click.argument("ref", metavar="SUITE/ID")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE")
+def task_show(ref: str, options: tuple[str, ...]) -> None:
+    """Print a task's instruction and candidate contract (what a model is shown)."""
+    suite_name, sep, task_id = ref.partition("/")
+    if not sep:
+        raise InputError(f"expected SUITE/ID, got {ref!r}")
+    task = _build_suite(suite_name, options).get(task_id)
+    view = task.prompt_view()
+    click.echo(f"{task.key}  (difficulty {task.difficulty}, category {task.category})")
+    click.echo("")
+    click.echo(task.instruction)
+    click.echo("")
+    click.echo("Entry points:")
+    for e in view["entry_points"]:
+        click.echo(f"  [{e['kind']}] {e['signature']}")
+    if view["shapes"]:
+        click.echo(f"\nShapes: {view['shapes']}")
+    if view["tolerances"]:
+        click.echo("Tolerances (atol, rtol): " + ", ".join(f"{k}: {v}" for k, v in view["tolerances"].items()))
+    if view["requires"]:
+        click.echo("Requires: " + ", ".join(view["requires"]))
+
+
+# ---------------------------------------------------------------------------
+# recipe
+# ---------------------------------------------------------------------------
+
+
+@main.group("recipe")
+def recipe_group() -> None:
+    """Check and show recipes."""
+
+
+@recipe_group.command("check")
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--no-env", is_flag=True, help="Do not require API-key variables to be set.")
+def recipe_check(recipe: str, no_env: bool) -> None:
+    """Validate RECIPE; every problem is printed with file, line and key (exit 2)."""
+    from geak_core.recipe import load_recipe
+
+    if not Path(recipe).exists():
+        raise InputError(f"no such recipe: {recipe}")
+    loaded = load_recipe(recipe, _plugins(), check_env=not no_env)
+    parts = [f"{section}={comp.name}" for section, comp in loaded.components.items()]
+    click.echo(f"ok: {recipe} ({', '.join(parts)})")
+
+
+@recipe_group.command("show")
+@click.argument("recipe", type=click.Path(dir_okay=False))
+def recipe_show(recipe: str) -> None:
+    """Print RECIPE resolved: includes merged, every default filled."""
+    from geak_core.recipe import dump_toml, load_recipe
+
+    if not Path(recipe).exists():
+        raise InputError(f"no such recipe: {recipe}")
+    loaded = load_recipe(recipe, _plugins(), check_env=False)
+    click.echo(dump_toml(loaded.data), nl=False)
+
+
+# ---------------------------------------------------------------------------
+# runs
+# ---------------------------------------------------------------------------
+
+
+@main.group("runs")
+def runs_group() -> None:
+    """List and inspect stored runs."""
+
+
+@runs_group.command("list")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def runs_list(output_dir: str, as_json: bool) -> None:
+    """One line per run: id, status, LLM calls, candidates, evaluations."""
+    from geak_core.store import list_runs
+
+    rows = list_runs(output_dir)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(f"no runs under {output_dir}")
+        return
+    for r in rows:
+        click.echo(
+            f"{r['run_id']}  {r.get('status', '?'):<17} calls={r.get('llm_calls', '-')} "
+            f"candidates={r.get('candidates', '-')} evaluations={r.get('evaluations', '-')}"
+        )
+
+
+@runs_group.command("show")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
+    """Show one run: status, usage and its summary table."""
+    from geak_core.model import RunSummary
+    from geak_core.report import format_summary
+    from geak_core.store import SUMMARY_FILE, RunStore, resolve_run
+
+    run_dir = resolve_run(run_ref, output_dir)
+    with RunStore(run_dir) as store:
+        status = store.meta("status", "?")
+        counts = store.counts()
+        usage = store.usage()
+    summary_path = run_dir / SUMMARY_FILE
+    summary = RunSummary.from_dict(json.loads(summary_path.read_text())) if summary_path.exists() else None
+    if as_json:
+        click.echo(json.dumps({
+            "run_id": run_dir.name, "dir": str(run_dir), "status": status, "counts": counts,
+            "usage": usage, "summary": summary.to_dict() if summary else None,
+        }, indent=2))
+        return
+    click.echo(f"run {run_dir.name}  [{status}]  {run_dir}")
+    click.echo(
+        f"llm calls {usage['calls']}, tokens {usage['prompt_tokens'] + usage['completion_tokens']}, "
+        f"candidates {counts['candidates']}, evaluations {counts['evaluations']}"
+    )
+    if summary:
+        click.echo(format_summary(summary))
+    else:
+        click.echo("no summary yet (the run has not finished; resume it with `geak-core run RECIPE --resume RUN`)")
+
+
+# ---------------------------------------------------------------------------
+# doctor
+# ---------------------------------------------------------------------------
+
+
+@main.command()
+def doctor() -> None:
+    """Python, torch and triton versions, GPU or interpreter mode, which backends have keys."""
+    import dataclasses
+    import platform
+
+    click.echo(f"geak-core {__version__}, Python {platform.python_version()} ({sys.executable})")
+    try:
+        import torch
+
+        click.echo(f"torch {torch.__version__} (cuda {torch.version.cuda}, hip {torch.version.hip})")
+        if torch.cuda.is_available():
+            for i in range(torch.cuda.device_count()):
+                click.echo(f"gpu {i}: {torch.cuda.get_device_name(i)}")
+            click.echo("mode: gpu (kernels compiled and timed)")
+        else:
+            click.echo("gpu: none; mode: cpu-interpreter (TRITON_INTERPRET=1, correctness only)")
+    except Exception as exc:
+        click.echo(f"torch: unavailable ({exc})")
+    try:
+        import triton
+
+        click.echo(f"triton {triton.__version__}")
+    except Exception as exc:
+        click.echo(f"triton: unavailable ({exc})")
+    manager = _plugins()
+    broken = [p for p in manager.plugins.values() if p.error]
+    click.echo(f"plugins: {len(manager.plugins)} loaded, {len(broken)} with errors")
+    for p in broken:
+        click.echo(f"  {p.name}: {p.error}")
+    for name, spec in sorted(manager.components("llm_backend").items()):
+        if spec.options is None:
+            click.echo(f"backend {name}: no key needed")
+            continue
+        env_fields = [f for f in dataclasses.fields(spec.options) if f.metadata.get("env")]
+        if not env_fields:
+            click.echo(f"backend {name}: no key needed")
+            continue
+        for f in env_fields:
+            default = f.default if isinstance(f.default, str) else None
+            env_name = default or f.metadata.get("default_env")
+            if not env_name:
+                click.echo(f"backend {name}: key variable set per recipe ({f.name})")
+                continue
+            state = "set" if os.environ.get(env_name) else "not set"
+            click.echo(f"backend {name}: {env_name} {state}")
+
+
+def _add_optional_commands() -> None:
+    try:
+        from geak_core.cli_eval import eval_command
+    except ImportError:
+        return
+    main.add_command(eval_command, "eval")
+
+
+_add_optional_commands()
+
+
+def entry() -> None:
+    """Console-script entry: adds plugin-provided commands, then runs the CLI."""
+    try:
+        _plugins().add_commands(main)
+    except GeakError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    main()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

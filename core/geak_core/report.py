@@ -1,0 +1,122 @@
+"""Summaries: the tables the GEAK paper reports, computed from stored evaluations."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from geak_core.model import EvalResult, RunSummary, TaskSummary, pass_at_k
+from geak_core.tasks import Task
+
+
+def summarize_task(
+    task: Task, lineages: int, results: list[tuple[int, str, EvalResult]], skipped_reason: str | None = None
+) -> TaskSummary:
+    """``results`` holds (lineage, candidate id, result) for every judged candidate of the task."""
+    summary = TaskSummary(
+        task_id=task.id, difficulty=task.difficulty, category=task.category,
+        lineages=lineages, samples=len(results), skipped_reason=skipped_reason,
+    )
+    correct_lineages: set[int] = set()
+    best: tuple[float, str] | None = None
+    first_correct: str | None = None
+    for lineage, candidate_id, result in results:
+        summary.call_ok |= result.call_ok
+        if result.call_ok and result.correct:
+            summary.correct = True
+            correct_lineages.add(lineage)
+            first_correct = first_correct or candidate_id
+            if result.speedup is not None and (best is None or result.speedup > best[0]):
+                best = (result.speedup, candidate_id)
+    summary.correct_lineages = len(correct_lineages)
+    if best is not None:
+        summary.best_speedup, summary.best_candidate_id = best
+    else:
+        summary.best_candidate_id = first_correct
+    return summary
+
+
+def _rates(tasks: list[TaskSummary]) -> dict[str, Any]:
+    judged = [t for t in tasks if t.skipped_reason is None]
+    n = len(judged)
+    speedups = [t.best_speedup for t in judged if t.correct and t.best_speedup is not None]
+    return {
+        "tasks": n,
+        "call_accuracy": (sum(t.call_ok for t in judged) / n) if n else 0.0,
+        "execution_accuracy": (sum(t.correct for t in judged) / n) if n else 0.0,
+        "mean_speedup": (sum(speedups) / len(speedups)) if speedups else None,
+    }
+
+
+def summarize_run(
+    run_id: str, status: str, tasks: list[TaskSummary], lineages: int, usage: dict[str, Any], note: str = ""
+) -> RunSummary:
+    rates = _rates(tasks)
+    summary = RunSummary(
+        run_id=run_id, status=status, tasks=tasks,
+        call_accuracy=rates["call_accuracy"], execution_accuracy=rates["execution_accuracy"],
+        mean_speedup=rates["mean_speedup"],
+        llm_calls=usage.get("calls", 0),
+        tokens=usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
+        cost_usd=usage.get("cost_usd"), note=note,
+    )
+    judged = [t for t in tasks if t.skipped_reason is None and t.lineages > 0]
+    if judged:
+        for k in sorted({1, lineages}):
+            if k <= lineages:
+                summary.pass_at_k[f"pass@{k}"] = sum(
+                    pass_at_k(t.lineages, t.correct_lineages, k) for t in judged
+                ) / len(judged)
+    by_difficulty: dict[str, list[TaskSummary]] = defaultdict(list)
+    by_category: dict[str, list[TaskSummary]] = defaultdict(list)
+    for t in tasks:
+        by_difficulty[str(t.difficulty) if t.difficulty is not None else "?"].append(t)
+        by_category[t.category or "?"].append(t)
+    summary.by_difficulty = {k: _rates(v) for k, v in sorted(by_difficulty.items())}
+    summary.by_category = {k: _rates(v) for k, v in sorted(by_category.items())}
+    return summary
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:6.2f}%"
+
+
+def _speed(x: float | None) -> str:
+    return f"{x:.2f}x" if x is not None else "n/m"
+
+
+def format_summary(summary: RunSummary) -> str:
+    """Plain-text tables: per task, by difficulty, by category, overall."""
+    lines = []
+    width = max([len(t.task_id) for t in summary.tasks] + [4])
+    lines.append(f"{'task':<{width}}  diff  {'category':<14}  call  exec  lineages ok  best speedup")
+    for t in summary.tasks:
+        if t.skipped_reason:
+            lines.append(f"{t.task_id:<{width}}  skipped: {t.skipped_reason}")
+            continue
+        lines.append(
+            f"{t.task_id:<{width}}  {t.difficulty or '-':>4}  {t.category or '-':<14}  "
+            f"{'yes' if t.call_ok else 'no':>4}  {'yes' if t.correct else 'no':>4}  "
+            f"{t.correct_lineages:>5}/{t.lineages:<5}  {_speed(t.best_speedup)}"
+        )
+    for title, groups in (("difficulty", summary.by_difficulty), ("category", summary.by_category)):
+        lines.append("")
+        lines.append(f"{'by ' + title:<16}  tasks  call acc  exec acc  mean speedup")
+        for key, r in groups.items():
+            lines.append(
+                f"{key:<16}  {r['tasks']:>5}  {_pct(r['call_accuracy'])}  {_pct(r['execution_accuracy'])}"
+                f"  {_speed(r['mean_speedup'])}"
+            )
+    lines.append("")
+    passes = "  ".join(f"{k} {_pct(v).strip()}" for k, v in summary.pass_at_k.items())
+    lines.append(
+        f"overall: call accuracy {_pct(summary.call_accuracy).strip()}, execution accuracy "
+        f"{_pct(summary.execution_accuracy).strip()}, mean speedup {_speed(summary.mean_speedup)} "
+        f"({summary.speedup_method} of latencies over a task's shapes; n/m = not measured)"
+        + (f", {passes}" if passes else "")
+    )
+    cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd else ""
+    lines.append(f"llm calls {summary.llm_calls}, tokens {summary.tokens}{cost}; status {summary.status}")
+    if summary.note:
+        lines.append(summary.note)
+    return "\n".join(lines)
