@@ -325,10 +325,14 @@ def validate_options(
             problem(f"{prefix}.{key}", f"invalid value {coerced!r}", "valid: " + ", ".join(map(repr, choices)))
             continue
         kwargs[key] = coerced
+    missing = False
     for name, f in fields.items():
         if name not in kwargs and _field_default(f) is dataclasses.MISSING:
+            missing = True
             if not any(p.key == f"{prefix}.{name}" for p in problems):
                 problem(f"{prefix}.{name}", f"missing required key ({type_name(hints.get(name, Any))})")
+    if missing:
+        return None
     try:
         instance = schema(**kwargs)
     except Exception as exc:  # __post_init__ validation of the component

@@ -1,0 +1,176 @@
+"""Recipes are validated before any work, with file, line, key and a suggestion."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+
+import pytest
+from geak_core import hookimpl
+from geak_core.errors import RecipeError
+from geak_core.plugins import PluginManager
+from geak_core.recipe import dump_toml, load_recipe, locate_keys
+
+
+@dataclass
+class EchoOptions:
+    model: str
+    temperature: float = 1.0
+    api_key_env: str = field(default="", metadata={"env": True})
+    mode: str = field(default="a", metadata={"choices": ["a", "b"]})
+
+
+class EchoBackend:
+    max_concurrency = 1
+
+    def __init__(self, options):
+        self.options = options
+
+    def identity(self):
+        return {"provider": "echo", "model": self.options.model}
+
+    def complete(self, request):  # pragma: no cover - not called here
+        raise NotImplementedError
+
+
+class FakeEvaluator:
+    def __init__(self, options):
+        pass
+
+
+class _Plugin:
+    @hookimpl
+    def geak_register_llm_backends(self, register):
+        register("echo", EchoBackend, options=EchoOptions)
+
+    @hookimpl
+    def geak_register_evaluators(self, register):
+        register("triton", FakeEvaluator)
+
+    @hookimpl
+    def geak_register_suites(self, register):
+        register("rocm", lambda options: None)
+
+    @hookimpl
+    def geak_register_prompt_templates(self, register):
+        register("default", lambda options: None)
+
+
+@pytest.fixture
+def plugins():
+    return PluginManager(load_entry_points=False, extra_plugins=[("test", _Plugin())])
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def problems_of(path, plugins, **kw):
+    with pytest.raises(RecipeError) as info:
+        load_recipe(path, plugins, **kw)
+    return info.value.problems
+
+
+def test_a_valid_recipe_resolves_every_default(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", """
+        [llm]
+        backend = "echo"
+        model = "m"
+    """)
+    recipe = load_recipe(path, plugins)
+    assert recipe.components["llm"].options.temperature == 1.0
+    assert recipe.agent.iterations == 10
+    assert recipe.data["llm"] == {"backend": "echo", "model": "m", "temperature": 1.0,
+                                  "api_key_env": "", "mode": "a"}
+    assert recipe.data["retriever"]["name"] == "none"
+
+
+def test_a_misspelt_key_is_reported_with_file_line_and_suggestion(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", """
+        [llm]
+        backend = "echo"
+        model = "m"
+        temprature = 0.5
+    """)
+    (problem,) = problems_of(path, plugins)
+    assert problem.file == str(path.resolve())
+    assert problem.line == 5
+    assert problem.key == "llm.temprature"
+    assert "did you mean 'temperature'" in problem.format()
+
+
+def test_wrong_types_unknown_sections_and_components_are_all_reported_at_once(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", """
+        [agnet]
+        iterations = 3
+
+        [agent]
+        lineages = "many"
+
+        [llm]
+        backend = "ecko"
+
+        [optimizer]
+        name = "oprp"
+    """)
+    found = {p.key: p for p in problems_of(path, plugins)}
+    assert "did you mean 'agent'" in found["agnet"].format()
+    assert found["agent.lineages"].line == 6 and "expected integer" in found["agent.lineages"].message
+    assert "did you mean 'echo'" in found["llm.backend"].format()
+    assert found["optimizer.name"].line == 12
+
+
+def test_invalid_choice_lists_the_valid_values(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", '[llm]\nbackend = "echo"\nmodel = "m"\nmode = "c"\n')
+    (problem,) = problems_of(path, plugins)
+    assert problem.key == "llm.mode" and "'a', 'b'" in problem.format()
+
+
+def test_missing_required_option_is_reported(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", '[llm]\nbackend = "echo"\n')
+    (problem,) = problems_of(path, plugins)
+    assert problem.key == "llm.model" and "missing required key" in problem.message
+
+
+def test_missing_api_key_variable_is_an_error_unless_env_checks_are_off(tmp_path, plugins, monkeypatch):
+    monkeypatch.delenv("ECHO_KEY_FOR_TEST", raising=False)
+    path = write(tmp_path, "r.toml", '[llm]\nbackend = "echo"\nmodel = "m"\napi_key_env = "ECHO_KEY_FOR_TEST"\n')
+    (problem,) = problems_of(path, plugins)
+    assert "ECHO_KEY_FOR_TEST is not set" in problem.message and problem.line == 4
+    load_recipe(path, plugins, check_env=False)
+    monkeypatch.setenv("ECHO_KEY_FOR_TEST", "x")
+    load_recipe(path, plugins)
+
+
+def test_include_makes_an_ablation_a_few_lines_and_errors_point_at_the_right_file(tmp_path, plugins):
+    write(tmp_path, "base.toml", '[llm]\nbackend = "echo"\nmodel = "m"\n\n[agent]\niterations = 4\n')
+    child = write(tmp_path, "child.toml", 'include = "base.toml"\n\n[agent]\nlineages = 2\n')
+    recipe = load_recipe(child, plugins)
+    assert (recipe.agent.iterations, recipe.agent.lineages) == (4, 2)
+    broken = write(tmp_path, "broken.toml", 'include = "base.toml"\n[agent]\nlineage = 2\n')
+    (problem,) = problems_of(broken, plugins)
+    assert problem.file == str(broken.resolve()) and problem.line == 3
+
+
+def test_include_cycles_and_bad_toml_are_located(tmp_path, plugins):
+    write(tmp_path, "a.toml", 'include = "b.toml"\n')
+    write(tmp_path, "b.toml", 'include = "a.toml"\n')
+    (problem,) = problems_of(tmp_path / "a.toml", plugins)
+    assert "include cycle" in problem.message
+    bad = write(tmp_path, "bad.toml", '[llm]\nbackend = \n')
+    (problem,) = problems_of(bad, plugins)
+    assert problem.line == 2 and "invalid TOML" in problem.message
+
+
+def test_resolved_recipe_round_trips_through_toml(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", '[llm]\nbackend = "echo"\nmodel = "m"\n[suite]\ntasks = ["a", "b"]\n')
+    recipe = load_recipe(path, plugins)
+    again = write(tmp_path, "resolved.toml", dump_toml(recipe.data))
+    assert load_recipe(again, plugins).data == recipe.data
+
+
+def test_locate_keys_handles_tables_and_dotted_keys():
+    lines = locate_keys('a = 1\n[x.y]\nb.c = 2\n  d = "e"\n')
+    assert lines == {"a": 1, "x.y": 2, "x.y.b.c": 3, "x.y.d": 4}
