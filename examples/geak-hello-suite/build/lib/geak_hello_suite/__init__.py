@@ -1,0 +1,1 @@
+"""An example third-party geak-core plugin: a suite with one task."""
