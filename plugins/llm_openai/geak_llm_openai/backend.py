@@ -1,0 +1,369 @@
+"""OpenAI Chat Completions over plain HTTP, for api.openai.com and compatible servers.
+
+Compatible servers (vLLM, SGLang, Ollama, llama.cpp, proxies) differ in what
+they accept, so the backend adapts instead of failing: a 400 that names an
+unsupported parameter is retried once without it (or with the other name of
+the token limit) and the adjustment is remembered; a server that refuses
+``n > 1`` or returns fewer choices gets the missing samples as concurrent
+single requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from geak_core.errors import InputError
+from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.llm_http import (
+    HTTPFatalError,
+    JsonHttpClient,
+    RetryPolicy,
+    price_for,
+    resolve_api_key,
+    run_concurrently,
+    same_host,
+)
+
+log = logging.getLogger(__name__)
+
+PROVIDER = "openai"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_HOST = "api.openai.com"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+# Reasoning models reject temperature/top_p: o1, o3, o4-mini, gpt-5 (not the gpt-5 chat models).
+_REASONING = re.compile(r"^(?:[\w.-]+/)?(?:o\d+|gpt-5)(?:[.-]|$)", re.IGNORECASE)
+_SAMPLING = ("temperature", "top_p")
+_TOKEN_FIELDS = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
+_UNSUPPORTED_WORDING = (
+    "unsupported parameter",
+    "unsupported value",
+    "not supported",
+    "does not support",
+    "unrecognized request argument",
+    "unknown parameter",
+    "extra inputs are not permitted",
+    "extra_forbidden",
+)
+_N_REFUSAL = re.compile(
+    r"\bn\b\s*(?:must|should|has to|is|>|<|=)|['\"`]n['\"`]|completion choice|multiple (?:choices|completions)",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"""['"`]([A-Za-z_][\w.]*)['"`]""")
+
+
+def is_reasoning_model(model: str) -> bool:
+    return bool(_REASONING.match(model)) and "-chat" not in model.lower()
+
+
+@dataclass
+class OpenAIOptions:
+    """Recipe keys of ``[llm] backend = "openai"``."""
+
+    model: str
+    base_url: str = DEFAULT_BASE_URL
+    # None: OPENAI_API_KEY for api.openai.com, no key anywhere else.
+    api_key_env: str | None = field(default=None, metadata={"env": True})
+    temperature: float | None = None
+    top_p: float | None = None
+    max_completion_tokens: int | None = None
+    seed: int | None = None
+    n_mode: str = field(default="auto", metadata={"choices": ["auto", "native", "concurrent"]})
+    reasoning: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
+    reasoning_effort: str | None = field(
+        default=None, metadata={"choices": ["minimal", "low", "medium", "high"]}
+    )
+    timeout_connect_s: float = 10.0
+    timeout_read_s: float = 600.0
+    max_retries: int = 6
+    max_concurrency: int = 8
+    price_per_mtok_input: float | None = None
+    price_per_mtok_output: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("model must not be empty")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
+        if self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+        if self.timeout_connect_s <= 0 or self.timeout_read_s <= 0:
+            raise ValueError("timeouts must be positive")
+        if (self.price_per_mtok_input is None) != (self.price_per_mtok_output is None):
+            raise ValueError("set both price_per_mtok_input and price_per_mtok_output, or neither")
+
+
+class _NRefused(Exception):
+    """The server rejected ``n > 1``."""
+
+
+@dataclass
+class _Batch:
+    texts: list[str]
+    finish_reasons: list[str]
+    usage: Usage
+    model: str
+    raw: Any
+
+
+class OpenAIBackend:
+    """``LLMBackend`` for ``POST {base_url}/chat/completions``."""
+
+    def __init__(
+        self,
+        options: OpenAIOptions,
+        *,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.options = options
+        self.base_url = options.base_url.rstrip("/")
+        self.url = self.base_url + "/chat/completions"
+        self.max_concurrency = options.max_concurrency
+        key, env_name = resolve_api_key(
+            PROVIDER,
+            base_url=self.base_url,
+            api_key_env=options.api_key_env,
+            default_env=DEFAULT_KEY_ENV,
+            default_host=DEFAULT_HOST,
+        )
+        self._headers = {"Content-Type": "application/json"}
+        if key:
+            self._headers["Authorization"] = f"Bearer {key}"
+        official = same_host(self.base_url, DEFAULT_HOST)
+        self.price = price_for(
+            PROVIDER, options.model, options.price_per_mtok_input, options.price_per_mtok_output,
+            use_table=official,
+        )
+        policy = retry or RetryPolicy()
+        policy.max_retries = options.max_retries
+        self.client = JsonHttpClient(
+            PROVIDER,
+            timeout_connect_s=options.timeout_connect_s,
+            timeout_read_s=options.timeout_read_s,
+            retry=policy,
+            max_concurrency=options.max_concurrency,
+            secrets=[key] if key else [],
+            auth_hint=f"it comes from ${env_name}" if env_name else "no key is sent to this base_url; "
+            "name the variable holding one with api_key_env",
+            transport=transport,
+        )
+        self.reasoning = options.reasoning == "on" or (
+            options.reasoning == "auto" and is_reasoning_model(options.model)
+        )
+        self._lock = threading.Lock()
+        self._dropped: set[str] = set()
+        self._renamed: dict[str, str] = {}
+        self._native_n: bool | None = {"native": True, "concurrent": False}.get(options.n_mode)
+
+    # -- LLMBackend --------------------------------------------------------
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": PROVIDER, "base_url": self.base_url, "model": self.options.model}
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        if request.n < 1:
+            raise FatalLLMError(f"{PROVIDER}: n must be at least 1, got {request.n}", provider=PROVIDER)
+        started = time.monotonic()
+        batches: list[_Batch] = []
+        have = 0
+        if request.n == 1 or self._native_n is not False:
+            try:
+                first = self._send(self._payload(request, request.n, 0))
+                batches.append(first)
+                have = len(first.texts)
+            except _NRefused as exc:
+                if self.options.n_mode == "native":
+                    raise FatalLLMError(
+                        f"{PROVIDER}: {self.base_url} refuses n={request.n} ({exc}); "
+                        "use n_mode = \"auto\" or \"concurrent\"",
+                        status=400, provider=PROVIDER,
+                    ) from exc
+                self._learn_native_n(False, f"it refuses n={request.n}")
+        if have < request.n:
+            if have and self.options.n_mode == "native":
+                raise FatalLLMError(
+                    f"{PROVIDER}: asked {self.base_url} for n={request.n}, got {have} choices; "
+                    "use n_mode = \"auto\" or \"concurrent\"",
+                    provider=PROVIDER,
+                )
+            if have and request.n > 1:
+                self._learn_native_n(False, f"it returned {have} of n={request.n} choices")
+            missing = request.n - have
+            batches += run_concurrently(
+                lambda i: self._send(self._payload(request, 1, have + i)),
+                missing,
+                self.max_concurrency,
+            )
+        elif request.n > 1 and self._native_n is None:
+            self._learn_native_n(True, "")
+        return self._merge(batches, request.n, time.monotonic() - started)
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- internals ---------------------------------------------------------
+
+    def _learn_native_n(self, works: bool, why: str) -> None:
+        with self._lock:
+            if self._native_n is None and not works:
+                log.warning("%s: %s %s; further samples are separate requests", PROVIDER,
+                            self.base_url, why)
+            if self.options.n_mode == "auto":
+                self._native_n = works
+
+    def _payload(self, request: ChatRequest, n: int, sample_index: int) -> dict[str, Any]:
+        opts = self.options
+        body: dict[str, Any] = {
+            "model": opts.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        }
+        if n != 1:
+            body["n"] = n
+        if not self.reasoning:
+            for name, value in (
+                ("temperature", request.temperature if request.temperature is not None else opts.temperature),
+                ("top_p", request.top_p if request.top_p is not None else opts.top_p),
+            ):
+                if value is not None:
+                    body[name] = value
+        limit = request.max_tokens if request.max_tokens is not None else opts.max_completion_tokens
+        if limit is not None:
+            official = same_host(self.base_url, DEFAULT_HOST)
+            body["max_completion_tokens" if official or self.reasoning else "max_tokens"] = limit
+        seed = request.seed if request.seed is not None else opts.seed
+        if seed is not None:
+            # Separate requests for the samples of one call must not repeat each other.
+            body["seed"] = seed + sample_index
+        if opts.reasoning_effort and self.reasoning:
+            body["reasoning_effort"] = opts.reasoning_effort
+        with self._lock:
+            for old, new in self._renamed.items():
+                if old in body:
+                    body[new] = body.pop(old)
+            for name in self._dropped:
+                body.pop(name, None)
+        return body
+
+    def _unsupported_param(self, error: HTTPFatalError, body: dict[str, Any]) -> str | None:
+        """The request field a 400 complains about, if it complains about one we sent."""
+        if error.status != 400:
+            return None
+        detail = error.detail
+        text = detail.message.lower()
+        if "n" in body and (detail.param == "n" or _N_REFUSAL.search(detail.message)):
+            return "n"
+        adjustable = [k for k in body if k not in ("model", "messages")]
+        if detail.param in adjustable and (
+            detail.code in ("unsupported_parameter", "unsupported_value")
+            or any(w in text for w in _UNSUPPORTED_WORDING)
+        ):
+            return detail.param
+        if not any(w in text for w in _UNSUPPORTED_WORDING):
+            return None
+        for name in _QUOTED.findall(detail.message):
+            if name.rsplit(".", 1)[-1] in adjustable:
+                return name.rsplit(".", 1)[-1]
+        for name in adjustable:  # unquoted mention, e.g. "n is not supported"
+            if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", detail.message):
+                return name
+        return None
+
+    def _send(self, body: dict[str, Any]) -> _Batch:
+        adjusted: set[str] = set()
+        while True:
+            try:
+                reply = self.client.post_json(self.url, body, self._headers)
+                return self._parse(reply.data)
+            except HTTPFatalError as error:
+                param = self._unsupported_param(error, body)
+                if param is None or param in adjusted:
+                    raise
+                adjusted.add(param)
+                if param == "n":
+                    raise _NRefused(error.detail.message) from error
+                with self._lock:
+                    if param in _TOKEN_FIELDS:
+                        self._renamed[param] = _TOKEN_FIELDS[param]
+                        body[_TOKEN_FIELDS[param]] = body.pop(param)
+                        action = f"sending {_TOKEN_FIELDS[param]!r} instead"
+                    else:
+                        self._dropped.add(param)
+                        body.pop(param)
+                        action = "leaving it out from now on"
+                log.warning("%s: %s rejects parameter %r for model %s; %s",
+                            PROVIDER, self.base_url, param, self.options.model, action)
+
+    def _parse(self, data: Any) -> _Batch:
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+            shown = str(data)[:200]
+            raise FatalLLMError(
+                f"{PROVIDER}: reply from {self.url} has no 'choices' list (is base_url an "
+                f"OpenAI-compatible API?): {shown}",
+                provider=PROVIDER,
+            )
+        choices = sorted(
+            (c for c in data["choices"] if isinstance(c, dict)),
+            key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0,
+        )
+        texts, reasons = [], []
+        for choice in choices:
+            message = choice.get("message") or {}
+            content = message.get("content")
+            if isinstance(content, list):  # content parts
+                content = "".join(
+                    p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+                )
+            if not isinstance(content, str):
+                content = ""
+            texts.append(content)
+            reasons.append(str(choice.get("finish_reason") or ""))
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return _Batch(
+            texts=texts,
+            finish_reasons=reasons,
+            usage=Usage(
+                int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+            ),
+            model=str(data.get("model") or self.options.model),
+            raw=data,
+        )
+
+    def _merge(self, batches: list[_Batch], n: int, latency: float) -> ChatResponse:
+        texts: list[str] = []
+        reasons: list[str] = []
+        usage = Usage()
+        for batch in batches:
+            texts += batch.texts
+            reasons += batch.finish_reasons
+            usage.prompt_tokens += batch.usage.prompt_tokens
+            usage.completion_tokens += batch.usage.completion_tokens
+        if len(texts) < n:
+            raise FatalLLMError(
+                f"{PROVIDER}: {self.url} returned {len(texts)} of {n} completions "
+                "(a reply without choices)",
+                provider=PROVIDER,
+            )
+        return ChatResponse(
+            texts=texts[:n],
+            usage=usage,
+            model=batches[0].model if batches else self.options.model,
+            latency_s=latency,
+            cost_usd=self.price.cost(usage) if self.price else None,
+            raw=[b.raw for b in batches],
+            finish_reasons=reasons[:n],
+        )
+
+
+def build(options: OpenAIOptions) -> OpenAIBackend:
+    if options is None:
+        raise InputError("openai backend needs options ([llm] model = ...)")
+    return OpenAIBackend(options)

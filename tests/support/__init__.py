@@ -1,0 +1,1 @@
+"""Helpers shared by tests: loopback servers that speak the LLM providers' wire protocols."""
