@@ -1,0 +1,80 @@
+"""The command line, through click's CliRunner and as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from geak_core.cli import main
+
+BUNDLED_DISTRIBUTIONS = (
+    "geak-llm-openai", "geak-llm-gemini", "geak-llm-replay", "geak-retriever-codesim",
+    "geak-optimizer-opro", "geak-hw-rocm-mi300", "geak-hw-nvidia-hopper", "geak-suite-rocm",
+    "geak-suite-tritonbench", "geak-evaluator-triton", "geak-knowledge-packs", "geak-templates",
+)
+
+
+def test_every_command_has_help():
+    runner = CliRunner()
+    for args in (["--help"], ["run", "--help"], ["plugins", "--help"], ["recipe", "check", "--help"],
+                 ["recipe", "show", "--help"], ["runs", "list", "--help"], ["runs", "show", "--help"],
+                 ["doctor", "--help"], ["suites", "--help"], ["tasks", "--help"], ["task", "show", "--help"]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 0, (args, result.output)
+        assert "Usage:" in result.output
+
+
+def test_plugins_lists_every_bundled_distribution_without_errors():
+    result = CliRunner().invoke(main, ["plugins", "--json"])
+    assert result.exit_code == 0
+    rows = json.loads(result.output)
+    assert {r["distribution"] for r in rows} >= set(BUNDLED_DISTRIBUTIONS)
+    assert [r["name"] for r in rows if r["error"]] == []
+
+
+def test_recipe_check_reports_a_misspelt_key_and_exits_2(tmp_path):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[agent]\niterations = 2\nlinages = 3\n')
+    result = CliRunner().invoke(main, ["recipe", "check", "--no-env", str(recipe)])
+    assert result.exit_code == 2
+    assert f"{recipe.resolve()}:3: [agent.linages] unknown key (did you mean 'lineages'?)" in result.output
+
+
+def test_missing_recipe_file_is_bad_input(tmp_path):
+    result = CliRunner().invoke(main, ["recipe", "check", str(tmp_path / "nope.toml")])
+    assert result.exit_code == 2 and "no such recipe" in result.output
+
+
+def test_runs_list_on_an_empty_folder(tmp_path):
+    result = CliRunner().invoke(main, ["runs", "list", "--output-dir", str(tmp_path)])
+    assert result.exit_code == 0 and "no runs" in result.output
+
+
+def test_runs_show_unknown_run_is_bad_input(tmp_path):
+    result = CliRunner().invoke(main, ["runs", "show", "nope", "--output-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "no run 'nope'" in result.output
+
+
+def test_tasks_and_task_show_describe_the_rocm_suite():
+    runner = CliRunner()
+    listing = runner.invoke(main, ["tasks", "rocm"])
+    assert listing.exit_code == 0 and "test_add_kernel" in listing.output
+    shown = runner.invoke(main, ["task", "show", "rocm/test_add_kernel"])
+    assert shown.exit_code == 0
+    assert "add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr)" in shown.output
+    unknown = runner.invoke(main, ["task", "show", "rocm/test_add_kernal"])
+    assert unknown.exit_code == 2 and "did you mean 'test_add_kernel'" in unknown.output
+
+
+def test_doctor_reports_interpreter_mode_without_a_gpu():
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code == 0
+    assert "torch" in result.output and "triton" in result.output
+
+
+def test_console_script_runs_as_a_subprocess():
+    out = subprocess.run([sys.executable, "-m", "geak_core.cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and "geak-core" in out.stdout
