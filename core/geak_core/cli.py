@@ -326,6 +326,58 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
         click.echo("no summary yet (the run has not finished; resume it with `geak-core run RECIPE --resume RUN`)")
 
 
+@main.command("ablation")
+@click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison as JSON.")
+def ablation_command(recipes: tuple[str, ...], output_dir: str | None, json_out: str | None) -> None:
+    """Run each recipe in turn and print one comparison table (one row per recipe)."""
+    from geak_core.agent import run_recipe
+    from geak_core.recipe import load_recipe
+    from geak_core.report import format_comparison
+
+    plugins = _plugins()
+    loaded = []
+    for path in recipes:  # validate all before running any
+        if not Path(path).exists():
+            raise InputError(f"no such recipe: {path}")
+        loaded.append(load_recipe(path, plugins))
+    rows = []
+    for path, recipe in zip(recipes, loaded, strict=True):
+        if output_dir:
+            recipe.run.output_dir = output_dir
+        click.echo(f"== {path}")
+        summary = run_recipe(recipe, plugins, echo=click.echo)
+        assert summary is not None
+        rows.append((Path(path).stem, summary))
+    table = format_comparison(rows)
+    click.echo("")
+    click.echo(table)
+    if json_out:
+        from geak_core.store import atomic_write
+
+        atomic_write(json_out, json.dumps({name: s.to_dict() for name, s in rows}, indent=2))
+
+
+@main.command("compare")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+def compare_command(runs: tuple[str, ...], output_dir: str) -> None:
+    """Print one comparison table for finished runs (id, prefix or folder)."""
+    from geak_core.model import RunSummary
+    from geak_core.report import format_comparison
+    from geak_core.store import SUMMARY_FILE, resolve_run
+
+    rows = []
+    for ref in runs:
+        run_dir = resolve_run(ref, output_dir)
+        path = run_dir / SUMMARY_FILE
+        if not path.exists():
+            raise InputError(f"run {run_dir.name} has no summary yet (not finished)")
+        rows.append((run_dir.name, RunSummary.from_dict(json.loads(path.read_text()))))
+    click.echo(format_comparison(rows))
+
+
 # ---------------------------------------------------------------------------
 # doctor
 # ---------------------------------------------------------------------------

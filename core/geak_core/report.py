@@ -120,3 +120,19 @@ def format_summary(summary: RunSummary) -> str:
     if summary.note:
         lines.append(summary.note)
     return "\n".join(lines)
+
+
+def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
+    """One row per run: the paper's module-ablation table."""
+    width = max([len(name) for name, _ in rows] + [6])
+    keys = sorted({k for _, s in rows for k in s.pass_at_k})
+    header = f"{'recipe':<{width}}  tasks  call acc  exec acc  speedup  " + "  ".join(f"{k:>8}" for k in keys)
+    lines = [header.rstrip()]
+    for name, s in rows:
+        judged = sum(1 for t in s.tasks if t.skipped_reason is None)
+        passes = "  ".join(f"{_pct(s.pass_at_k[k]) if k in s.pass_at_k else '-':>8}" for k in keys)
+        lines.append(
+            f"{name:<{width}}  {judged:>5}  {_pct(s.call_accuracy)}  {_pct(s.execution_accuracy)}"
+            f"  {_speed(s.mean_speedup):>7}  {passes}".rstrip()
+        )
+    return "\n".join(lines)
