@@ -1,0 +1,324 @@
+"""Google Gemini ``generateContent`` over plain HTTP.
+
+System messages become ``systemInstruction``; assistant turns use the role
+``model``. Several samples are asked for with ``candidateCount``; a model that
+refuses it (or returns fewer candidates) gets the missing samples as
+concurrent single requests. A blocked prompt or a candidate stopped by a
+safety filter is a ``FatalLLMError``: the same prompt would be blocked again.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from geak_core.errors import InputError
+from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.llm_http import (
+    HTTPFatalError,
+    JsonHttpClient,
+    RetryPolicy,
+    price_for,
+    resolve_api_key,
+    run_concurrently,
+    same_host,
+)
+
+log = logging.getLogger(__name__)
+
+PROVIDER = "gemini"
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+DEFAULT_HOST = "generativelanguage.googleapis.com"
+DEFAULT_KEY_ENV = "GEMINI_API_KEY"
+
+# Finish reasons that mean the content was withheld, not merely cut short.
+BLOCKING_FINISH_REASONS = frozenset({
+    "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE",
+})
+_CANDIDATES_REFUSAL = re.compile(r"candidate[_ ]?count|multiple candidates", re.IGNORECASE)
+
+
+@dataclass
+class GeminiOptions:
+    """Recipe keys of ``[llm] backend = "gemini"``."""
+
+    model: str
+    base_url: str = DEFAULT_BASE_URL
+    # None: GEMINI_API_KEY for generativelanguage.googleapis.com, no key anywhere else.
+    api_key_env: str | None = field(default=None, metadata={"env": True})
+    temperature: float | None = None
+    top_p: float | None = None
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    thinking_budget: int | None = None  # tokens of thinking for 2.5 models (-1: dynamic)
+    n_mode: str = field(default="auto", metadata={"choices": ["auto", "native", "concurrent"]})
+    timeout_connect_s: float = 10.0
+    timeout_read_s: float = 600.0
+    max_retries: int = 6
+    max_concurrency: int = 8
+    price_per_mtok_input: float | None = None
+    price_per_mtok_output: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("model must not be empty")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
+        if self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+        if self.timeout_connect_s <= 0 or self.timeout_read_s <= 0:
+            raise ValueError("timeouts must be positive")
+        if (self.price_per_mtok_input is None) != (self.price_per_mtok_output is None):
+            raise ValueError("set both price_per_mtok_input and price_per_mtok_output, or neither")
+
+
+class _CountRefused(Exception):
+    """The model rejected ``candidateCount > 1``."""
+
+
+@dataclass
+class _Batch:
+    texts: list[str]
+    finish_reasons: list[str]
+    usage: Usage
+    model: str
+    raw: Any
+
+
+class GeminiBackend:
+    """``LLMBackend`` for ``POST {base_url}/v1beta/models/{model}:generateContent``."""
+
+    def __init__(
+        self,
+        options: GeminiOptions,
+        *,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.options = options
+        self.base_url = options.base_url.rstrip("/")
+        self.model = options.model.removeprefix("models/")
+        self.url = f"{self.base_url}/v1beta/models/{quote(self.model, safe='.-_')}:generateContent"
+        self.max_concurrency = options.max_concurrency
+        key, env_name = resolve_api_key(
+            PROVIDER,
+            base_url=self.base_url,
+            api_key_env=options.api_key_env,
+            default_env=DEFAULT_KEY_ENV,
+            default_host=DEFAULT_HOST,
+        )
+        self._headers = {"Content-Type": "application/json"}
+        if key:
+            self._headers["x-goog-api-key"] = key
+        self.price = price_for(
+            PROVIDER, self.model, options.price_per_mtok_input, options.price_per_mtok_output,
+            use_table=same_host(self.base_url, DEFAULT_HOST),
+        )
+        policy = retry or RetryPolicy()
+        policy.max_retries = options.max_retries
+        self.client = JsonHttpClient(
+            PROVIDER,
+            timeout_connect_s=options.timeout_connect_s,
+            timeout_read_s=options.timeout_read_s,
+            retry=policy,
+            max_concurrency=options.max_concurrency,
+            secrets=[key] if key else [],
+            auth_hint=f"it comes from ${env_name}" if env_name else "no key is sent to this base_url; "
+            "name the variable holding one with api_key_env",
+            transport=transport,
+        )
+        self._lock = threading.Lock()
+        self._native_n: bool | None = {"native": True, "concurrent": False}.get(options.n_mode)
+
+    # -- LLMBackend --------------------------------------------------------
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": PROVIDER, "base_url": self.base_url, "model": self.model}
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        if request.n < 1:
+            raise FatalLLMError(f"{PROVIDER}: n must be at least 1, got {request.n}", provider=PROVIDER)
+        started = time.monotonic()
+        batches: list[_Batch] = []
+        have = 0
+        if request.n == 1 or self._native_n is not False:
+            try:
+                first = self._send(self._payload(request, request.n, 0))
+                batches.append(first)
+                have = len(first.texts)
+            except _CountRefused as exc:
+                if self.options.n_mode == "native":
+                    raise FatalLLMError(
+                        f"{PROVIDER}: model {self.model} refuses candidateCount={request.n} ({exc}); "
+                        "use n_mode = \"auto\" or \"concurrent\"",
+                        status=400, provider=PROVIDER,
+                    ) from exc
+                self._learn_native_n(False, f"refuses candidateCount={request.n}")
+        if have < request.n:
+            if have and self.options.n_mode == "native":
+                raise FatalLLMError(
+                    f"{PROVIDER}: asked model {self.model} for {request.n} candidates, got {have}; "
+                    "use n_mode = \"auto\" or \"concurrent\"",
+                    provider=PROVIDER,
+                )
+            if have and request.n > 1:
+                self._learn_native_n(False, f"returned {have} of {request.n} candidates")
+            batches += run_concurrently(
+                lambda i: self._send(self._payload(request, 1, have + i)),
+                request.n - have,
+                self.max_concurrency,
+            )
+        elif request.n > 1 and self._native_n is None:
+            self._learn_native_n(True, "")
+        return self._merge(batches, request.n, time.monotonic() - started)
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- internals ---------------------------------------------------------
+
+    def _learn_native_n(self, works: bool, why: str) -> None:
+        with self._lock:
+            if self._native_n is None and not works:
+                log.warning("%s: model %s %s; further samples are separate requests",
+                            PROVIDER, self.model, why)
+            if self.options.n_mode == "auto":
+                self._native_n = works
+
+    def _payload(self, request: ChatRequest, n: int, sample_index: int) -> dict[str, Any]:
+        opts = self.options
+        system = [m.content for m in request.messages if m.role == "system"]
+        contents = [
+            {"role": "model" if m.role == "assistant" else "user", "parts": [{"text": m.content}]}
+            for m in request.messages
+            if m.role != "system"
+        ]
+        body: dict[str, Any] = {"contents": contents}
+        if system:
+            body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
+        config: dict[str, Any] = {}
+        temperature = request.temperature if request.temperature is not None else opts.temperature
+        top_p = request.top_p if request.top_p is not None else opts.top_p
+        limit = request.max_tokens if request.max_tokens is not None else opts.max_output_tokens
+        seed = request.seed if request.seed is not None else opts.seed
+        if n != 1:
+            config["candidateCount"] = n
+        if temperature is not None:
+            config["temperature"] = temperature
+        if top_p is not None:
+            config["topP"] = top_p
+        if limit is not None:
+            config["maxOutputTokens"] = limit
+        if seed is not None:
+            config["seed"] = seed + sample_index
+        if opts.thinking_budget is not None:
+            config["thinkingConfig"] = {"thinkingBudget": opts.thinking_budget}
+        if config:
+            body["generationConfig"] = config
+        return body
+
+    def _send(self, body: dict[str, Any]) -> _Batch:
+        try:
+            reply = self.client.post_json(self.url, body, self._headers)
+        except HTTPFatalError as error:
+            count = body.get("generationConfig", {}).get("candidateCount")
+            if error.status == 400 and count and _CANDIDATES_REFUSAL.search(error.detail.message):
+                raise _CountRefused(error.detail.message) from error
+            raise
+        return self._parse(reply.data)
+
+    def _parse(self, data: Any) -> _Batch:
+        if not isinstance(data, dict):
+            raise FatalLLMError(
+                f"{PROVIDER}: reply from {self.url} is not a JSON object: {str(data)[:200]}",
+                provider=PROVIDER,
+            )
+        feedback = data.get("promptFeedback") if isinstance(data.get("promptFeedback"), dict) else {}
+        if feedback.get("blockReason"):
+            message = feedback.get("blockReasonMessage") or ""
+            raise FatalLLMError(
+                f"{PROVIDER}: model {self.model} blocked the prompt (blockReason "
+                f"{feedback['blockReason']}{': ' + message if message else ''}); the same prompt "
+                "would be blocked again",
+                provider=PROVIDER,
+            )
+        candidates = data.get("candidates")
+        if not isinstance(candidates, list) or not candidates:
+            raise FatalLLMError(
+                f"{PROVIDER}: reply from {self.url} has no candidates: {str(data)[:200]}",
+                provider=PROVIDER,
+            )
+        candidates = sorted(
+            (c for c in candidates if isinstance(c, dict)),
+            key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0,
+        )
+        texts, reasons = [], []
+        for candidate in candidates:
+            reason = str(candidate.get("finishReason") or "")
+            content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
+            parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+            text = "".join(
+                p["text"] for p in parts
+                if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+            )
+            if reason in BLOCKING_FINISH_REASONS:
+                ratings = [
+                    r.get("category") for r in candidate.get("safetyRatings", []) or []
+                    if isinstance(r, dict) and r.get("blocked")
+                ]
+                raise FatalLLMError(
+                    f"{PROVIDER}: model {self.model} stopped a candidate with finishReason {reason}"
+                    + (f" ({', '.join(map(str, ratings))})" if ratings else "")
+                    + "; the same prompt would be stopped again",
+                    provider=PROVIDER,
+                )
+            if not text and reason != "MAX_TOKENS":
+                raise FatalLLMError(
+                    f"{PROVIDER}: model {self.model} returned an empty candidate "
+                    f"(finishReason {reason or 'missing'})",
+                    provider=PROVIDER,
+                )
+            texts.append(text)
+            reasons.append(reason)
+        meta = data.get("usageMetadata") if isinstance(data.get("usageMetadata"), dict) else {}
+        completion = int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0)
+        return _Batch(
+            texts=texts,
+            finish_reasons=reasons,
+            usage=Usage(int(meta.get("promptTokenCount") or 0), completion),
+            model=str(data.get("modelVersion") or self.model),
+            raw=data,
+        )
+
+    def _merge(self, batches: list[_Batch], n: int, latency: float) -> ChatResponse:
+        texts: list[str] = []
+        reasons: list[str] = []
+        usage = Usage()
+        for batch in batches:
+            texts += batch.texts
+            reasons += batch.finish_reasons
+            usage.prompt_tokens += batch.usage.prompt_tokens
+            usage.completion_tokens += batch.usage.completion_tokens
+        return ChatResponse(
+            texts=texts[:n],
+            usage=usage,
+            model=batches[0].model if batches else self.model,
+            latency_s=latency,
+            cost_usd=self.price.cost(usage) if self.price else None,
+            raw=[b.raw for b in batches],
+            finish_reasons=reasons[:n],
+        )
+
+
+def build(options: GeminiOptions) -> GeminiBackend:
+    if options is None:
+        raise InputError("gemini backend needs options ([llm] model = ...)")
+    return GeminiBackend(options)

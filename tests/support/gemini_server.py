@@ -1,0 +1,139 @@
+"""A scriptable Gemini ``generateContent`` server on 127.0.0.1, for tests.
+
+Same script format as ``openai_server`` (a list or a callable; items are a
+``str``, a ``list[str]`` or a ``Reply``), served at
+``POST /v1beta/models/{model}:generateContent``::
+
+    from tests.support.gemini_server import GeminiServer, gemini_error
+
+    with GeminiServer(["a reply"], api_key="k") as srv:
+        options = GeminiOptions(model="gemini-test", base_url=srv.base_url, api_key_env="MY_KEY")
+
+Usage counts words, as in ``openai_server``. Switches: ``max_candidates``
+(a larger ``candidateCount`` gets a 400 "Multiple candidates is not enabled"),
+``api_key`` (a missing or different ``x-goog-api-key`` gets a 400
+API_KEY_INVALID, as Google answers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from tests.support.openai_server import (
+    RecordedRequest,
+    Reply,
+    ScriptedServer,
+    ScriptItem,
+    as_reply,
+    words,
+)
+
+RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure"
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+STATUS_NAMES = {
+    400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+}
+
+
+def gemini_error(
+    status: int,
+    message: str,
+    *,
+    status_name: str | None = None,
+    details: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    """A Google-shaped error body: ``{"error": {"code", "message", "status", "details"}}``."""
+    error: dict[str, Any] = {
+        "code": status,
+        "message": message,
+        "status": status_name or STATUS_NAMES.get(status, "UNKNOWN"),
+    }
+    if details:
+        error["details"] = details
+    return Reply(status=status, json={"error": error}, headers=dict(headers or {}))
+
+
+def retry_info(delay: str) -> dict[str, Any]:
+    return {"@type": RETRY_INFO, "retryDelay": delay}
+
+
+def quota_failure(quota_id: str, metric: str = "generate_content_requests") -> dict[str, Any]:
+    return {"@type": QUOTA_FAILURE, "violations": [{"quotaMetric": metric, "quotaId": quota_id}]}
+
+
+class GeminiServer(ScriptedServer):
+    """Serves ``/v1beta/models/{model}:generateContent``; ``base_url`` is the root URL."""
+
+    def __init__(
+        self,
+        replies: Iterable[ScriptItem] | Callable[[RecordedRequest], ScriptItem] | None = None,
+        *,
+        max_candidates: int | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        super().__init__(replies)
+        self.max_candidates = max_candidates
+        self.api_key = api_key
+
+    @property
+    def base_url(self) -> str:
+        return self.root_url
+
+    def respond(self, record: RecordedRequest) -> tuple[int, dict[str, str], bytes, float]:
+        def fail(reply: Reply) -> tuple[int, dict[str, str], bytes, float]:
+            return (*self.encode(reply, None), 0.0)
+
+        path = record.path
+        if not (path.startswith("/v1beta/models/") and path.endswith(":generateContent")):
+            return fail(gemini_error(404, f"Path {path} was not found."))
+        model = path[len("/v1beta/models/"):-len(":generateContent")]
+        body = record.body
+        if not isinstance(body, dict) or not isinstance(body.get("contents"), list):
+            return fail(gemini_error(400, "Invalid JSON payload: contents is required."))
+        if self.api_key is not None and record.headers.get("x-goog-api-key") != self.api_key:
+            return fail(gemini_error(
+                400, "API key not valid. Please pass a valid API key.",
+                details=[{"@type": ERROR_INFO, "reason": "API_KEY_INVALID"}],
+            ))
+        config = body.get("generationConfig") or {}
+        count = int(config.get("candidateCount", 1))
+        if self.max_candidates is not None and count > self.max_candidates:
+            return fail(gemini_error(400, f"Multiple candidates is not enabled for models/{model}"))
+        item = self.next_item(record)
+        if item is None:
+            return fail(gemini_error(400, f"no scripted reply left for request #{len(self.requests)}"))
+        reply = as_reply(item, count)
+        delay = reply.delay_s
+        if reply.then is not None:
+            reply = as_reply(reply.then, count)
+        if reply.status != 200 or reply.json is not None or reply.body is not None:
+            return (*self.encode(reply, None), delay)
+        texts = list(reply.texts or [])
+        prompt_words = sum(
+            words(str(p.get("text", "")))
+            for c in body["contents"] + [body.get("systemInstruction") or {"parts": []}]
+            for p in c.get("parts", [])
+        )
+        usage = reply.usage or {"prompt_tokens": prompt_words, "completion_tokens": sum(map(words, texts))}
+        payload = {
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": [{"text": text}]},
+                    "finishReason": reply.finish_reason or "STOP",
+                    "index": i,
+                }
+                for i, text in enumerate(texts)
+            ],
+            "usageMetadata": {
+                "promptTokenCount": usage.get("prompt_tokens", 0),
+                "candidatesTokenCount": usage.get("completion_tokens", 0),
+                "totalTokenCount": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
+            },
+            "modelVersion": model,
+        }
+        return (*self.encode(reply, payload), delay)
+
