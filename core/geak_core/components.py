@@ -15,7 +15,8 @@ The options dataclass is the schema the recipe is validated against: field
 names are the recipe keys, annotations their types, defaults make keys
 optional. A field whose metadata carries ``{"env": True}`` names an
 environment variable that must be set (API keys); a field with
-``{"choices": [...]}`` only accepts those values.
+``{"choices": [...]}`` only accepts those values; a field with ``{"path":
+True}`` holds a path, resolved relative to the recipe file that sets it.
 """
 
 from __future__ import annotations

@@ -324,6 +324,8 @@ def validate_options(
         if choices and coerced not in choices:
             problem(f"{prefix}.{key}", f"invalid value {coerced!r}", "valid: " + ", ".join(map(repr, choices)))
             continue
+        if fields[key].metadata.get("path") and isinstance(coerced, str) and coerced:
+            coerced = _resolve_path(coerced, source.where(f"{prefix}.{key}")[0])
         kwargs[key] = coerced
     missing = False
     for name, f in fields.items():
@@ -349,6 +351,14 @@ def validate_options(
                         f"export {var}=... or name another variable in {prefix}.{name}",
                     )
     return instance
+
+
+def _resolve_path(value: str, recipe_file: str) -> str:
+    """Paths in recipes are relative to the file that sets them."""
+    path = Path(os.path.expanduser(value))
+    if path.is_absolute() or recipe_file.startswith("<"):
+        return str(path)
+    return str((Path(recipe_file).parent / path).resolve())
 
 
 def options_to_dict(options: Any) -> dict[str, Any]:

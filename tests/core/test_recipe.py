@@ -174,3 +174,23 @@ def test_resolved_recipe_round_trips_through_toml(tmp_path, plugins):
 def test_locate_keys_handles_tables_and_dotted_keys():
     lines = locate_keys('a = 1\n[x.y]\nb.c = 2\n  d = "e"\n')
     assert lines == {"a": 1, "x.y": 2, "x.y.b.c": 3, "x.y.d": 4}
+
+
+@dataclass
+class PathOptions:
+    source: str = field(default="", metadata={"path": True})
+
+
+class _PathPlugin:
+    @hookimpl
+    def geak_register_retrievers(self, register):
+        register("files", lambda options: options, options=PathOptions)
+
+
+def test_path_options_resolve_relative_to_the_recipe_that_sets_them(tmp_path):
+    pm = PluginManager(load_entry_points=False, extra_plugins=[("t", _Plugin()), ("p", _PathPlugin())])
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub", "base.toml", '[llm]\nbackend = "echo"\nmodel = "m"\n[retriever]\nname = "files"\nsource = "data/x.jsonl"\n')
+    child = write(tmp_path, "child.toml", 'include = "sub/base.toml"\n')
+    recipe = load_recipe(child, pm)
+    assert recipe.components["retriever"].options.source == str(tmp_path / "sub" / "data" / "x.jsonl")
