@@ -237,6 +237,38 @@ def sanitize_autotune_configs(kernel: Any) -> None:
         obj = getattr(obj, "fn", None)
 
 
+_INTERPRETER_PATCHED = False
+
+
+def patch_interpreter_scalars() -> None:
+    """Let Triton's CPU interpreter use runtime scalars as ``range`` bounds with numpy >= 2.4.
+
+    The interpreter holds a scalar argument as a 1-element array and converts it with
+    ``int(array)`` when it bounds a loop; numpy 2.4 made that an error, so every kernel that
+    loops up to a runtime size failed under ``TRITON_INTERPRET=1``. The conversion is
+    re-patched to ``int(array.item())``. A no-op outside interpreter mode; idempotent.
+    """
+    global _INTERPRETER_PATCHED
+    import os
+
+    if _INTERPRETER_PATCHED or os.environ.get("TRITON_INTERPRET") != "1":
+        return
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None:
+        return
+
+    def patched(tensor: Any, scope: Any) -> None:
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.item()))
+
+    interpreter._patch_lang_tensor = patched
+    _INTERPRETER_PATCHED = True
+
+
 def launch(kernel: Any, grid: Any, **kwargs: Any) -> Any:
     """Launch ``kernel[grid](**kwargs)`` the way the contract promises.
 
@@ -245,7 +277,10 @@ def launch(kernel: Any, grid: Any, **kwargs: Any) -> Any:
     * AMD-only launch options are dropped on other backends, and AMD-only keys
       inside autotune configs are removed.
     * ``grid`` may be a tuple or a callable of the meta-parameters.
+    * Under the CPU interpreter, runtime scalars work as loop bounds
+      (``patch_interpreter_scalars``).
     """
+    patch_interpreter_scalars()
     tuned = _autotuned_keys(kernel)
     if tuned:
         kwargs = {k: v for k, v in kwargs.items() if k not in tuned}
