@@ -5,28 +5,28 @@ from __future__ import annotations
 import os
 
 import pytest
+import torch
+import triton
+import triton.language as tl
+from geak_core.harness import launch
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("TRITON_INTERPRET") != "1", reason="checks interpreter mode only"
 )
 
 
+@triton.jit
+def _row_sums(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
 def test_launch_runs_a_kernel_whose_loop_bound_is_a_runtime_scalar():
-    import torch
-    import triton
-    import triton.language as tl
-    from geak_core.harness import launch
-
-    @triton.jit
-    def row_sums(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
-        row = tl.program_id(0)
-        acc = tl.zeros([BLOCK], tl.float32)
-        for start in range(0, n_cols, BLOCK):
-            offs = start + tl.arange(0, BLOCK)
-            acc += tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
-        tl.store(out_ptr + row, tl.sum(acc, axis=0))
-
     x = torch.arange(3 * 10, dtype=torch.float32).reshape(3, 10)
     out = torch.full((3,), float("nan"))
-    launch(row_sums, (3,), x_ptr=x, out_ptr=out, n_cols=10, BLOCK=4)
+    launch(_row_sums, (3,), x_ptr=x, out_ptr=out, n_cols=10, BLOCK=4)
     assert torch.equal(out, x.sum(dim=1))
