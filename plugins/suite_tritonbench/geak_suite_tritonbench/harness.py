@@ -1,0 +1,259 @@
+"""The harness of every TritonBench-G task: run the task's own test on a module.
+
+The original judge appended a task's test part to the candidate's code and ran
+the result. This harness does the same inside the judge's child process: the
+test part is executed in the namespace of the module under judgement (the
+reference's kernel part, or the candidate), then the test function is called
+and what it returns becomes ``outputs["result"]``. The reference's process and
+the candidate's process both seed Python's, NumPy's and torch's generators
+with the case's seed right before the call, so both tests draw the same inputs.
+
+Cases:
+
+* ``test`` (both modes): the task's test. Under the CPU interpreter its
+  ``'cuda'`` device strings are rewritten (see ``rewrite``). When the task has
+  no performance script it is also the timed case on a GPU, a weaker
+  measurement: the timed call includes building the inputs.
+* ``perf_<i>`` (full mode, when ``golden_metrics/<name>_perf.py`` exists): the
+  script's i-th input; ``run`` is the script's ``call_op`` alone and its output
+  is compared too. FLOPs and bytes come from the script's own formulas.
+
+A test result with nothing a wrong kernel would change (None, empty, only
+booleans or shapes) is compared all the same; ``weak_result_reason`` tells the
+judge to flag the verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+from typing import Any
+
+from geak_core.harness import Harness as BaseHarness
+from geak_core.tasks import Case, Task
+
+from geak_suite_tritonbench.perf import PerfScript, PerfScriptError, describe, main_dtype
+from geak_suite_tritonbench.results import comparable
+from geak_suite_tritonbench.results import weak_result_reason as _weak_result_reason
+from geak_suite_tritonbench.rewrite import (
+    DEVICE_NAME,
+    align_libdevice,
+    gpu_backend,
+    rewrite_device_literals,
+)
+from geak_suite_tritonbench.seeding import seed_all
+from geak_suite_tritonbench.taskfile import parse_part, plan_test, split_source
+
+TEST_CASE = "test"
+PERF_PREFIX = "perf_"
+WEAK_TIMING_NOTE = (
+    "timed: the task's whole test function, building its inputs included; a weaker "
+    "measurement than a per-shape timing (no performance script for this task)"
+)
+
+
+class _Slot:
+    """Where a tensor of a performance input goes back when the input is rebuilt."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _flatten(value: Any, tensors: list[Any]) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        tensors.append(value)
+        return _Slot(len(tensors) - 1)
+    if isinstance(value, tuple):
+        return tuple(_flatten(v, tensors) for v in value)
+    if isinstance(value, list):
+        return [_flatten(v, tensors) for v in value]
+    if isinstance(value, dict):
+        return {k: _flatten(v, tensors) for k, v in value.items()}
+    return value
+
+
+def _rebuild(template: Any, inputs: dict[str, Any]) -> Any:
+    if isinstance(template, _Slot):
+        return inputs[f"arg{template.index}"]
+    if isinstance(template, tuple):
+        return tuple(_rebuild(v, inputs) for v in template)
+    if isinstance(template, list):
+        return [_rebuild(v, inputs) for v in template]
+    if isinstance(template, dict):
+        return {k: _rebuild(v, inputs) for k, v in template.items()}
+    return template
+
+
+class Harness(BaseHarness):
+    def __init__(self, task: Task) -> None:
+        super().__init__(task)
+        self.file = Path(task.extra["file"])
+        perf = task.extra.get("perf_script")
+        self.perf_path = Path(perf) if perf else None
+        self.libdevice = task.extra.get("libdevice", "auto")
+        self._device: str | None = None
+        self._prepared: dict[int, tuple[Any, list[tuple[str, Any]]]] = {}
+        self._aligned: set[int] = set()
+        self._perf: PerfScript | None = None
+        self._perf_error = ""
+        self._current: Any = None  # the module a performance script's call goes to
+        self._raw: tuple[int, list[Any]] | None = None  # (seed, the script's inputs)
+        self._templates: dict[tuple[str, int], Any] = {}
+
+    # -- cases ---------------------------------------------------------------
+
+    def cases(self, mode: str) -> list[Case]:
+        if mode == "small":
+            return [self._test_case(timed=False)]
+        perf_cases = self._perf_cases()
+        if perf_cases:
+            return [self._test_case(timed=False), *perf_cases]
+        note = WEAK_TIMING_NOTE
+        if self._perf_error:
+            note += f"; the performance script could not be used: {self._perf_error}"
+        return [self._test_case(timed=True, note=note)]
+
+    def _test_case(self, timed: bool, note: str = "") -> Case:
+        return Case(
+            name=TEST_CASE,
+            params={"test": self.task.extra.get("test_function")},
+            timed=timed,
+            outliers=False,
+            note=note or "the task's own test; it builds its inputs from the seed",
+        )
+
+    def _script(self) -> PerfScript | None:
+        if self.perf_path is None or self._perf_error:
+            return None
+        if self._perf is None:
+            try:
+                self._perf = PerfScript(self.perf_path, self.file.stem, lambda: self._current)
+            except PerfScriptError as exc:
+                self._perf_error = str(exc)
+                return None
+        return self._perf
+
+    def _perf_cases(self) -> list[Case]:
+        script = self._script()
+        if script is None:
+            return []
+        try:
+            raw_inputs = self._inputs_of_script(script, 0)
+        except Exception as exc:
+            self._perf_error = f"get_input_tensors() failed: {type(exc).__name__}: {exc}"
+            return []
+        on_gpu = gpu_backend() is not None
+        cases = []
+        for index, raw in enumerate(raw_inputs):
+            measures = script.measures(raw)
+            if measures.flops is None and measures.bytes is None and on_gpu:
+                try:
+                    measures = script.measures(raw, script.to_device(raw))
+                except Exception:
+                    pass
+            note = f"input {index} of {script.path.name}"
+            if measures.note:
+                note += f" ({measures.note})"
+            cases.append(
+                Case(
+                    name=f"{PERF_PREFIX}{index}",
+                    params={"perf_index": index, "inputs": describe(raw)},
+                    flops=measures.flops,
+                    bytes=measures.bytes,
+                    dtype=main_dtype(raw),
+                    timed=True,
+                    outliers=False,
+                    note=note,
+                )
+            )
+        return cases
+
+    def _inputs_of_script(self, script: PerfScript, seed: int) -> list[Any]:
+        if self._raw is None or self._raw[0] != seed:
+            self._raw = None  # free the previous seed's inputs first
+            self._raw = (seed, script.inputs(seed))
+        return self._raw[1]
+
+    # -- inputs and outputs ---------------------------------------------------
+
+    def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
+        """The seed, and for a performance case the script's input moved to ``device``."""
+        self._device = device
+        if "perf_index" not in case.params:
+            return {"seed": seed}
+        script = self._script()
+        if script is None:
+            raise RuntimeError(f"{case.name}: performance script unusable: {self._perf_error}")
+        raw = self._inputs_of_script(script, seed)[case.params["perf_index"]]
+        prepared = raw if self._interpreted() else script.to_device(raw)
+        tensors: list[Any] = []
+        self._templates[(case.name, seed)] = _flatten(prepared, tensors)
+        return {"seed": seed, **{f"arg{i}": t for i, t in enumerate(tensors)}}
+
+    def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Nothing to allocate: the test (or the script's call) allocates its own outputs."""
+        return {}
+
+    def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        self._align(module)
+        seed = int(inputs["seed"])
+        if "perf_index" in case.params:
+            script = self._script()
+            assert script is not None, "make_inputs ran for this case"
+            argument = _rebuild(self._templates[(case.name, seed)], inputs)
+            self._current = module
+            seed_all(seed)
+            result = script.call(argument)
+        else:
+            calls = self._prepare(module)
+            seed_all(seed)
+            values = {name: eval(code, module.__dict__) for name, code in calls}
+            result = next(iter(values.values())) if len(values) == 1 else values
+        outputs["result"] = comparable(result)
+
+    def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError(
+            "TritonBench tasks have no independent oracle: the reference's own test output "
+            "is the expectation"
+        )
+
+    def weak_result_reason(self, result: Any) -> str | None:
+        """Why a test result cannot tell right from wrong (flag the verdict), or None."""
+        return _weak_result_reason(result)
+
+    # -- preparing a module ---------------------------------------------------
+
+    def _interpreted(self) -> bool:
+        return os.environ.get("TRITON_INTERPRET") == "1" or (self._device or "").startswith("cpu")
+
+    def _align(self, module: Any) -> None:
+        if id(module) in self._aligned:
+            return
+        backend = None if self._interpreted() else gpu_backend()
+        if self.libdevice == "auto" and backend is not None:
+            align_libdevice(module.__dict__, backend)
+        self._aligned.add(id(module))
+
+    def _prepare(self, module: Any) -> list[tuple[str, Any]]:
+        """Execute the test part in ``module``'s namespace once; the compiled test calls."""
+        key = id(module)
+        if key in self._prepared:
+            return self._prepared[key][1]
+        where = str(self.file)
+        _, source, line = split_source(self.file.read_text(encoding="utf-8"), where)
+        if self._interpreted():
+            source, _ = rewrite_device_literals(source)
+            module.__dict__[DEVICE_NAME] = "cpu"
+        tree = parse_part(source, where, "test part", line_offset=line)
+        plan = plan_test(tree, where)
+        body = [node for i, node in enumerate(tree.body) if i not in plan.dropped]
+        code = compile(ast.Module(body=body, type_ignores=[]), where, "exec")
+        exec(code, module.__dict__)
+        calls = [
+            (c.variable, compile(c.expression, f"{where} (test call)", "eval")) for c in plan.calls
+        ]
+        self._prepared[key] = (module, calls)  # keeps the module alive, so ids stay unique
+        return calls

@@ -1,0 +1,260 @@
+"""TritonBench-G (and GEAK's TritonBench-revised) as a geak-core suite.
+
+Tasks are the ``.py`` files of the data folder (184 in the release); the
+instruction JSON, when present, adds instructions and difficulty by file
+name. A file that cannot be used (no separator, a syntax error, no test
+function, nothing the test calls) is listed by ``unusable()`` with its reason
+and the other tasks still load.
+
+The judge imports ``Task.reference`` as the reference module, and importing a
+whole task file would run its test at module level (on ``'cuda'``). So the
+reference is the file's kernel part, written once to a cache folder
+(``$GEAK_CACHE_DIR`` or ``~/.cache/geak-core``) with the same line numbers as
+the original; ``Task.extra["file"]`` is the original file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from geak_core.errors import InputError
+from geak_core.plugins import suggest
+from geak_core.tasks import Task
+
+from geak_suite_tritonbench.layout import (
+    DataLayout,
+    Instructions,
+    load_instructions,
+    locate,
+)
+from geak_suite_tritonbench.matching import DEFAULT_THRESHOLD, LabelMatcher, normalise
+from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file
+
+log = logging.getLogger(__name__)
+
+SUITE_NAME = "tritonbench"
+HARNESS = "geak_suite_tritonbench.harness:Harness"
+CACHE_ENV = "GEAK_CACHE_DIR"
+
+
+@dataclass
+class TritonBenchOptions:
+    """``[suite]`` keys of ``name = "tritonbench"``; relative paths are relative to the recipe."""
+
+    path: str = field(
+        metadata={"path": True,
+                  "help": "TritonBench data/ folder, or its TritonBench_G_v1/ folder of task files"},
+    )
+    instruction: str = field(default="complete", metadata={"choices": ["simple", "complete"]})
+    json: str = field(
+        default="",
+        metadata={"path": True,
+                  "help": "instruction JSON (default: TritonBench_G_v1.json beside the tasks)"},
+    )
+    hip_to_cuda_libdevice: str = field(
+        default="auto",
+        metadata={
+            "choices": ["auto", "off"],
+            "help": "auto: tl.extra.hip/cuda.libdevice resolve to the GPU's own backend",
+        },
+    )
+    perf_scripts: str = field(
+        default="",
+        metadata={"path": True,
+                  "help": "folder of <name>_perf.py scripts (default: golden_metrics/ found "
+                          "beside the data)"},
+    )
+    forbid_torch_compute: bool = True
+    label_threshold: float = DEFAULT_THRESHOLD
+
+
+def cache_dir() -> Path:
+    base = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "geak-core"
+    )
+    return Path(base) / "tritonbench"
+
+
+def _write_reference(folder: Path, task_file: TaskFile) -> Path:
+    """The kernel part as an importable file; rewritten only when its content changed."""
+    target = folder / task_file.path.name
+    content = task_file.kernel_source
+    try:
+        if not target.is_file() or target.read_text(encoding="utf-8") != content:
+            folder.mkdir(parents=True, exist_ok=True)
+            temporary = target.with_suffix(f".tmp{os.getpid()}")
+            temporary.write_text(content, encoding="utf-8")
+            temporary.replace(target)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the reference code of {task_file.path.name} to {folder} ({exc}); "
+            f"set {CACHE_ENV} to a writable folder"
+        ) from None
+    return target
+
+
+def _generated_instruction(task_file: TaskFile) -> str:
+    names = ", ".join(f"`{e.signature()}`" for e in task_file.entry_points)
+    return (
+        f"Write the Triton kernel(s) and Python wrapper(s) of the TritonBench task "
+        f"'{task_file.stem}'. The task's test calls {names}; keep these names and signatures."
+    )
+
+
+class TritonBenchSuite:
+    name = SUITE_NAME
+    description = (
+        "TritonBench-G / TritonBench-revised (184 real-world Triton tasks) read from your own "
+        "copy of the data; each task is judged by running its own test on the candidate."
+    )
+
+    def __init__(self, options: TritonBenchOptions | None = None) -> None:
+        if options is None:
+            raise InputError(
+                "suite 'tritonbench' needs [suite] path: the TritonBench data/ folder, or its "
+                "TritonBench_G_v1/ folder of task files"
+            )
+        self.options = options
+        self.layout: DataLayout = locate(
+            self.options.path, self.options.json, self.options.perf_scripts
+        )
+        self._instructions: dict[str, Instructions] = (
+            load_instructions(self.layout.json_path) if self.layout.json_path else {}
+        )
+        self._tasks: dict[str, Task] | None = None
+        self._unusable: dict[str, str] = {}
+        self._matcher = LabelMatcher(self.options.label_threshold)
+        self._instruction_texts: list[tuple[str, str]] = []
+
+    # -- loading -------------------------------------------------------------
+
+    def _reference_folder(self) -> Path:
+        digest = hashlib.sha256(str(self.layout.tasks_dir).encode()).hexdigest()[:16]
+        return cache_dir() / digest
+
+    def _load(self) -> dict[str, Task]:
+        if self._tasks is not None:
+            return self._tasks
+        tasks: dict[str, Task] = {}
+        references = self._reference_folder()
+        files = self.layout.task_files()
+        if not files:
+            raise InputError(f"[suite] path: {self.layout.tasks_dir} holds no task .py files")
+        for path in files:
+            try:
+                task_file = read_task_file(path)
+            except TaskFileError as exc:
+                self._unusable[path.stem] = str(exc)
+                continue
+            info = self._instructions.get(path.name)
+            task = self._task(task_file, info, _write_reference(references, task_file))
+            tasks[task.id] = task
+            self._matcher.add(task.id, task_file.kernel_source, task_file.text,
+                              info.output if info else "")
+            if info:
+                for text in (info.simple, info.complete):
+                    if text.strip():
+                        self._instruction_texts.append((normalise(text), task.id))
+        if self._unusable:
+            log.warning("tritonbench: %d task file(s) unusable: %s", len(self._unusable),
+                        ", ".join(sorted(self._unusable)))
+        self._tasks = tasks
+        return tasks
+
+    def _task(self, task_file: TaskFile, info: Instructions | None, reference: Path) -> Task:
+        instruction = ""
+        if info is not None:
+            instruction = info.simple if self.options.instruction == "simple" else info.complete
+        perf = self.layout.perf_script(task_file.stem)
+        plan = task_file.plan
+        return Task(
+            suite=SUITE_NAME,
+            id=task_file.stem,
+            instruction=instruction or _generated_instruction(task_file),
+            entry_points=task_file.entry_points,
+            harness=HARNESS,
+            reference=str(reference),
+            difficulty=info.difficulty if info else None,
+            category=None,
+            outliers=None,
+            outlier_note="the task's own test builds its inputs; there is no outlier stage",
+            seeds=(0, 1),
+            forbid_torch_compute=self.options.forbid_torch_compute,
+            shapes_note=(
+                "the task's test builds small fixed-shape inputs"
+                + (f"; speed is measured on the inputs of {perf.name}" if perf else "")
+            ),
+            extra={
+                "file": str(task_file.path),
+                "separator_line": task_file.separator_line,
+                "test_function": plan.test_function,
+                "result_variable": plan.result_variable,
+                "test_calls": [[c.variable, c.expression] for c in plan.calls],
+                "perf_script": str(perf) if perf else None,
+                "libdevice": self.options.hip_to_cuda_libdevice,
+                "instruction_source": "json" if instruction else "generated",
+                "repo": info.repo if info else "",
+                "quirks": list(plan.quirks),
+            },
+        )
+
+    # -- Suite protocol ------------------------------------------------------
+
+    def tasks(self) -> list[Task]:
+        return list(self._load().values())
+
+    def get(self, task_id: str) -> Task:
+        tasks = self._load()
+        if task_id not in tasks:
+            if task_id in self._unusable:
+                raise InputError(f"tritonbench task {task_id!r} is unusable: "
+                                 f"{self._unusable[task_id]}")
+            raise InputError(
+                f"suite 'tritonbench' has no task {task_id!r} ({suggest(task_id, tasks)})"
+            )
+        return tasks[task_id]
+
+    # -- TritonBench specifics -------------------------------------------------
+
+    def unusable(self) -> dict[str, str]:
+        """Task files that could not be loaded, by id, with the reason."""
+        self._load()
+        return dict(self._unusable)
+
+    def match_label(self, label: str) -> str | None:
+        """The task whose reference code ``label`` is (see ``matching``), or None."""
+        self._load()
+        return self._matcher.match(label)
+
+    def resolve_record(self, record: dict[str, Any]) -> str | None:
+        """The task a record of another system's outputs is for, or None.
+
+        Looks at ``task_id``, then ``file`` (a file name, with or without
+        ``.py``), then ``label`` (the reference code), then ``instruction`` /
+        ``prompt`` (containing a task's instruction text).
+        """
+        tasks = self._load()
+        for key in ("task_id", "file"):
+            value = record.get(key)
+            if isinstance(value, str) and value.strip():
+                stem = Path(value.strip()).name.removesuffix(".py")
+                if stem in tasks:
+                    return stem
+        label = record.get("label")
+        if isinstance(label, str) and label.strip():
+            found = self._matcher.match(label)
+            if found:
+                return found
+        for key in ("instruction", "prompt"):
+            value = record.get(key)
+            if isinstance(value, str) and value.strip():
+                text = normalise(value)
+                hits = [(len(t), tid) for t, tid in self._instruction_texts if t and t in text]
+                if hits:
+                    return max(hits)[1]
+        return None
