@@ -14,7 +14,9 @@ libdevice. The revised release changed ``tl.extra.cuda.libdevice`` to
 ``tl.extra.hip.libdevice`` in a dozen kernels; models write either. On a GPU
 ``align_libdevice`` makes the other backend's name resolve to this backend's
 libdevice module: it replaces the module object in ``sys.modules`` and on its
-parent package (inside the judge's child process only), and rebinds module
+parent package, both the ``sys.modules`` entry and the attribute of
+``triton.language.extra``, which Triton 3.6 keeps as two objects (inside the
+judge's child process only), and rebinds module
 globals that already hold the other backend's module or its functions. The
 JIT resolves ``tl.extra.<backend>.libdevice.<fn>`` when it compiles, which
 happens after this. A function the other backend lacks still fails, with
@@ -91,14 +93,17 @@ def align_libdevice(namespace: dict[str, Any], backend: str) -> int:
 
     other = "hip" if backend == "cuda" else "cuda"
     try:
+        extra = importlib.import_module(_PACKAGE)
         right = importlib.import_module(f"{_PACKAGE}.{backend}.libdevice")
-        other_package = importlib.import_module(f"{_PACKAGE}.{other}")
         current = importlib.import_module(f"{_PACKAGE}.{other}.libdevice")
     except ImportError:
         return 0
     wrong = _ORIGINAL.setdefault(other, current)
     sys.modules[f"{_PACKAGE}.{other}.libdevice"] = right
-    other_package.libdevice = right  # type: ignore[attr-defined]
+    # The package can exist twice: as an attribute of triton.language.extra and in sys.modules.
+    for package in (getattr(extra, other, None), sys.modules.get(f"{_PACKAGE}.{other}")):
+        if package is not None:
+            package.libdevice = right
 
     rebound = 0
     for key, value in list(namespace.items()):

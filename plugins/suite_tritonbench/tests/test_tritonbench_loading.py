@@ -1,0 +1,158 @@
+"""Loading a TritonBench-G data folder: layouts, instructions, broken files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from geak_core.errors import InputError
+from geak_core.tasks import Task
+from tritonbench_paths import DATA, PERF, SEPARATOR, TASKS, UNUSABLE, USABLE
+
+
+def test_the_data_folder_yields_one_task_per_usable_file(make_suite):
+    assert {t.id for t in make_suite(DATA).tasks()} == USABLE
+
+
+def test_the_task_folder_itself_is_accepted_too(make_suite):
+    assert {t.id for t in make_suite(TASKS).tasks()} == USABLE
+
+
+def test_a_missing_folder_is_an_input_error_naming_it(make_suite, tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(InputError, match=str(missing)):
+        make_suite(missing)
+
+
+def test_a_folder_without_task_files_is_an_input_error_naming_it(make_suite, tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing here")
+    with pytest.raises(InputError, match="neither a TritonBench_G_v1/ folder nor task .py files"):
+        make_suite(tmp_path)
+
+
+def test_without_options_the_suite_asks_for_a_path():
+    from geak_suite_tritonbench.suite import TritonBenchSuite
+
+    with pytest.raises(InputError, match=r"\[suite\] path"):
+        TritonBenchSuite(None)
+
+
+def test_broken_files_are_listed_as_unusable_with_their_reason(make_suite):
+    unusable = make_suite().unusable()
+    assert set(unusable) == UNUSABLE
+    assert "no separator line" in unusable["no_separator"]
+    assert "bad_syntax.py:4: syntax error in the reference code" in unusable["bad_syntax"]
+    assert "defines no 'def test_...()' function" in unusable["no_test"]
+
+
+def test_asking_for_an_unusable_task_says_why(make_suite):
+    with pytest.raises(InputError, match="unusable: .*no separator"):
+        make_suite().get("no_separator")
+
+
+def test_asking_for_an_unknown_task_suggests_a_close_name(make_suite):
+    with pytest.raises(InputError, match="did you mean 'relu_kernel'"):
+        make_suite().get("relu_kernl")
+
+
+def test_difficulty_comes_from_the_json_as_a_number(make_suite):
+    suite = make_suite()
+    assert suite.get("add_vectors").difficulty == 1
+    assert suite.get("square_fn").difficulty == 5
+
+
+def test_the_complete_instruction_is_the_default(make_suite):
+    task = make_suite().get("add_vectors")
+    assert task.instruction.startswith("Write a Triton kernel add_kernel that adds two 1-D tensors")
+
+
+def test_the_simple_instruction_is_chosen_by_option(make_suite):
+    task = make_suite(instruction="simple").get("add_vectors")
+    assert task.instruction == "Add two vectors with a Triton kernel."
+
+
+def test_without_a_json_the_instruction_names_the_entry_points_and_difficulty_is_unknown(
+    make_suite, copy_of_tasks
+):
+    task = make_suite(copy_of_tasks).get("add_vectors")
+    assert task.difficulty is None
+    assert "`add_wrapper(x, y)`" in task.instruction
+    assert task.extra["instruction_source"] == "generated"
+
+
+def test_an_explicit_json_path_is_used(make_suite, copy_of_tasks, tmp_path):
+    custom = tmp_path / "mine.json"
+    custom.write_text(json.dumps([
+        {"file": "relu_kernel.py", "simp_instru": "s", "comp_instru": "Do ReLU.", "difficulty": "3"}
+    ]))
+    task = make_suite(copy_of_tasks, json=str(custom)).get("relu_kernel")
+    assert (task.instruction, task.difficulty) == ("Do ReLU.", 3)
+
+
+def test_a_malformed_json_is_an_input_error_naming_the_file(make_suite, copy_of_tasks, tmp_path):
+    custom = tmp_path / "broken.json"
+    custom.write_text('[{"file": "relu_kernel.py",')
+    with pytest.raises(InputError, match="broken.json:1: not valid JSON"):
+        make_suite(copy_of_tasks, json=str(custom))
+
+
+def test_a_json_entry_without_a_file_name_is_an_input_error_naming_the_item(
+    make_suite, copy_of_tasks, tmp_path
+):
+    custom = tmp_path / "entries.json"
+    custom.write_text(json.dumps([{"file": "relu_kernel.py"}, {"difficulty": "2"}]))
+    with pytest.raises(InputError, match="entries.json: item 1: expected an object"):
+        make_suite(copy_of_tasks, json=str(custom))
+
+
+def test_a_missing_explicit_json_is_an_input_error(make_suite, tmp_path):
+    with pytest.raises(InputError, match=r"\[suite\] json: .*absent.json does not exist"):
+        make_suite(json=str(tmp_path / "absent.json"))
+
+
+def test_entry_points_are_the_wrappers_the_test_calls(make_suite):
+    suite = make_suite()
+    points = {t.id: [(e.name, e.kind, e.params) for e in t.entry_points] for t in suite.tasks()}
+    assert points["add_vectors"] == [("add_wrapper", "function", ("x", "y"))]
+    assert points["square_fn"] == [("square", "function", ())]
+    assert points["tiny_matmul"] == [("matmul", "function", ("a", "b"))]
+
+
+def test_extra_records_file_separator_test_function_result_variable_and_perf_script(make_suite):
+    suite = make_suite()
+    add = suite.get("add_vectors").extra
+    assert add["file"] == str(TASKS / "add_vectors.py")
+    assert add["separator_line"] == 22
+    assert (add["test_function"], add["result_variable"]) == ("test_add", "result_gold")
+    assert add["perf_script"] == str(PERF / "add_vectors_perf.py")
+    assert suite.get("relu_kernel").extra["perf_script"] is None
+
+
+def test_a_differently_named_result_variable_is_recorded(make_suite):
+    extra = make_suite().get("row_softmax").extra
+    assert extra["result_variable"] == "result_gold_softmax"
+
+
+def test_a_missing_result_line_leaves_the_test_function_to_be_called(make_suite):
+    extra = make_suite().get("tiny_matmul").extra
+    assert (extra["test_function"], extra["result_variable"]) == ("test_matmul", None)
+    assert extra["test_calls"] == [["test_matmul", "test_matmul()"]]
+
+
+def test_the_reference_is_the_kernel_part_with_the_original_line_numbers(make_suite):
+    task = make_suite().get("add_vectors")
+    reference = open(task.reference).read()
+    original = (TASKS / "add_vectors.py").read_text()
+    assert SEPARATOR not in reference and "def test_add" not in reference
+    assert original.startswith(reference)
+
+
+def test_tasks_use_the_tritonbench_harness_and_round_trip_through_json(make_suite):
+    for task in make_suite().tasks():
+        assert task.harness == "geak_suite_tritonbench.harness:Harness"
+        assert Task.from_dict(json.loads(json.dumps(task.to_dict()))) == task
+
+
+def test_the_prompt_view_does_not_show_the_reference(make_suite):
+    view = make_suite().get("add_vectors").prompt_view()
+    assert "tl.load" not in json.dumps(view)
