@@ -1,0 +1,115 @@
+"""rocm/test_tma_store_gemm: C = A @ B for a single fp16 tile, stored through a block pointer.
+
+Difficulty 2: one tl.dot on block-pointer tiles whose size is the problem size.
+Fixes: the original checked the eight column-major-B shapes only and timed three row-major-B
+shapes it never checked; every timed shape is checked here (and the capability gate the
+original applied to timing only is dropped: nothing here needs cc >= 9).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from geak_core.harness import Harness as _Base
+from geak_core.harness import generator, launch, poisoned, randn
+from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+
+TASK = Task(
+    suite="rocm",
+    id="test_tma_store_gemm",
+    instruction=(
+        "Write a Triton kernel `matmul_tma_load_store(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, "
+        "stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr, "
+        "BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, OUTPUT_F16: tl.constexpr)` computing "
+        "C = A @ B with fp32 accumulation. A is M x K fp16 (row-major), B is K x N fp16 given "
+        "by its strides (column-major in most cases, i.e. stride_bk = 1, stride_bn = K; "
+        "row-major in some), C is M x N, fp16 when OUTPUT_F16 else fp32, row-major. "
+        "BLOCK_M = M, BLOCK_N = N, BLOCK_K = K exactly (powers of two): one program computes "
+        "the whole product in one tile, so no masking is needed. The original loads A and B "
+        "and stores C through block pointers (tl.make_block_ptr); any correct access is "
+        "accepted. The harness launches grid (1, 1) with num_warps=4, all arguments by keyword."
+    ),
+    entry_points=[
+        EntryPoint(
+            "matmul_tma_load_store",
+            params=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak",
+                    "stride_bk", "stride_bn", "stride_cm", "stride_cn", "BLOCK_M", "BLOCK_N",
+                    "BLOCK_K", "OUTPUT_F16"),
+            constexpr=("BLOCK_M", "BLOCK_N", "BLOCK_K", "OUTPUT_F16"),
+        )
+    ],
+    harness="",
+    difficulty=2,
+    category="MatrixMultiply",
+    tolerances={"float16": [1e-3, 1e-2], "float32": [1e-3, 1e-2]},
+    outliers=OutlierSpec(inputs=("a", "b")),
+    shapes_note=(
+        "(M, N, K) = (64, 64, 16), (128, 64, 32), (64, 128, 32), (128, 128, 64) with "
+        "column-major B, fp16 and fp32 output; (64, 64, 128) row-major B, both outputs; "
+        "(32, 32, 256) row-major B, fp16 output. A row-major fp16."
+    ),
+)
+
+
+def _case(m: int, n: int, k: int, b_col_major: bool, f16_out: bool) -> Case:
+    out_bytes = 2 if f16_out else 4
+    layout = "bcol" if b_col_major else "brow"
+    return Case(
+        name=f"{m}x{n}x{k}_{layout}_{'f16' if f16_out else 'f32'}out",
+        params={"M": m, "N": n, "K": k, "b_col_major": b_col_major, "OUTPUT_F16": f16_out,
+                "num_warps": 4},
+        flops=float(2 * m * n * k),
+        bytes=float((m * k + k * n) * 2 + m * n * out_bytes),
+        dtype="float16",
+    )
+
+
+class Harness(_Base):
+    def cases(self, mode: str) -> list[Case]:
+        if mode == "small":
+            return [_case(64, 64, 16, True, False), _case(64, 128, 32, True, True),
+                    _case(32, 32, 64, False, True)]
+        shapes = ((64, 64, 16), (128, 64, 32), (64, 128, 32), (128, 128, 64))
+        cases = [_case(m, n, k, True, f16) for m, n, k in shapes for f16 in (False, True)]
+        cases += [_case(64, 64, 128, False, f16) for f16 in (False, True)]
+        cases.append(_case(32, 32, 256, False, True))
+        return cases
+
+    def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
+        import torch
+
+        g = generator(seed)
+        m, n, k = case.params["M"], case.params["N"], case.params["K"]
+        a = randn((m, k), torch.float16, device, g)
+        if case.params["b_col_major"]:
+            b = randn((n, k), torch.float16, device, g).t()
+        else:
+            b = randn((k, n), torch.float16, device, g)
+        return {"a": a, "b": b}
+
+    def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        dtype = torch.float16 if case.params["OUTPUT_F16"] else torch.float32
+        a, b = inputs["a"], inputs["b"]
+        return {"c": poisoned((a.shape[0], b.shape[1]), dtype, a.device)}
+
+    def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        a, b, c = inputs["a"], inputs["b"], outputs["c"]
+        p = case.params
+        launch(
+            module.matmul_tma_load_store,
+            (1, 1),
+            a_ptr=a, b_ptr=b, c_ptr=c, M=p["M"], N=p["N"], K=p["K"],
+            stride_am=a.stride(0), stride_ak=a.stride(1),
+            stride_bk=b.stride(0), stride_bn=b.stride(1),
+            stride_cm=c.stride(0), stride_cn=c.stride(1),
+            BLOCK_M=p["M"], BLOCK_N=p["N"], BLOCK_K=p["K"], OUTPUT_F16=p["OUTPUT_F16"],
+            num_warps=p["num_warps"],
+        )
+
+    def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        c = inputs["a"].double() @ inputs["b"].double()
+        return {"c": c.to(torch.float16 if case.params["OUTPUT_F16"] else torch.float32)}
