@@ -1,1 +1,1 @@
-"""geak_suite_tritonbench plugin for geak-core."""
+"""TritonBench-G / TritonBench-revised as a geak-core suite (``[suite] name = "tritonbench"``)."""

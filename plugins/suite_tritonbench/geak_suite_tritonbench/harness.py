@@ -2,9 +2,11 @@
 
 The original judge appended a task's test part to the candidate's code and ran
 the result. This harness does the same inside the judge's child process: the
-test part is executed in the namespace of the module under judgement (the
-reference's kernel part, or the candidate), then the test function is called
-and what it returns becomes ``outputs["result"]``. The reference's process and
+test part is executed in a copy of the global namespace of the module under
+judgement (the reference's kernel part, or the candidate), in which the entry
+points are the objects the judge hands over (monitored wrappers, for a
+candidate); then the test function is called and what it returns becomes
+``outputs["result"]``. The reference's process and
 the candidate's process both seed Python's, NumPy's and torch's generators
 with the case's seed right before the call, so both tests draw the same inputs.
 
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +91,37 @@ def _rebuild(template: Any, inputs: dict[str, Any]) -> Any:
     return template
 
 
+def module_globals(module: Any) -> dict[str, Any] | None:
+    """The global namespace of the module behind ``module`` (a module or a wrapper of one).
+
+    The judge may hand the harness a proxy whose entry points are monitored;
+    the proxy forwards ``__name__`` and ``__file__``, which find the module
+    it wraps in ``sys.modules``.
+    """
+    if isinstance(module, types.ModuleType):
+        return module.__dict__
+    name = getattr(module, "__name__", None)
+    real = sys.modules.get(name) if isinstance(name, str) else None
+    if isinstance(real, types.ModuleType) and getattr(real, "__file__", None) == getattr(
+        module, "__file__", None
+    ):
+        return real.__dict__
+    return None
+
+
+def test_namespace(module: Any, entry_points: list[str]) -> dict[str, Any]:
+    """A copy of the module's globals with the entry points as ``module`` presents them."""
+    found = module_globals(module)
+    if found is not None:
+        namespace = dict(found)
+    else:
+        namespace = {name: getattr(module, name) for name in dir(module)}
+    for name in entry_points:
+        if hasattr(module, name):
+            namespace[name] = getattr(module, name)
+    return namespace
+
+
 class Harness(BaseHarness):
     def __init__(self, task: Task) -> None:
         super().__init__(task)
@@ -95,7 +130,7 @@ class Harness(BaseHarness):
         self.perf_path = Path(perf) if perf else None
         self.libdevice = task.extra.get("libdevice", "auto")
         self._device: str | None = None
-        self._prepared: dict[int, tuple[Any, list[tuple[str, Any]]]] = {}
+        self._prepared: dict[int, tuple[Any, dict[str, Any], list[tuple[str, Any]]]] = {}
         self._aligned: set[int] = set()
         self._perf: PerfScript | None = None
         self._perf_error = ""
@@ -208,9 +243,9 @@ class Harness(BaseHarness):
             seed_all(seed)
             result = script.call(argument)
         else:
-            calls = self._prepare(module)
+            namespace, calls = self._prepare(module)
             seed_all(seed)
-            values = {name: eval(code, module.__dict__) for name, code in calls}
+            values = {name: eval(code, namespace) for name, code in calls}
             result = next(iter(values.values())) if len(values) == 1 else values
         outputs["result"] = comparable(result)
 
@@ -233,27 +268,30 @@ class Harness(BaseHarness):
         if id(module) in self._aligned:
             return
         backend = None if self._interpreted() else gpu_backend()
-        if self.libdevice == "auto" and backend is not None:
-            align_libdevice(module.__dict__, backend)
+        found = module_globals(module)
+        if self.libdevice == "auto" and backend is not None and found is not None:
+            align_libdevice(found, backend)
         self._aligned.add(id(module))
 
-    def _prepare(self, module: Any) -> list[tuple[str, Any]]:
-        """Execute the test part in ``module``'s namespace once; the compiled test calls."""
+    def _prepare(self, module: Any) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+        """Run the test part once in a namespace built from ``module``; the test calls."""
         key = id(module)
         if key in self._prepared:
-            return self._prepared[key][1]
+            return self._prepared[key][1], self._prepared[key][2]
         where = str(self.file)
         _, source, line = split_source(self.file.read_text(encoding="utf-8"), where)
+        namespace = test_namespace(module, [e.name for e in self.task.entry_points])
         if self._interpreted():
             source, _ = rewrite_device_literals(source)
-            module.__dict__[DEVICE_NAME] = "cpu"
+            namespace[DEVICE_NAME] = "cpu"
+        if self.libdevice == "auto" and not self._interpreted() and gpu_backend():
+            align_libdevice(namespace, gpu_backend() or "cuda")
         tree = parse_part(source, where, "test part", line_offset=line)
         plan = plan_test(tree, where)
         body = [node for i, node in enumerate(tree.body) if i not in plan.dropped]
-        code = compile(ast.Module(body=body, type_ignores=[]), where, "exec")
-        exec(code, module.__dict__)
+        exec(compile(ast.Module(body=body, type_ignores=[]), where, "exec"), namespace)
         calls = [
             (c.variable, compile(c.expression, f"{where} (test call)", "eval")) for c in plan.calls
         ]
-        self._prepared[key] = (module, calls)  # keeps the module alive, so ids stay unique
-        return calls
+        self._prepared[key] = (module, namespace, calls)  # the module kept alive: ids stay unique
+        return namespace, calls

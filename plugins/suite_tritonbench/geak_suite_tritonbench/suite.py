@@ -41,6 +41,16 @@ SUITE_NAME = "tritonbench"
 HARNESS = "geak_suite_tritonbench.harness:Harness"
 CACHE_ENV = "GEAK_CACHE_DIR"
 
+# (atol, rtol) per output dtype. Looser than the core defaults: a candidate may tile and
+# accumulate in another order than the reference, and tl.dot on float32 inputs uses TF32
+# on NVIDIA GPUs by default (10-bit mantissa), so float32 results agree to about 1e-3.
+TRITONBENCH_TOLERANCES: dict[str, list[float]] = {
+    "float32": [1e-3, 1e-3],
+    "float16": [1e-2, 1e-2],
+    "bfloat16": [2e-2, 2e-2],
+    "python_float": [1e-3, 1e-3],
+}
+
 
 @dataclass
 class TritonBenchOptions:
@@ -70,7 +80,19 @@ class TritonBenchOptions:
                           "beside the data)"},
     )
     forbid_torch_compute: bool = True
+    tolerances: dict[str, list[float]] = field(
+        default_factory=lambda: {k: list(v) for k, v in TRITONBENCH_TOLERANCES.items()},
+        metadata={"help": "(atol, rtol) per output dtype name, 'python_float' or '*'"},
+    )
     label_threshold: float = DEFAULT_THRESHOLD
+
+    def __post_init__(self) -> None:
+        for dtype, pair in self.tolerances.items():
+            if not (isinstance(pair, (list, tuple)) and len(pair) == 2
+                    and all(isinstance(v, (int, float)) and v >= 0 for v in pair)):
+                raise ValueError(
+                    f"tolerances.{dtype}: expected [atol, rtol] (two numbers >= 0), got {pair!r}"
+                )
 
 
 def cache_dir() -> Path:
@@ -181,6 +203,10 @@ class TritonBenchSuite:
             reference=str(reference),
             difficulty=info.difficulty if info else None,
             category=None,
+            tolerances={
+                k: [float(x) for x in v]
+                for k, v in {**TRITONBENCH_TOLERANCES, **self.options.tolerances}.items()
+            },
             outliers=None,
             outlier_note="the task's own test builds its inputs; there is no outlier stage",
             seeds=(0, 1),

@@ -156,3 +156,31 @@ def test_tasks_use_the_tritonbench_harness_and_round_trip_through_json(make_suit
 def test_the_prompt_view_does_not_show_the_reference(make_suite):
     view = make_suite().get("add_vectors").prompt_view()
     assert "tl.load" not in json.dumps(view)
+
+
+def test_tasks_carry_looser_float_tolerances_than_the_core_defaults(make_suite):
+    tolerances = make_suite().get("add_vectors").tolerances
+    assert tolerances["float32"] == [1e-3, 1e-3] and tolerances["float16"] == [1e-2, 1e-2]
+
+
+def test_tolerance_options_override_per_dtype_and_keep_the_others(make_suite):
+    tolerances = make_suite(tolerances={"float32": [0.0, 1e-6]}).get("add_vectors").tolerances
+    assert tolerances["float32"] == [0.0, 1e-6] and tolerances["float16"] == [1e-2, 1e-2]
+
+
+def test_a_tolerance_that_is_not_a_pair_is_rejected():
+    from geak_suite_tritonbench.suite import TritonBenchOptions
+
+    with pytest.raises(ValueError, match=r"tolerances.float32: expected \[atol, rtol\]"):
+        TritonBenchOptions(path=str(DATA), tolerances={"float32": [1e-3]})
+
+
+def test_the_suite_is_registered_as_tritonbench_with_its_options(tmp_path):
+    from geak_core.plugins import PluginManager
+    from geak_suite_tritonbench.suite import TritonBenchOptions
+
+    spec = PluginManager().spec("suite", "tritonbench")
+    assert spec.options is TritonBenchOptions
+    suite = spec.build(TritonBenchOptions(path=str(DATA), instruction="simple"))
+    assert suite.name == "tritonbench" and len(suite.tasks()) == len(USABLE)
+
