@@ -1,0 +1,411 @@
+"""Run a function in a fresh child process that cannot reach the caller.
+
+The judge executes untrusted kernels only through this module. Each call
+starts ``python -I -m geak_core.sandbox`` with:
+
+* its own process group (``start_new_session``); a wall-clock timeout, or the
+  end of the run, kills the whole group, grandchildren included;
+* a scrubbed environment: every variable whose name contains KEY, TOKEN,
+  SECRET, PASSWORD, CREDENTIAL or AUTH, the LLM providers' variables, URLs with
+  embedded credentials and ``PYTHON*`` settings are dropped;
+* a private temporary directory as working directory and ``TMPDIR``, removed
+  afterwards;
+* stdout and stderr captured through pipes, keeping at most a head and a tail
+  of ``output_limit`` bytes, so a chatty child cannot fill memory or disk;
+* a private result channel: an inherited pipe (never a file), on which the
+  child sends length-prefixed ``tensorio`` frames. The caller may answer each
+  frame through the child's stdin, which is how a handshake can hold data back
+  until the child has reached a given point.
+
+The child side: ``entry`` names ``"module:function"``; the function is called
+as ``function(args, channel)`` and whatever it returns is sent as the last
+frame ``{"$return": value}``. The child then leaves through ``os._exit`` so
+exit handlers registered by code it ran cannot add anything.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from geak_core import tensorio
+
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+PROVIDER_PREFIXES = (
+    "OPENAI", "ANTHROPIC", "CLAUDE", "GEMINI", "GOOGLE", "VERTEX", "AZURE", "AWS", "HF_",
+    "HUGGING", "MISTRAL", "COHERE", "GROQ", "TOGETHER", "DEEPSEEK", "OPENROUTER", "XAI",
+    "FIREWORKS", "REPLICATE", "PERPLEXITY", "GITHUB", "GH_", "GITLAB", "LANGCHAIN", "LANGSMITH",
+    "WANDB", "NPM_", "PYPI", "TWINE", "DOCKER", "SSH_", "GPG_", "GNUPG", "KUBE", "VAULT",
+)
+URL_SUFFIXES = ("_URL", "_URI", "_DSN")
+DROPPED_EXACT = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONINSPECT")
+
+_FRAME = struct.Struct("<Q")
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment minus anything that could carry a credential."""
+    clean: dict[str, str] = {}
+    for name, value in env.items():
+        upper = name.upper()
+        if any(marker in upper for marker in SECRET_MARKERS):
+            continue
+        if upper.startswith(PROVIDER_PREFIXES):
+            continue
+        if upper.endswith(URL_SUFFIXES) and "@" in value:
+            continue
+        if upper.startswith("PYTHON") or upper in DROPPED_EXACT:
+            continue
+        clean[name] = value
+    return clean
+
+
+@dataclass
+class SandboxResult:
+    """What came back from one child."""
+
+    returncode: int | None
+    messages: list[Any] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    wall_s: float = 0.0
+    channel_error: str | None = None  # an undecodable or oversized frame
+
+    @property
+    def returned(self) -> Any:
+        """The entry function's return value, or None if it did not return."""
+        for message in reversed(self.messages):
+            if isinstance(message, dict) and "$return" in message:
+                return message["$return"]
+        return None
+
+    @property
+    def completed(self) -> bool:
+        return any(isinstance(m, dict) and "$return" in m for m in self.messages)
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return None
+
+    def describe_exit(self) -> str:
+        if self.timed_out:
+            return f"timed out after {self.wall_s:.0f} s (process group killed)"
+        if self.channel_error:
+            return self.channel_error
+        name = self.signal_name
+        if name == "SIGKILL":
+            return "killed by SIGKILL (often: out of host memory)"
+        if name:
+            return f"crashed with {name}"
+        if self.returncode:
+            return f"exited with status {self.returncode}"
+        return "exited normally"
+
+
+class Replier:
+    """Sends frames to the child's stdin (answers in a handshake)."""
+
+    def __init__(self, outbox: queue.Queue[Any]):
+        self._outbox = outbox
+
+    def send(self, obj: Any) -> None:
+        self._outbox.put(obj)
+
+    def close(self) -> None:
+        self._outbox.put(_CLOSE)
+
+
+_CLOSE = object()
+
+
+class _TailBuffer:
+    """Keeps the first and last ``limit // 2`` bytes of a stream."""
+
+    def __init__(self, limit: int):
+        self.half = max(1, limit // 2)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, data: bytes) -> None:
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.half:
+                cut = len(self.tail) - self.half
+                self.dropped += cut
+                del self.tail[:cut]
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped} bytes dropped ...]\n" if self.dropped else ""
+        return (bytes(self.head).decode(errors="replace") + middle
+                + bytes(self.tail).decode(errors="replace"))
+
+
+def _drain(stream: Any, sink: _TailBuffer) -> None:
+    try:
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                break
+            sink.feed(chunk)
+    except (OSError, ValueError):
+        pass
+
+
+def _read_exact(fd: int, size: int) -> bytearray | None:
+    out = bytearray(size)
+    view = memoryview(out)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            return None
+        got += n
+    return out
+
+
+def _write_frame(fd: int, obj: Any) -> None:
+    chunks = tensorio.dump_chunks(obj)
+    payload = [_FRAME.pack(tensorio.blob_size(chunks)), *chunks]
+    for chunk in payload:
+        view = memoryview(chunk).cast("B")
+        while view.nbytes:
+            written = os.write(fd, view)
+            view = view[written:]
+
+
+def _child_command(result_fd: int) -> list[str]:
+    return [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.sandbox", str(result_fd)]
+
+
+def run_sandboxed(
+    entry: str,
+    args: Any,
+    *,
+    timeout_s: float,
+    env: Mapping[str, str | None] | None = None,
+    sys_path: list[str] | None = None,
+    output_limit: int = 64 * 1024,
+    result_limit: int = 4 * 1024**3,
+    on_message: Callable[[Any, Replier], None] | None = None,
+    keep_dir: bool = False,
+    base_env: Mapping[str, str] | None = None,
+) -> SandboxResult:
+    """Run ``entry(args, channel)`` in a fresh, isolated child; never raises for child failures.
+
+    ``env`` entries are applied after scrubbing (a ``None`` value removes a
+    variable). ``sys_path`` is the child's import path (the caller's by
+    default, so the child imports what the caller can). ``on_message`` is
+    called, in a reader thread, for each frame as it arrives.
+    """
+    workdir = tempfile.mkdtemp(prefix="geak-sbx-")
+    child_env = scrub_env(base_env if base_env is not None else os.environ)
+    for name, value in (env or {}).items():
+        if value is None:
+            child_env.pop(name, None)
+        else:
+            child_env[name] = value
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        child_env[name] = workdir
+    path = [p for p in (sys_path if sys_path is not None else sys.path) if p and os.path.isdir(p)]
+
+    read_fd, write_fd = os.pipe()
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            _child_command(write_fd),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=workdir,
+            env=child_env,
+            pass_fds=(write_fd,),
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        os.close(read_fd)
+        os.close(write_fd)
+        shutil.rmtree(workdir, ignore_errors=True)
+        return SandboxResult(returncode=None, channel_error=f"could not start the child: {exc}")
+    os.close(write_fd)
+
+    result = SandboxResult(returncode=None)
+    out_buf, err_buf = _TailBuffer(output_limit), _TailBuffer(output_limit)
+    outbox: queue.Queue[Any] = queue.Queue()
+    replier = Replier(outbox)
+    outbox.put({"entry": entry, "sys_path": path, "args": args})
+
+    def write_loop() -> None:
+        assert proc.stdin is not None
+        fd = proc.stdin.fileno()
+        try:
+            while True:
+                item = outbox.get()
+                if item is _CLOSE:
+                    break
+                _write_frame(fd, item)
+        except (OSError, ValueError):
+            pass
+        finally:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+
+    def read_loop() -> None:
+        total = 0
+        try:
+            while True:
+                head = _read_exact(read_fd, _FRAME.size)
+                if head is None:
+                    break
+                (size,) = _FRAME.unpack(head)
+                total += size
+                if total > result_limit:
+                    result.channel_error = f"result exceeded {result_limit} bytes"
+                    _kill_group(proc.pid)
+                    break
+                body = _read_exact(read_fd, size)
+                if body is None:
+                    break
+                try:
+                    message = tensorio.loads(body)
+                except tensorio.TensorIOError as exc:
+                    result.channel_error = f"undecodable result frame: {exc}"
+                    _kill_group(proc.pid)
+                    break
+                result.messages.append(message)
+                if on_message is not None:
+                    try:
+                        on_message(message, replier)
+                    except Exception:
+                        result.channel_error = "judge failed handling a frame:\n" + traceback.format_exc()
+                        _kill_group(proc.pid)
+                        break
+        except OSError:
+            pass
+        finally:
+            os.close(read_fd)
+
+    threads = [
+        threading.Thread(target=write_loop, daemon=True),
+        threading.Thread(target=read_loop, daemon=True),
+        threading.Thread(target=_drain, args=(proc.stdout, out_buf), daemon=True),
+        threading.Thread(target=_drain, args=(proc.stderr, err_buf), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        result.timed_out = True
+        _kill_group(proc.pid)
+        proc.wait()
+    finally:
+        result.wall_s = time.monotonic() - started
+        _kill_group(proc.pid)  # stragglers the child left behind
+        outbox.put(_CLOSE)
+        for thread in threads:
+            thread.join(timeout=10)
+        for stream in (proc.stdout, proc.stderr):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        if not keep_dir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    result.returncode = proc.returncode
+    result.stdout = out_buf.text()
+    result.stderr = err_buf.text()
+    return result
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---------------------------------------------------------------------------
+# Child side
+# ---------------------------------------------------------------------------
+
+
+class Channel:
+    """The child's end: ``send`` frames to the judge, ``receive`` its answers."""
+
+    def __init__(self, result_fd: int, stdin_fd: int):
+        self._result_fd = result_fd
+        self._stdin_fd = stdin_fd
+
+    def send(self, obj: Any) -> None:
+        _write_frame(self._result_fd, obj)
+
+    def receive(self) -> Any:
+        head = _read_exact(self._stdin_fd, _FRAME.size)
+        if head is None:
+            raise EOFError("the judge closed the channel")
+        (size,) = _FRAME.unpack(head)
+        body = _read_exact(self._stdin_fd, size)
+        if body is None:
+            raise EOFError("the judge closed the channel mid-frame")
+        return tensorio.loads(body)
+
+
+def _child_main() -> None:
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+    stdin_fd = sys.stdin.fileno()
+    result_fd = int(sys.argv[1])
+    channel = Channel(result_fd, stdin_fd)
+    try:
+        request = channel.receive()
+        for entry in reversed(request.get("sys_path", [])):
+            if entry not in sys.path:
+                sys.path.insert(0, entry)
+        module_name, _, function_name = request["entry"].partition(":")
+        import importlib
+
+        function = getattr(importlib.import_module(module_name), function_name)
+        value = function(request.get("args"), channel)
+        channel.send({"$return": value})
+    except BaseException:
+        sys.stderr.write(traceback.format_exc())
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(70)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    _child_main()

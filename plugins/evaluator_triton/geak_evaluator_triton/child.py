@@ -1,0 +1,479 @@
+"""The judge's child-process jobs (entry points for ``geak_core.sandbox``).
+
+``probe``      what the device is (no harness, no candidate).
+``reference``  runs the task's reference over every case, seed and stage and
+               streams the outputs back. Never sees candidate code.
+``candidate``  imports the candidate under guards, tells the judge it is
+               ready, and only then receives the seeds and cases to run;
+               streams outputs and guard findings back. Never sees expected
+               outputs.
+``compare``    runs a harness's own ``compare`` hook on outputs the judge
+               sends (a trusted process: harness only, no candidate).
+
+GPU timing lives in ``gputiming``. Every job reports through frames on the
+sandbox channel; the judge decides every verdict.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from typing import Any
+
+CANDIDATE_MODULE = "geak_candidate"
+REFERENCE_MODULE = "geak_reference"
+MAX_TRACEBACK = 20_000
+
+
+def is_interpreter() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def device_name() -> str:
+    return "cpu" if is_interpreter() else "cuda"
+
+
+def format_exception(exc: BaseException, hide: dict[str, str] | None = None) -> str:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    for path, label in (hide or {}).items():
+        text = text.replace(path, label)
+    return text[-MAX_TRACEBACK:]
+
+
+def error_frame(kind: str, exc: BaseException, hide: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "exception": type(exc).__name__,
+        "message": str(exc)[:4000],
+        "error": format_exception(exc, hide),
+        **extra,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------
+
+
+def load_task(data: dict[str, Any]) -> Any:
+    from geak_core.tasks import Task
+
+    return Task.from_dict(data)
+
+
+def load_harness(task: Any) -> Any:
+    module_name, _, class_name = task.harness.partition(":")
+    if not module_name or not class_name:
+        raise ValueError(f"task {task.key}: harness {task.harness!r} is not 'module:Class'")
+    module = importlib.import_module(module_name)
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise ValueError(f"task {task.key}: module {module_name!r} has no class {class_name!r}")
+    return cls(task)
+
+
+def resolve_reference(task: Any, harness: Any) -> str:
+    path = task.reference
+    if not path:
+        raise ValueError(f"task {task.key} names no reference implementation")
+    if os.path.isabs(path) and os.path.exists(path):
+        return path
+    module_file = sys.modules[type(harness).__module__].__file__ or ""
+    for base in (os.path.dirname(os.path.abspath(module_file)), os.getcwd()):
+        candidate = os.path.join(base, path)
+        if os.path.exists(candidate):
+            return os.path.abspath(candidate)
+    raise FileNotFoundError(f"task {task.key}: reference file {path!r} not found")
+
+
+def import_file(module_name: str, path: str) -> Any:
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
+def setup_runtime() -> Any:
+    """Import torch/triton, install the launch log and the interpreter shim."""
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+
+    from geak_evaluator_triton.guards import LaunchLog, install_interpreter_autotune_shim
+
+    if is_interpreter():
+        install_interpreter_autotune_shim()
+    log = LaunchLog()
+    log.install()
+    return log
+
+
+def synchronize() -> None:
+    if not is_interpreter():
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+
+
+# ---------------------------------------------------------------------------
+# Requirements
+# ---------------------------------------------------------------------------
+
+KNOWN_REQUIREMENTS = ("gpu", "nvidia", "amd", "cc>=X.Y", "fp8", "bf16", "tma", "dot_scaled",
+                      "interpreter")
+
+
+def unmet_requirement(name: str) -> str | None:
+    """Why requirement ``name`` is not met here, or None when it is."""
+    import torch
+
+    interpreter = is_interpreter()
+    gpu = (not interpreter) and torch.cuda.is_available()
+    hip = torch.version.hip is not None
+    cc = torch.cuda.get_device_capability() if gpu else (0, 0)
+    if name == "gpu":
+        return None if gpu else "needs a GPU (running under the Triton interpreter)"
+    if name == "interpreter":
+        return None if interpreter else "runs only under the Triton interpreter"
+    if name == "nvidia":
+        return None if gpu and not hip else "needs an NVIDIA GPU"
+    if name == "amd":
+        return None if gpu and hip else "needs an AMD GPU"
+    if name.startswith("cc>="):
+        try:
+            want = tuple(int(p) for p in name[4:].split("."))
+        except ValueError:
+            return f"malformed requirement {name!r} (expected cc>=X.Y)"
+        return None if gpu and cc >= want else f"needs compute capability {name[4:]} (have {cc[0]}.{cc[1]})"
+    if name == "fp8":
+        ok = gpu and (cc >= (9, 4) if hip else cc >= (8, 9))
+        return None if ok else "needs hardware fp8 (NVIDIA cc>=8.9 or AMD gfx942+)"
+    if name == "bf16":
+        if interpreter:
+            return "bf16 is not supported by the Triton interpreter"
+        return None if gpu and (hip or cc >= (8, 0)) else "needs bf16 support (cc>=8.0)"
+    if name == "tma":
+        return None if gpu and not hip and cc >= (9, 0) else "needs TMA (NVIDIA cc>=9.0)"
+    if name == "dot_scaled":
+        ok = gpu and (cc >= (9, 5) if hip else cc >= (9, 0))
+        return None if ok else "needs tl.dot_scaled support (NVIDIA cc>=9.0 or AMD gfx950)"
+    return f"unknown requirement {name!r} (known: {', '.join(KNOWN_REQUIREMENTS)})"
+
+
+def unmet(requirements: list[Any]) -> str | None:
+    for req in requirements:
+        why = unmet_requirement(req.name)
+        if why:
+            return f"{req.name}: {why}" + (f" ({req.reason})" if req.reason else "")
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Inputs per stage
+# ---------------------------------------------------------------------------
+
+
+def make_inputs(harness: Any, task: Any, case: Any, seed: int, stage: str) -> dict[str, Any]:
+    from geak_core.harness import apply_outliers
+
+    inputs = harness.make_inputs(case, seed, device_name())
+    if stage == "stage2":
+        import torch
+
+        spec = task.outliers
+        names = spec.inputs if spec.inputs is not None else [
+            k for k, v in inputs.items() if isinstance(v, torch.Tensor) and v.dtype.is_floating_point
+        ]
+        for name in names:
+            if name not in inputs:
+                raise KeyError(f"outlier input {name!r} is not an input of case {case.name!r}")
+            inputs[name] = apply_outliers(inputs[name], spec.fraction, spec.scale, seed)
+    return inputs
+
+
+# ---------------------------------------------------------------------------
+# Jobs
+# ---------------------------------------------------------------------------
+
+
+def probe(args: Any, channel: Any) -> dict[str, Any]:
+    import torch
+    import triton
+
+    info: dict[str, Any] = {
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "hip": torch.version.hip,
+        "interpreter": is_interpreter(),
+        "gpu": False,
+        "devices": [],
+    }
+    if not is_interpreter() and torch.cuda.is_available():
+        info["gpu"] = True
+        for index in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(index)
+            info["devices"].append({
+                "name": props.name,
+                "arch": getattr(props, "gcnArchName", "") or f"sm_{props.major}{props.minor}",
+                "capability": [props.major, props.minor],
+                "memory_gib": props.total_memory / 2**30,
+                "multiprocessors": props.multi_processor_count,
+            })
+    return info
+
+
+def _case_table(harness: Any, case_set: str) -> list[Any]:
+    cases = list(harness.cases(case_set))
+    names = [c.name for c in cases]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"harness returned duplicate case names: {', '.join(duplicates)}")
+    return cases
+
+
+def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
+    """Run the reference over every case; stream ``run`` frames; return the case table."""
+    from geak_core.harness import Harness
+
+    setup_runtime()
+    task = load_task(args["task"])
+    try:
+        harness = load_harness(task)
+        path = resolve_reference(task, harness)
+        cases = _case_table(harness, args["case_set"])
+    except Exception as exc:
+        channel.send(error_frame("setup_error", exc))
+        return {"ok": False}
+    skipped, stage2_skipped, runnable = [], [], []
+    task_unmet = unmet(task.requires)
+    for case in cases:
+        why = task_unmet or unmet(case.requires)
+        if why:
+            skipped.append({"case": case.name, "reason": why})
+            continue
+        runnable.append(case)
+        if task.outliers is None:
+            stage2_skipped.append({"case": case.name, "reason": task.outlier_note or "task defines no outlier stage"})
+        elif not case.outliers:
+            stage2_skipped.append({"case": case.name, "reason": case.note or "outliers disabled for this case"})
+    channel.send({
+        "kind": "cases",
+        "cases": [c.to_dict() for c in cases],
+        "skipped": skipped,
+        "stage2_skipped": stage2_skipped,
+        "custom_compare": type(harness).compare is not Harness.compare,
+        "reference_file": path,
+    })
+    if not runnable:
+        return {"ok": True}
+    try:
+        module = import_file(REFERENCE_MODULE, path)
+    except Exception as exc:
+        channel.send(error_frame("import_error", exc))
+        return {"ok": False}
+    stage2 = {c.name for c in runnable} - {s["case"] for s in stage2_skipped}
+    plan = {
+        "seeds": args["seeds"],
+        "stage1": [c.name for c in runnable],
+        "stage2": [c.name for c in runnable if c.name in stage2] if args.get("outliers", True) else [],
+        "determinism": False,
+        "oracle": bool(args.get("oracle")),
+    }
+    ok = run_plan(task, harness, module, {c.name: c for c in runnable}, plan, channel, guard=None)
+    return {"ok": ok}
+
+
+def run_plan(
+    task: Any, harness: Any, module: Any, cases: dict[str, Any], plan: dict[str, Any], channel: Any,
+    guard: Any, hide: dict[str, str] | None = None,
+) -> bool:
+    """Run every (stage, case, seed) of ``plan``; stop at the first exception."""
+    for stage in ("stage1", "stage2"):
+        for name in plan.get(stage, []):
+            case = cases[name]
+            for seed in plan["seeds"]:
+                where = {"stage": stage, "case": name, "seed": seed}
+                channel.send({"kind": "start", **where})
+                try:
+                    frame = _one_run(task, harness, module, case, seed, stage, guard)
+                except Exception as exc:
+                    channel.send(error_frame("error", exc, hide, **where))
+                    return False
+                if plan.get("oracle") and guard is None:
+                    try:
+                        inputs = make_inputs(harness, task, case, seed, stage)
+                        frame["oracle"] = harness.oracle(case, inputs)
+                    except NotImplementedError:
+                        frame["oracle_missing"] = True
+                    except Exception as exc:
+                        frame["oracle_error"] = format_exception(exc)
+                if plan.get("determinism") and stage == "stage1":
+                    try:
+                        again = _one_run(task, harness, module, case, seed, stage, guard)
+                    except Exception as exc:
+                        channel.send(error_frame("error", exc, hide, rerun=True, **where))
+                        return False
+                    frame["rerun"] = again["outputs"]
+                    if guard is not None:
+                        frame["rerun_checks"] = again["checks"]
+                channel.send({"kind": "run", **where, **frame})
+    return True
+
+
+def _one_run(task: Any, harness: Any, module: Any, case: Any, seed: int, stage: str, guard: Any) -> dict[str, Any]:
+    inputs = make_inputs(harness, task, case, seed, stage)
+    before = guard.before_run(inputs) if guard is not None else None
+    outputs = harness.allocate(case, inputs)
+    harness.run(module, case, inputs, outputs)
+    synchronize()
+    frame: dict[str, Any] = {"outputs": outputs}
+    if guard is not None:
+        frame["checks"] = guard.after_run(before, inputs)
+    return frame
+
+
+class CandidateGuard:
+    """Per-run bookkeeping of the guards for one candidate."""
+
+    def __init__(self, log: Any, monitor: Any, snapshot: Any, threads: Any, files: dict[str, str]):
+        self.log = log
+        self.monitor = monitor
+        self.snapshot = snapshot
+        self.threads = threads
+        self.files = files  # candidate / reference file, harness directory
+        self._mark = 0
+
+    def classify(self, launches: list[tuple[str, str]]) -> dict[str, Any]:
+        counts = {"candidate": 0, "harness": 0}
+        other: list[str] = []
+        for name, path in launches:
+            if path == self.files["candidate"]:
+                counts["candidate"] += 1
+            elif path.startswith(self.files["harness_dir"]):
+                counts["harness"] += 1
+            else:
+                label = "the reference" if path == self.files.get("reference") else path
+                entry = f"{name} (defined in {label})"
+                if entry not in other:
+                    other.append(entry)
+        return {**counts, "other": other}
+
+    def violations(self) -> list[str]:
+        problems = self.snapshot.changed()
+        threads = self.threads.new_threads()
+        if threads:
+            problems.append(f"left Python thread(s) running: {', '.join(threads)}")
+        return problems
+
+    def before_run(self, inputs: Any) -> Any:
+        from geak_evaluator_triton.guards import snapshot_inputs
+
+        self.monitor.take()
+        self._mark = self.log.mark()
+        return snapshot_inputs(inputs)
+
+    def after_run(self, before: Any, inputs: Any) -> dict[str, Any]:
+        from geak_evaluator_triton.guards import mutated_inputs
+
+        return {
+            "launches": self.classify(self.log.since(self._mark)),
+            "compute": self.monitor.take()[:20],
+            "mutated": mutated_inputs(before, inputs),
+            "violations": self.violations(),
+        }
+
+
+def prepare_candidate(task: Any, code: str, harness: Any, log: Any, extra_watch: dict[str, Any] | None = None) -> tuple[Any, Any, dict[str, Any]]:
+    """Write, snapshot, import; returns (module or None, guard, imported-frame)."""
+    from geak_evaluator_triton.guards import (
+        ComputeMonitor,
+        IdentitySnapshot,
+        ThreadWatch,
+        check_contract,
+        watch_module,
+    )
+
+    path = os.path.abspath(os.path.join(os.getcwd(), f"{CANDIDATE_MODULE}.py"))
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(code)
+    hide = {path: "candidate.py"}
+    kinds = {ep.kind for ep in task.entry_points}
+    monitor = ComputeMonitor(path, allow_copies="function" in kinds, gpu=not is_interpreter())
+    snapshot = IdentitySnapshot()
+    snapshot.take_defaults(is_interpreter())
+    watch_module(snapshot, "harness", sys.modules[type(harness).__module__])
+    for label, module in (extra_watch or {}).items():
+        watch_module(snapshot, label, module)
+    threads = ThreadWatch()
+    harness_file = sys.modules[type(harness).__module__].__file__ or ""
+    files = {
+        "candidate": path,
+        "harness_dir": os.path.dirname(os.path.abspath(harness_file)) + os.sep,
+        "reference": os.path.abspath(task.reference) if task.reference else "",
+    }
+    guard = CandidateGuard(log, monitor, snapshot, threads, files)
+    mark = log.mark()
+    try:
+        module = import_file(CANDIDATE_MODULE, path)
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt from candidate code too
+        return None, guard, error_frame("import_error", exc, hide)
+    synchronize()
+    frame: dict[str, Any] = {
+        "kind": "imported",
+        "contract": check_contract(module, task.entry_points, path),
+        "violations": guard.violations(),
+        "import_launches": guard.classify(log.since(mark)),
+    }
+    return module, guard, frame
+
+
+def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
+    """Import the candidate under guards, handshake for the plan, run it."""
+    from geak_evaluator_triton.guards import guard_entry_points
+
+    log = setup_runtime()
+    task = load_task(args["task"])
+    try:
+        harness = load_harness(task)
+        cases = {c.name: c for c in _case_table(harness, args["case_set"])}
+    except Exception as exc:
+        channel.send(error_frame("setup_error", exc))
+        return {"ok": False}
+    module, guard, frame = prepare_candidate(task, args["code"], harness, log)
+    channel.send(frame)
+    if module is None or frame["contract"] or frame["violations"]:
+        return {"ok": False}
+    plan = channel.receive()
+    if plan.get("abort"):
+        return {"ok": False}
+    guarded = guard_entry_points(module, task.entry_points, guard.monitor)
+    ok = run_plan(task, harness, guarded, cases, plan, channel, guard,
+                  hide={guard.files["candidate"]: "candidate.py"})
+    return {"ok": ok}
+
+
+def compare(args: dict[str, Any], channel: Any) -> list[Any]:
+    """Apply the harness's ``compare`` hook to (case, name, expected, actual) items."""
+    task = load_task(args["task"])
+    harness = load_harness(task)
+    from geak_core.tasks import Case
+
+    verdicts = []
+    for item in args["items"]:
+        case = Case.from_dict(item["case"])
+        try:
+            verdicts.append(harness.compare(case, item["name"], item["expected"], item["actual"]))
+        except Exception as exc:
+            verdicts.append(f"the harness's compare raised {type(exc).__name__}: {exc}")
+    return verdicts

@@ -1,0 +1,931 @@
+"""The ``triton`` evaluator: the judge's side of every evaluation.
+
+Nothing here runs candidate code. Per candidate the judge
+
+1. checks the source statically (syntax, a kernel exists, no forbidden constructs);
+2. obtains the reference outputs for the task from a *reference* child (cached
+   per task, mode, device and seeds);
+3. runs a *candidate* child that imports the code under guards and only after
+   the import learns which seeds and cases to run; it streams outputs back;
+4. compares every output here (or, for harnesses that override ``compare``,
+   in a trusted *compare* child that never sees candidate code);
+5. on a GPU, times correct candidates against the reference in a *timing*
+   child and verifies the timed outputs here.
+
+Children are pinned to one device each; ``evaluate_many`` runs one job per
+device (per worker under the interpreter) and yields results as they finish.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import queue
+import secrets
+import sys
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from geak_core import tensorio
+from geak_core.components import EvalJob, HardwareProfile
+from geak_core.model import Candidate, EvalResult, ShapeResult, aggregate_speedups
+from geak_core.sandbox import SandboxResult, run_sandboxed
+from geak_core.tasks import Case, Task
+
+from geak_evaluator_triton.compare import compare_values
+from geak_evaluator_triton.options import TritonEvaluatorOptions
+from geak_evaluator_triton.static_checks import check_source
+from geak_evaluator_triton.verdict import (
+    Verdict,
+    describe_exception,
+    trim_traceback,
+    where,
+)
+
+CHILD = "geak_evaluator_triton.child"
+INTERPRETER_NOTE = (
+    "not measured: the Triton interpreter runs kernels on the CPU, so its latencies say "
+    "nothing about GPU speed"
+)
+DTYPE_TO_PEAK = {
+    "float64": "fp64", "fp64": "fp64", "float32": "fp32", "fp32": "fp32", "tf32": "tf32",
+    "float16": "fp16", "fp16": "fp16", "bfloat16": "bf16", "bf16": "bf16", "int8": "int8",
+    "float8_e4m3fn": "fp8", "float8_e5m2": "fp8", "float8_e4m3fnuz": "fp8",
+    "float8_e5m2fnuz": "fp8", "fp8": "fp8",
+}
+
+
+class JudgeError(Exception):
+    """The judge could not judge (bad setup, failing reference): not the candidate's fault."""
+
+
+@dataclass
+class Slot:
+    index: int
+    env: dict[str, str | None]
+    label: str
+
+
+@dataclass
+class Runtime:
+    mode: str  # "interpreter" | "gpu"
+    case_set: str  # "small" | "full"
+    device_name: str
+    vendor: str | None
+    slots: list[Slot]
+    probe: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ReferenceRun:
+    """What the reference produced for one task, once per (task, mode, device, seeds)."""
+
+    cases: list[Case]
+    skipped: list[dict[str, str]]
+    stage2_skipped: list[dict[str, str]]
+    custom_compare: bool
+    seeds: list[int]
+    outputs: dict[tuple[str, str, int], Any]
+    oracle: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    reference_file: str = ""
+    wall_s: float = 0.0
+    nbytes: int = 0
+
+    @property
+    def runnable(self) -> list[Case]:
+        skipped = {s["case"] for s in self.skipped}
+        return [c for c in self.cases if c.name not in skipped]
+
+    def stage2_cases(self, enabled: bool) -> list[str]:
+        if not enabled:
+            return []
+        skipped = {s["case"] for s in self.stage2_skipped}
+        return [c.name for c in self.runnable if c.name not in skipped]
+
+
+def _nbytes(value: Any) -> int:
+    if hasattr(value, "nbytes") and not isinstance(value, (bytes, bytearray)):
+        try:
+            return int(value.nbytes)
+        except (TypeError, AttributeError):
+            return 0
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_nbytes(v) for v in value)
+    return 0
+
+
+class TritonEvaluator:
+    """Judges candidates in sandboxed children; never raises out of ``evaluate``."""
+
+    def __init__(self, options: TritonEvaluatorOptions | None = None) -> None:
+        self.options = options or TritonEvaluatorOptions()
+        problems = self.options.validate()
+        if problems:
+            raise ValueError("invalid triton evaluator options: " + "; ".join(problems))
+        self._lock = threading.Lock()
+        self._runtime: Runtime | None = None
+        self._runtime_error: str | None = None
+        self._slots: queue.Queue[Slot] = queue.Queue()
+        self._refs: OrderedDict[str, ReferenceRun] = OrderedDict()
+        self._ref_locks: dict[str, threading.Lock] = {}
+        self._secret_seeds = [secrets.randbelow(2**31 - 1) for _ in range(self.options.secret_seeds)]
+        self._hardware: HardwareProfile | None = None
+        self._hardware_resolved = False
+        self._closed = False
+
+    # -- configuration ------------------------------------------------------
+
+    def set_hardware(self, profile: HardwareProfile | None) -> None:
+        """The resolved hardware profile (peaks for roofline figures)."""
+        self._hardware = profile
+        self._hardware_resolved = profile is not None
+
+    @property
+    def hardware(self) -> HardwareProfile | None:
+        return self._hardware
+
+    def runtime(self) -> Runtime:
+        """Resolve mode, device and worker slots (once)."""
+        with self._lock:
+            if self._runtime is not None:
+                return self._runtime
+            if self._runtime_error is not None:
+                raise JudgeError(self._runtime_error)
+            try:
+                self._runtime = self._resolve_runtime()
+            except JudgeError as exc:
+                self._runtime_error = str(exc)
+                raise
+            for slot in self._runtime.slots:
+                self._slots.put(slot)
+            return self._runtime
+
+    def _resolve_runtime(self) -> Runtime:
+        mode = self.options.mode
+        if mode == "auto":
+            mode = "gpu" if _gpu_visible() else "interpreter"
+        case_set = self.options.case_set
+        if case_set == "auto":
+            case_set = "full" if mode == "gpu" else "small"
+        if mode == "interpreter":
+            workers = self.options.workers or min(4, os.cpu_count() or 1)
+            env = {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "",
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+            slots = [Slot(i, dict(env), f"cpu worker {i}") for i in range(workers)]
+            return Runtime("interpreter", case_set, "cpu (Triton interpreter)", None, slots)
+        probe = self._probe({"TRITON_INTERPRET": None})
+        if not probe.get("gpu") or not probe.get("devices"):
+            raise JudgeError("evaluator mode 'gpu' was requested but no GPU is visible to torch")
+        vendor = "amd" if probe.get("hip") else "nvidia"
+        visible = _visible_devices(vendor, len(probe["devices"]))
+        count = len(visible) if not self.options.workers else min(self.options.workers, len(visible))
+        slots = []
+        for i in range(count):
+            env: dict[str, str | None] = {"TRITON_INTERPRET": None}
+            if vendor == "amd":
+                env.update({"HIP_VISIBLE_DEVICES": visible[i], "CUDA_VISIBLE_DEVICES": None})
+            else:
+                env.update({"CUDA_VISIBLE_DEVICES": visible[i]})
+            slots.append(Slot(i, env, f"GPU {visible[i]}"))
+        name = probe["devices"][0]["name"]
+        return Runtime("gpu", case_set, name, vendor, slots, probe)
+
+    def _probe(self, env: dict[str, str | None]) -> dict[str, Any]:
+        result = self._sandbox(f"{CHILD}:probe", {}, env, timeout=120.0, cache="reference")
+        if not result.completed:
+            raise JudgeError("could not probe the device: " + result.describe_exit()
+                             + _tail(result.stderr))
+        return result.returned
+
+    def resolve_hardware(self) -> HardwareProfile | None:
+        """The profile set, named in the options, or matched to the device name."""
+        if self._hardware_resolved:
+            return self._hardware
+        self._hardware_resolved = True
+        runtime = self.runtime()
+        name = self.options.hardware
+        from geak_core.plugins import get_plugin_manager
+
+        manager = get_plugin_manager()
+        specs = manager.components("hardware_profile")
+        if name and name != "auto":
+            self._hardware = manager.build("hardware_profile", name)
+            return self._hardware
+        if runtime.mode != "gpu":
+            return None
+        device = runtime.probe["devices"][0]
+        for spec in specs.values():
+            try:
+                profile = spec.build(None)
+            except Exception:
+                continue
+            if profile.matches(device["name"]) or profile.matches(device.get("arch", "")):
+                self._hardware = profile
+                break
+        return self._hardware
+
+    # -- sandbox plumbing -----------------------------------------------------
+
+    def _cache_dir(self, role: str) -> str:
+        root = self.options.triton_cache_dir or os.path.join(
+            os.path.expanduser("~"), ".cache", "geak", "triton"
+        )
+        path = os.path.join(root, role)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path
+
+    def _sys_path(self) -> list[str]:
+        extra = [os.path.abspath(p) for p in self.options.extra_pythonpath]
+        return extra + [p for p in sys.path if p not in extra]
+
+    def _sandbox(
+        self, entry: str, args: Any, env: dict[str, str | None], *, timeout: float, cache: str,
+        on_message: Any = None,
+    ) -> SandboxResult:
+        child_env = dict(env)
+        child_env["TRITON_CACHE_DIR"] = self._cache_dir(cache)
+        return run_sandboxed(
+            entry,
+            args,
+            timeout_s=timeout,
+            env=child_env,
+            sys_path=self._sys_path(),
+            output_limit=self.options.output_limit_kb * 1024,
+            result_limit=self.options.max_result_mb * 1024 * 1024,
+            on_message=on_message,
+        )
+
+    # -- reference ------------------------------------------------------------
+
+    def seeds_for(self, task: Task) -> list[int]:
+        fixed = list(self.options.seeds) if self.options.seeds else list(task.seeds)
+        return fixed + [s for s in self._secret_seeds if s not in fixed]
+
+    def _task_payload(self, task: Task) -> dict[str, Any]:
+        data = task.to_dict()
+        ref = task.reference
+        if ref and not os.path.isabs(ref) and os.path.exists(ref):
+            data["reference"] = os.path.abspath(ref)
+        return data
+
+    def _reference_key(self, task: Task, runtime: Runtime) -> str:
+        payload = self._task_payload(task)
+        content = ""
+        if payload.get("reference") and os.path.isfile(payload["reference"]):
+            with open(payload["reference"], "rb") as handle:
+                content = hashlib.sha256(handle.read()).hexdigest()
+        blob = json.dumps(
+            [payload, content, runtime.mode, runtime.device_name, runtime.case_set,
+             self.options.check_outliers],
+            sort_keys=True, default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def reference(self, task: Task, slot: Slot | None = None) -> ReferenceRun:
+        """The reference outputs of ``task`` (cached); raises JudgeError if the reference fails."""
+        runtime = self.runtime()
+        key = self._reference_key(task, runtime)
+        with self._lock:
+            lock = self._ref_locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                if key in self._refs:
+                    self._refs.move_to_end(key)
+                    return self._refs[key]
+            own_slot = slot is None
+            if own_slot:
+                slot = self._slots.get()
+            try:
+                run = self._compute_reference(task, runtime, slot, key)  # type: ignore[arg-type]
+            finally:
+                if own_slot:
+                    self._slots.put(slot)  # type: ignore[arg-type]
+            with self._lock:
+                self._refs[key] = run
+                self._evict()
+            return run
+
+    def _evict(self) -> None:
+        limit = self.options.reference_cache_mb * 1024 * 1024
+        while len(self._refs) > 1 and sum(r.nbytes for r in self._refs.values()) > limit:
+            self._refs.popitem(last=False)
+
+    def _compute_reference(self, task: Task, runtime: Runtime, slot: Slot, key: str) -> ReferenceRun:
+        seeds = self.seeds_for(task)
+        fixed = [s for s in seeds if s not in self._secret_seeds]
+        cached = self._load_disk(key, fixed)
+        missing = [s for s in seeds if s not in cached.get("seeds", [])]
+        run: ReferenceRun | None = None
+        if missing or not cached:
+            run = self._run_reference(task, runtime, slot, missing or seeds)
+        if run is None:
+            run = cached["run"]
+        elif cached:
+            run.outputs.update(cached["run"].outputs)
+        run.seeds = seeds
+        run.nbytes = _nbytes(list(run.outputs.values()))
+        self._store_disk(key, run, fixed)
+        return run
+
+    def _run_reference(self, task: Task, runtime: Runtime, slot: Slot, seeds: list[int], oracle: bool = False) -> ReferenceRun:
+        started = time.monotonic()
+        args = {
+            "task": self._task_payload(task),
+            "case_set": runtime.case_set,
+            "seeds": seeds,
+            "outliers": self.options.check_outliers,
+            "oracle": oracle,
+        }
+        result = self._sandbox(f"{CHILD}:reference", args, slot.env,
+                               timeout=self.options.reference_timeout_s, cache="reference")
+        table = None
+        outputs: dict[tuple[str, str, int], Any] = {}
+        oracles: dict[tuple[str, str, int], Any] = {}
+        for message in result.messages:
+            if not isinstance(message, dict):
+                continue
+            kind = message.get("kind")
+            if kind == "cases":
+                table = message
+            elif kind == "run":
+                index = (message["stage"], message["case"], message["seed"])
+                outputs[index] = message["outputs"]
+                if "oracle" in message:
+                    oracles[index] = message["oracle"]
+                elif "oracle_error" in message:
+                    oracles[index] = {"$oracle_error": message["oracle_error"]}
+            elif kind in ("setup_error", "import_error", "error"):
+                location = f" at {where(message)}" if kind == "error" else ""
+                raise JudgeError(
+                    f"the reference of {task.key} failed{location}: {describe_exception(message)}\n"
+                    + (trim_traceback(message.get("error")) or "")
+                )
+        if table is None or not result.completed:
+            raise JudgeError(
+                f"the reference of {task.key} did not finish: {result.describe_exit()}"
+                + _tail(result.stderr)
+            )
+        return ReferenceRun(
+            cases=[Case.from_dict(c) for c in table["cases"]],
+            skipped=table["skipped"],
+            stage2_skipped=table["stage2_skipped"],
+            custom_compare=bool(table["custom_compare"]),
+            seeds=seeds,
+            outputs=outputs,
+            oracle=oracles,
+            reference_file=table.get("reference_file", ""),
+            wall_s=time.monotonic() - started,
+        )
+
+    def _disk_path(self, key: str, seed: int) -> str | None:
+        root = self.options.reference_cache_dir
+        if not root:
+            return None
+        return os.path.join(root, f"{key}-{seed}.gkt")
+
+    def _load_disk(self, key: str, seeds: list[int]) -> dict[str, Any]:
+        if not self.options.reference_cache_dir or not seeds:
+            return {}
+        run = None
+        found = []
+        for seed in seeds:
+            path = self._disk_path(key, seed)
+            if not path or not os.path.exists(path):
+                return {}
+            try:
+                with open(path, "rb") as handle:
+                    data = tensorio.loads(bytearray(handle.read()))
+            except (OSError, tensorio.TensorIOError):
+                return {}
+            meta = data["meta"]
+            if run is None:
+                run = ReferenceRun(
+                    cases=[Case.from_dict(c) for c in meta["cases"]],
+                    skipped=meta["skipped"],
+                    stage2_skipped=meta["stage2_skipped"],
+                    custom_compare=meta["custom_compare"],
+                    seeds=[],
+                    outputs={},
+                    reference_file=meta.get("reference_file", ""),
+                )
+            for stage, case, value in data["runs"]:
+                run.outputs[(stage, case, seed)] = value
+            found.append(seed)
+        return {"run": run, "seeds": found}
+
+    def _store_disk(self, key: str, run: ReferenceRun, seeds: list[int]) -> None:
+        root = self.options.reference_cache_dir
+        if not root:
+            return
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        meta = {
+            "cases": [c.to_dict() for c in run.cases],
+            "skipped": run.skipped,
+            "stage2_skipped": run.stage2_skipped,
+            "custom_compare": run.custom_compare,
+            "reference_file": run.reference_file,
+        }
+        for seed in seeds:
+            path = self._disk_path(key, seed)
+            if path is None or os.path.exists(path):
+                continue
+            runs = [[s, c, v] for (s, c, sd), v in run.outputs.items() if sd == seed]
+            _atomic_write(path, tensorio.dumps({"meta": meta, "runs": runs}))
+
+    # -- evaluation -----------------------------------------------------------
+
+    def evaluate(self, task: Task, candidate: Candidate) -> EvalResult:
+        return self._evaluate(task, candidate, slot=None)
+
+    def evaluate_many(self, jobs: Iterable[EvalJob]) -> Iterator[tuple[EvalJob, EvalResult]]:
+        """Judge ``jobs`` in parallel (one per device or worker), yielding as each finishes."""
+        jobs = list(jobs)
+        if not jobs:
+            return
+        try:
+            workers = len(self.runtime().slots)
+        except JudgeError:
+            workers = 1
+        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="geak-judge") as pool:
+            pending = {pool.submit(self.evaluate, job.task, job.candidate): job for job in jobs}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job = pending.pop(future)
+                    yield job, future.result()
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            self._refs.clear()
+
+    def _evaluate(self, task: Task, candidate: Candidate, slot: Slot | None) -> EvalResult:
+        started = time.monotonic()
+        result = EvalResult(task_id=task.id, candidate_id=candidate.id,
+                            speedup_method=self.options.speedup_method)
+        try:
+            runtime = self.runtime()
+            result.mode = runtime.mode
+            result.device = runtime.device_name
+            finding = check_source(candidate.code, forbid_constructs=self.options.static_checks)
+            if finding is not None:
+                result.failed_stage = finding.stage
+                result.reason = finding.reason
+                self._no_performance(result, runtime, "the candidate was rejected before running")
+                return result
+            own_slot = slot is None
+            if own_slot:
+                slot = self._slots.get()
+            try:
+                self._judge(task, candidate, runtime, slot, result)  # type: ignore[arg-type]
+            finally:
+                if own_slot:
+                    self._slots.put(slot)  # type: ignore[arg-type]
+        except JudgeError as exc:
+            result.flags.append("judge_error")
+            result.reason = f"judge error: {str(exc).splitlines()[0]}"
+            result.error = trim_traceback(str(exc))
+        except Exception as exc:  # never let the judge's own bugs escape
+            result.flags.append("judge_error")
+            result.reason = f"internal judge error: {type(exc).__name__}: {exc}"
+            result.error = trim_traceback(traceback.format_exc())
+        finally:
+            result.wall_s = time.monotonic() - started
+        return result
+
+    def _no_performance(self, result: EvalResult, runtime: Runtime, why: str) -> None:
+        result.performance_measured = False
+        result.performance_note = INTERPRETER_NOTE if runtime.mode == "interpreter" else f"not measured: {why}"
+
+    def _judge(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, result: EvalResult) -> None:
+        ref = self.reference(task, slot)
+        result.skipped = list(ref.skipped)
+        if self.options.check_outliers:
+            result.skipped += [{"case": s["case"], "stage": "stage2", "reason": s["reason"]}
+                               for s in ref.stage2_skipped]
+        if not ref.runnable:
+            result.flags.append("skipped")
+            reasons = sorted({s["reason"] for s in ref.skipped})
+            result.reason = "skipped: no case of this task can run here (" + "; ".join(reasons) + ")"
+            self._no_performance(result, runtime, "the task was skipped")
+            return
+        sandbox = self._run_candidate(task, candidate, runtime, slot, ref)
+        verdict, runs = self._read_candidate(task, ref, sandbox)
+        if verdict.ran:
+            self._compare_runs(task, ref, runs, verdict, slot)
+        first = verdict.first
+        result.call_ok = verdict.ran
+        result.correct = verdict.ran and first is None
+        result.flags.extend(f for f in verdict.flags if f not in result.flags)
+        if first is not None:
+            result.failed_stage = first.stage
+            result.reason = verdict.reason()
+            result.error = trim_traceback(first.error)
+            result.mismatches = first.mismatches
+        if runtime.mode != "gpu":
+            self._no_performance(result, runtime, "")
+            result.shapes = [_shape_stub(c) for c in ref.runnable if c.timed]
+            return
+        if not result.correct:
+            self._no_performance(result, runtime, "only correct candidates are timed")
+            return
+        self._time(task, candidate, runtime, slot, ref, result)
+
+    # -- candidate child ------------------------------------------------------
+
+    def _run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot,
+                       ref: ReferenceRun) -> SandboxResult:
+        plan = {
+            "seeds": ref.seeds,
+            "stage1": [c.name for c in ref.runnable],
+            "stage2": ref.stage2_cases(self.options.check_outliers),
+            "determinism": self.options.check_determinism,
+        }
+
+        def on_message(message: Any, replier: Any) -> None:
+            if isinstance(message, dict) and message.get("kind") == "imported":
+                if message.get("contract") or message.get("violations"):
+                    replier.send({"abort": True})
+                else:
+                    replier.send(plan)
+
+        args = {"task": self._task_payload(task), "code": candidate.code, "case_set": runtime.case_set}
+        return self._sandbox(f"{CHILD}:candidate", args, slot.env, timeout=self.options.timeout_s,
+                             cache="candidate", on_message=on_message)
+
+    def _read_candidate(self, task: Task, ref: ReferenceRun, sandbox: SandboxResult) -> tuple[Verdict, list[dict[str, Any]]]:
+        verdict = Verdict()
+        runs: list[dict[str, Any]] = []
+        imported = aborted = failed_run = False
+        current: dict[str, Any] | None = None
+        for message in sandbox.messages:
+            if not isinstance(message, dict):
+                continue
+            kind = message.get("kind")
+            if kind == "setup_error":
+                raise JudgeError(f"the harness of {task.key} failed in the candidate's process: "
+                                 f"{describe_exception(message)}\n{message.get('error', '')}")
+            if kind == "import_error":
+                verdict.fail("import", f"importing the candidate failed: {describe_exception(message)}",
+                             message.get("error"))
+            elif kind == "imported":
+                imported = True
+                aborted = bool(message.get("contract") or message.get("violations"))
+                for problem in message.get("contract", []):
+                    verdict.fail("contract", problem)
+                for problem in message.get("violations", []):
+                    verdict.fail("anticheat", f"at import, the candidate {problem}")
+                if message.get("import_launches", {}).get("other"):
+                    verdict.flag("foreign_kernels_at_import")
+            elif kind == "start":
+                current = message
+            elif kind == "error":
+                failed_run = True
+                rerun = " (second run of the determinism check)" if message.get("rerun") else ""
+                verdict.fail("run", f"{where(message)}{rerun} raised {describe_exception(message)}",
+                             message.get("error"))
+            elif kind == "run":
+                current = None
+                runs.append(message)
+                self._check_guards(task, message, message.get("checks", {}), verdict)
+                if "rerun_checks" in message:
+                    self._check_guards(task, message, message["rerun_checks"], verdict)
+        expected = len(ref.seeds) * (len(ref.runnable) + len(ref.stage2_cases(self.options.check_outliers)))
+        complete = (imported and not aborted and not failed_run and sandbox.completed
+                    and len(runs) >= expected)
+        if not imported and not verdict.has("import"):
+            verdict.fail("import", f"the candidate's process {sandbox.describe_exit()} while importing it",
+                         _tail(sandbox.stderr, 4000) or None)
+        elif imported and not aborted and not failed_run and not complete:
+            location = f" during {where(current)}" if current else ""
+            verdict.fail("run", f"the candidate's process {sandbox.describe_exit()}{location}",
+                         _tail(sandbox.stderr, 4000) or None)
+        verdict.ran = complete
+        return verdict, runs
+
+    def _check_guards(self, task: Task, frame: dict[str, Any], checks: dict[str, Any], verdict: Verdict) -> None:
+        at = where(frame)
+        for problem in checks.get("violations", []):
+            verdict.fail("anticheat", f"during {at}, the candidate {problem}")
+        mutated = checks.get("mutated", [])
+        if mutated:
+            verdict.fail("anticheat", f"during {at}, the candidate modified its input(s) "
+                         f"{', '.join(mutated)} (inputs must stay unchanged)")
+        compute = checks.get("compute", [])
+        if compute and task.forbid_torch_compute:
+            verdict.fail("anticheat", "the entry point computed with torch/numpy instead of a Triton "
+                         f"kernel ({', '.join(compute[:3])})")
+        launches = checks.get("launches", {})
+        if launches.get("other"):
+            verdict.fail("anticheat", "the candidate launched kernels that are not its own: "
+                         + ", ".join(launches["other"][:3]))
+        if launches.get("candidate", 0) == 0:
+            verdict.fail("anticheat", f"during {at}, no Triton kernel defined in the candidate was launched")
+
+    # -- comparison -------------------------------------------------------------
+
+    def _compare_runs(self, task: Task, ref: ReferenceRun, runs: list[dict[str, Any]], verdict: Verdict,
+                      slot: Slot) -> None:
+        cases = {c.name: c for c in ref.cases}
+        custom: dict[int, Any] = {}
+        if ref.custom_compare:
+            custom = self._custom_compare(task, ref, runs, cases, slot)
+        for index, frame in enumerate(runs):
+            case = cases[frame["case"]]
+            overrides = {**task.tolerances, **case.tolerances}
+            at = where(frame)
+            if "rerun" in frame:
+                diffs = compare_values(frame["outputs"], frame["rerun"], overrides, "output")
+                if diffs:
+                    verdict.fail("anticheat", f"{at}: results differ between two runs on the same "
+                                 f"inputs: {diffs[0]['message']}", mismatches=diffs)
+                elif not _bitwise_equal(frame["outputs"], frame["rerun"]):
+                    verdict.flag("nondeterministic_within_tolerance")
+            expected = ref.outputs.get((frame["stage"], frame["case"], frame["seed"]))
+            if expected is None:
+                raise JudgeError(f"no reference output for {at}")
+            mismatches = self._compare_outputs(expected, frame["outputs"], overrides, custom.get(index))
+            if mismatches:
+                stage = frame["stage"]
+                if not verdict.has(stage):
+                    detail = mismatches[0]["message"]
+                    verdict.fail(stage, f"{at}: {detail}" + (
+                        f" (+{len(mismatches) - 1} more)" if len(mismatches) > 1 else ""),
+                        mismatches=[{**m, "stage": stage, "case": frame["case"], "seed": frame["seed"]}
+                                    for m in mismatches])
+
+    def _compare_outputs(self, expected: Any, actual: Any, overrides: dict[str, Any],
+                         custom: dict[str, Any] | None) -> list[dict[str, Any]]:
+        if isinstance(expected, dict) and isinstance(actual, dict) and custom:
+            out = []
+            missing = [k for k in expected if k not in actual]
+            if missing:
+                return compare_values(expected, actual, overrides, "outputs")
+            for name, value in expected.items():
+                verdict = custom.get(name)
+                if verdict is None:
+                    out += compare_values(value, actual[name], overrides, name)
+                elif verdict:
+                    out.append({"path": name, "problem": "custom", "message": f"{name}: {verdict}"})
+            return out
+        if isinstance(expected, dict) and isinstance(actual, dict) and set(expected) == set(actual):
+            out = []
+            for name in expected:
+                out += compare_values(expected[name], actual[name], overrides, name)
+            return out
+        return compare_values(expected, actual, overrides, "outputs")
+
+    def _custom_compare(self, task: Task, ref: ReferenceRun, runs: list[dict[str, Any]],
+                        cases: dict[str, Case], slot: Slot) -> dict[int, dict[str, Any]]:
+        """Run the harness's own compare hook in a trusted child (no candidate code there)."""
+        items, owners = [], []
+        for index, frame in enumerate(runs):
+            expected = ref.outputs.get((frame["stage"], frame["case"], frame["seed"]))
+            actual = frame["outputs"]
+            if not isinstance(expected, dict) or not isinstance(actual, dict):
+                continue
+            for name, value in expected.items():
+                if name in actual:
+                    items.append({"case": cases[frame["case"]].to_dict(), "name": name,
+                                  "expected": value, "actual": actual[name]})
+                    owners.append((index, name))
+        if not items:
+            return {}
+        result = self._sandbox(f"{CHILD}:compare", {"task": self._task_payload(task), "items": items},
+                               slot.env, timeout=self.options.reference_timeout_s, cache="reference")
+        verdicts = result.returned
+        if not result.completed or not isinstance(verdicts, list) or len(verdicts) != len(items):
+            raise JudgeError(f"the harness compare hook of {task.key} failed: {result.describe_exit()}"
+                             + _tail(result.stderr))
+        out: dict[int, dict[str, Any]] = {}
+        for (index, name), verdict in zip(owners, verdicts, strict=True):
+            out.setdefault(index, {})[name] = verdict
+        return out
+
+    # -- timing -----------------------------------------------------------------
+
+    def _time(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, ref: ReferenceRun,
+              result: EvalResult) -> None:
+        timed = [c for c in ref.runnable if c.timed]
+        if not timed:
+            self._no_performance(result, runtime, "the task marks no case as timed")
+            return
+        profile = self.resolve_hardware()
+        cand_seed = ref.seeds[-1]
+        ref_seed = ref.seeds[0] if len(ref.seeds) > 1 else ref.seeds[-1]
+        flush = 256 * 1024 * 1024
+        if profile is not None:
+            cache_mib = profile.l2_cache_mib + profile.last_level_cache_mib
+            flush = max(flush, int(2 * cache_mib * 1024 * 1024))
+        args = {
+            "task": self._task_payload(task),
+            "code": candidate.code,
+            "case_set": runtime.case_set,
+            "cases": [c.name for c in timed],
+            "reference_seed": ref_seed,
+            "candidate_cache": self._cache_dir("candidate"),
+            "timing": {
+                "warmup_ms": self.options.warmup_ms,
+                "rep_ms": self.options.rep_ms,
+                "repetitions": self.options.repetitions,
+                "min_repetitions": self.options.min_repetitions,
+                "max_repetitions": self.options.max_repetitions,
+                "l2_flush": self.options.l2_flush,
+                "flush_bytes": flush,
+            },
+        }
+
+        def on_message(message: Any, replier: Any) -> None:
+            if isinstance(message, dict) and message.get("kind") == "imported":
+                if message.get("contract") or message.get("violations"):
+                    replier.send({"abort": True})
+                else:
+                    replier.send({"seed": cand_seed})
+
+        sandbox = self._sandbox("geak_evaluator_triton.gputiming:time_candidate", args, slot.env,
+                                timeout=self.options.timeout_s, cache="reference", on_message=on_message)
+        cases = {c.name: c for c in ref.cases}
+        shapes: list[ShapeResult] = []
+        verdict = Verdict()
+        for message in sandbox.messages:
+            if not isinstance(message, dict):
+                continue
+            kind = message.get("kind")
+            if kind in ("setup_error", "import_error", "error"):
+                verdict.fail("timing", f"timing failed: {describe_exception(message)}", message.get("error"))
+            elif kind == "imported":
+                for problem in message.get("contract", []) + message.get("violations", []):
+                    verdict.fail("anticheat", f"in the timing process, the candidate {problem}")
+            elif kind == "timing":
+                case = cases[message["case"]]
+                for problem in message.get("violations", []):
+                    verdict.fail("anticheat", f"while being timed on case {case.name!r}, the candidate {problem}")
+                if message.get("zero_launch_calls"):
+                    verdict.fail("anticheat", f"{message['zero_launch_calls']} timed call(s) of case "
+                                 f"{case.name!r} launched none of the candidate's kernels")
+                expected = ref.outputs.get(("stage1", case.name, message["seed"]))
+                overrides = {**task.tolerances, **case.tolerances}
+                diffs = self._compare_outputs(expected, message.get("outputs"), overrides, None)
+                if diffs:
+                    verdict.fail("anticheat", f"the outputs of the timed runs of case {case.name!r} differ "
+                                 f"from the reference: {diffs[0]['message']}", mismatches=diffs)
+                shapes.append(self._shape(case, message, profile, verdict))
+        if not verdict.failures and (not sandbox.completed or len(shapes) < len(timed)):
+            verdict.fail("timing", f"the timing process {sandbox.describe_exit()}", _tail(sandbox.stderr, 4000))
+        for flag in verdict.flags:
+            if flag not in result.flags:
+                result.flags.append(flag)
+        first = verdict.first
+        if first is not None:
+            if first.stage == "anticheat":
+                result.correct = False
+            result.failed_stage = first.stage
+            result.reason = verdict.reason()
+            result.error = trim_traceback(first.error)
+            result.mismatches = first.mismatches
+            result.performance_measured = False
+            result.performance_note = f"not measured: {first.reason}"
+            result.shapes = shapes
+            return
+        result.shapes = shapes
+        result.performance_measured = True
+        result.speedup_sum, result.speedup_geomean = aggregate_speedups(shapes)
+        result.speedup = result.speedup_sum if self.options.speedup_method == "sum" else result.speedup_geomean
+        fractions = [s.roofline_fraction for s in shapes if s.roofline_fraction is not None]
+        result.roofline_fraction = sum(fractions) / len(fractions) if fractions else None
+        note = "CUDA-event medians, reference and candidate interleaved"
+        if profile is None:
+            note += "; no hardware profile matched the device, so no roofline figures"
+        result.performance_note = note
+        if result.speedup is not None and result.speedup > self.options.suspicious_speedup:
+            result.flags.append("suspicious_speedup")
+
+    def _shape(self, case: Case, message: dict[str, Any], profile: HardwareProfile | None,
+               verdict: Verdict) -> ShapeResult:
+        ref_ms = float(message["reference_ms"])
+        cand_ms = float(message["candidate_ms"])
+        ref_wall = float(message.get("reference_wall_ms", ref_ms))
+        cand_wall = float(message.get("candidate_wall_ms", cand_ms))
+        # Host-side overhead the events do not see, as the reference shows it; a candidate whose
+        # wall clock exceeds its events by much more did work the events missed.
+        ref_gap = max(0.0, ref_wall - ref_ms)
+        if cand_wall > max(1.5 * cand_ms, cand_ms + 2 * ref_gap + 0.05):
+            verdict.flag("timing_mismatch")
+            cand_ms = max(cand_ms, cand_wall - ref_gap)
+        shape = ShapeResult(case=case.name, reference_ms=ref_ms, candidate_ms=cand_ms,
+                            flops=case.flops, bytes=case.bytes, dtype=case.dtype)
+        seconds = cand_ms * 1e-3
+        if case.bytes:
+            shape.achieved_gbs = case.bytes / seconds / 1e9
+        if case.flops:
+            shape.achieved_tflops = case.flops / seconds / 1e12
+        if profile is not None:
+            memory = shape.achieved_gbs / profile.peak_bandwidth_gbs if shape.achieved_gbs else None
+            peak = profile.peak_for(DTYPE_TO_PEAK.get(case.dtype or "", case.dtype or "")) if case.dtype else None
+            compute = shape.achieved_tflops / peak if shape.achieved_tflops and peak else None
+            values = [v for v in (memory, compute) if v is not None]
+            shape.roofline_fraction = max(values) if values else None
+            if case.flops and case.bytes and peak:
+                ridge = peak * 1e12 / (profile.peak_bandwidth_gbs * 1e9)
+                shape.bound = "compute" if case.flops / case.bytes >= ridge else "memory"
+            elif memory is not None:
+                shape.bound = "memory"
+            elif compute is not None:
+                shape.bound = "compute"
+        return shape
+
+    # -- suite authors' check ------------------------------------------------------
+
+    def check_reference(self, task: Task) -> dict[str, Any]:
+        """Reference vs the harness oracle, per run: what a suite's own tests assert."""
+        runtime = self.runtime()
+        slot = self._slots.get()
+        try:
+            run = self._run_reference(task, runtime, slot, self.seeds_for(task), oracle=True)
+        finally:
+            self._slots.put(slot)
+        report: dict[str, Any] = {"task": task.key, "skipped": run.skipped, "problems": [], "checked": 0}
+        cases = {c.name: c for c in run.cases}
+        for index, oracle in run.oracle.items():
+            if isinstance(oracle, dict) and "$oracle_error" in oracle:
+                report["problems"].append(f"{index}: the oracle raised:\n{oracle['$oracle_error']}")
+                continue
+            stage, name, seed = index
+            case = cases[name]
+            overrides = {**task.tolerances, **case.tolerances}
+            diffs = self._compare_outputs(oracle, run.outputs[index], overrides, None)
+            report["checked"] += 1
+            for diff in diffs:
+                report["problems"].append(f"{stage} case {name!r} seed {seed}: {diff['message']}")
+        return report
+
+
+def _bitwise_equal(a: Any, b: Any) -> bool:
+    import torch
+
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.numel() == 0:
+            return True
+        return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_bitwise_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_bitwise_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _shape_stub(case: Case) -> ShapeResult:
+    return ShapeResult(case=case.name, flops=case.flops, bytes=case.bytes, dtype=case.dtype)
+
+
+def _tail(text: str, limit: int = 2000) -> str:
+    text = (text or "").strip()
+    if not text:
+        return ""
+    return "\n" + (text if len(text) <= limit else "[...]" + text[-limit:])
+
+
+def _gpu_visible() -> bool:
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return False
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+def _visible_devices(vendor: str, count: int) -> list[str]:
+    names = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if vendor == "amd" else ("CUDA_VISIBLE_DEVICES",)
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            listed = [v.strip() for v in value.split(",") if v.strip()]
+            if listed:
+                return listed[:count]
+    return [str(i) for i in range(count)]
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)

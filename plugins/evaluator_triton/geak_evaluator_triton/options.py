@@ -1,0 +1,56 @@
+"""Options of the ``triton`` evaluator (the recipe's ``[evaluator]`` table)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TritonEvaluatorOptions:
+    """How the judge runs, checks and times candidates. See docs/evaluator.md."""
+
+    mode: str = field(default="auto", metadata={"choices": ["auto", "interpreter", "gpu"]})
+    timeout_s: float = 300.0  # wall clock per candidate child (correctness, then timing)
+    reference_timeout_s: float = 900.0  # wall clock per reference child
+    workers: int = 0  # 0: one per visible GPU, or min(4, CPUs) under the interpreter
+    seeds: list[int] | None = None  # None: the task's seeds
+    secret_seeds: int = 1  # extra seeds drawn per judge session, unknown to candidates
+    check_outliers: bool = True  # stage 2
+    check_determinism: bool = True  # run stage-1 cases twice and compare
+    static_checks: bool = True  # reject forbidden constructs before running anything
+    case_set: str = field(default="auto", metadata={"choices": ["auto", "small", "full"]})
+    warmup_ms: float = 25.0
+    rep_ms: float = 100.0
+    repetitions: int = 0  # > 0: exactly this many timed repetitions per side and case
+    min_repetitions: int = 5
+    max_repetitions: int = 1000
+    l2_flush: bool = True
+    suspicious_speedup: float = 10.0
+    speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean"]})
+    hardware: str = "auto"  # a hardware profile name, or auto-detect from the device
+    extra_pythonpath: list[str] = field(default_factory=list)
+    reference_cache_dir: str | None = None  # on-disk reference outputs (fixed seeds only)
+    reference_cache_mb: int = 8192  # in-memory reference outputs kept across tasks
+    triton_cache_dir: str | None = None  # default: ~/.cache/geak/triton/{reference,candidate}
+    output_limit_kb: int = 64  # captured stdout/stderr per child (head + tail)
+    max_result_mb: int = 16384  # largest result stream accepted from one child
+
+    def validate(self) -> list[str]:
+        problems = []
+        if self.mode not in ("auto", "interpreter", "gpu"):
+            problems.append(f"mode must be auto, interpreter or gpu, not {self.mode!r}")
+        if self.case_set not in ("auto", "small", "full"):
+            problems.append(f"case_set must be auto, small or full, not {self.case_set!r}")
+        if self.speedup_method not in ("sum", "geomean"):
+            problems.append(f"speedup_method must be sum or geomean, not {self.speedup_method!r}")
+        if self.timeout_s <= 0 or self.reference_timeout_s <= 0:
+            problems.append("timeouts must be positive")
+        if self.workers < 0:
+            problems.append("workers must be >= 0")
+        if self.secret_seeds < 0:
+            problems.append("secret_seeds must be >= 0")
+        if self.seeds is not None and not self.seeds:
+            problems.append("seeds, when given, must not be empty")
+        if self.min_repetitions < 1 or self.max_repetitions < self.min_repetitions:
+            problems.append("need 1 <= min_repetitions <= max_repetitions")
+        return problems

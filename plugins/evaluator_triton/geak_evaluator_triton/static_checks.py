@@ -1,0 +1,150 @@
+"""Checks on the candidate's source, done in the judge without running anything.
+
+``ast.parse`` never executes code, so these run in the judge's own process.
+They catch what a runtime check would see too late or not at all: a syntax
+error, a module without any ``@triton.jit`` kernel, and constructs a kernel
+module has no business using (process control, frame and code-object
+introspection, the judge's own packages).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+FORBIDDEN_MODULES = {
+    "ctypes": "raw memory access",
+    "gc": "walking the heap (it reaches the judge's objects)",
+    "subprocess": "starting processes",
+    "multiprocessing": "starting processes",
+    "concurrent": "background workers the timer cannot see",
+    "threading": "background threads the timer cannot see",
+    "_thread": "background threads the timer cannot see",
+    "signal": "signal handlers",
+    "socket": "network access",
+    "pty": "starting processes",
+    "importlib": "importing modules by path (the reference, the judge)",
+    "runpy": "running other modules",
+    "marshal": "loading code objects",
+    "builtins": "replacing built-in functions",
+    "geak_core": "the judge's own package",
+}
+FORBIDDEN_MODULE_PREFIXES = ("geak_",)
+FORBIDDEN_ATTRIBUTES = {
+    "_getframe": "frame introspection",
+    "f_back": "frame introspection",
+    "f_locals": "frame introspection",
+    "f_globals": "frame introspection",
+    "f_builtins": "frame introspection",
+    "gi_frame": "frame introspection",
+    "cr_frame": "frame introspection",
+    "tb_frame": "frame introspection",
+    "__code__": "swapping code objects",
+    "__globals__": "reaching other modules' globals",
+    "__closure__": "reaching other functions' state",
+    "__builtins__": "replacing built-in functions",
+    "__subclasses__": "reaching arbitrary classes",
+    "co_filename": "disguising where code comes from",
+    "settrace": "tracing the judge",
+    "setprofile": "profiling the judge",
+    "meta_path": "hooking imports",
+    "path_hooks": "hooking imports",
+}
+FORBIDDEN_OS_CALLS = {
+    "system", "popen", "fork", "forkpty", "kill", "killpg", "setsid", "setpgid", "execv",
+    "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe", "spawnl", "spawnle",
+    "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn",
+    "posix_spawnp", "_exit",
+}
+FORBIDDEN_BUILTIN_CALLS = {"exec", "eval", "__import__", "breakpoint"}
+
+
+@dataclass
+class StaticFinding:
+    stage: str  # "import" (syntax), "contract" (no kernel), "anticheat" (forbidden construct)
+    reason: str
+    line: int | None = None
+
+
+def check_source(code: str, *, forbid_constructs: bool = True) -> StaticFinding | None:
+    """The first problem found in ``code``, or None."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+        return StaticFinding("import", f"syntax error at {where}: {exc.msg}", exc.lineno)
+    except ValueError as exc:  # null bytes
+        return StaticFinding("import", f"cannot parse the candidate: {exc}")
+    if forbid_constructs:
+        finding = _forbidden(tree)
+        if finding:
+            return finding
+    if not _defines_kernel(tree):
+        return StaticFinding(
+            "contract",
+            "the candidate defines no Triton kernel (no function decorated with @triton.jit)",
+        )
+    return None
+
+
+def _decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _defines_kernel(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                name = _decorator_name(decorator)
+                if name.split(".")[-1] == "jit":
+                    return True
+    return False
+
+
+def _module_problem(name: str) -> str | None:
+    root = name.split(".")[0]
+    if root in FORBIDDEN_MODULES:
+        return FORBIDDEN_MODULES[root]
+    if root.startswith(FORBIDDEN_MODULE_PREFIXES):
+        return "the judge's own packages"
+    return None
+
+
+def _forbidden(tree: ast.AST) -> StaticFinding | None:
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", None)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                why = _module_problem(alias.name)
+                if why:
+                    return _finding(f"imports {alias.name!r} ({why})", line)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            why = _module_problem(node.module)
+            if why:
+                return _finding(f"imports from {node.module!r} ({why})", line)
+        elif isinstance(node, ast.Attribute):
+            if node.attr in FORBIDDEN_ATTRIBUTES:
+                return _finding(f"uses .{node.attr} ({FORBIDDEN_ATTRIBUTES[node.attr]})", line)
+            if node.attr in FORBIDDEN_OS_CALLS and _decorator_name(node.value) == "os":
+                return _finding(f"calls os.{node.attr} (process control)", line)
+            if node.attr == "modules" and _decorator_name(node.value) == "sys":
+                return _finding("uses sys.modules (reaching other modules)", line)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in FORBIDDEN_BUILTIN_CALLS:
+                return _finding(f"calls {node.func.id}() (running generated code)", line)
+        elif isinstance(node, ast.Name) and node.id in ("__builtins__",):
+            return _finding("uses __builtins__ (replacing built-in functions)", line)
+    return None
+
+
+def _finding(what: str, line: int | None) -> StaticFinding:
+    where = f"line {line}: " if line else ""
+    return StaticFinding("anticheat", f"forbidden construct at {where}the candidate {what}", line)

@@ -1,0 +1,94 @@
+"""Turning what the children reported into one verdict (judge side, no candidate code).
+
+The judge collects failures as (stage, reason) pairs while reading the
+candidate's frames; the verdict names the earliest stage in
+``model.STAGES`` and mentions the others, so a cheat that is also wrong
+reports both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from geak_core.model import STAGES
+
+MAX_ERROR_LINES = 40
+MAX_ERROR_CHARS = 6000
+
+
+@dataclass
+class Failure:
+    stage: str
+    reason: str
+    error: str | None = None
+    mismatches: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Verdict:
+    failures: list[Failure] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    ran: bool = False  # every planned run executed without raising or crashing
+
+    def fail(self, stage: str, reason: str, error: str | None = None,
+             mismatches: list[dict[str, Any]] | None = None) -> None:
+        if any(f.stage == stage and f.reason == reason for f in self.failures):
+            return
+        self.failures.append(Failure(stage, reason, error, mismatches or []))
+
+    def flag(self, name: str) -> None:
+        if name not in self.flags:
+            self.flags.append(name)
+
+    def has(self, stage: str) -> bool:
+        return any(f.stage == stage for f in self.failures)
+
+    @property
+    def first(self) -> Failure | None:
+        if not self.failures:
+            return None
+        return min(self.failures, key=lambda f: STAGES.index(f.stage))
+
+    def reason(self) -> str | None:
+        first = self.first
+        if first is None:
+            return None
+        others = [f.reason for f in self.failures if f is not first]
+        text = first.reason
+        if others:
+            text += "; also: " + "; ".join(others[:3])
+            if len(others) > 3:
+                text += f" (and {len(others) - 3} more)"
+        return text
+
+
+def trim_traceback(text: str | None) -> str | None:
+    """The relevant tail of a traceback: the last frames and the exception line."""
+    if not text:
+        return text
+    lines = text.rstrip().splitlines()
+    if len(lines) > MAX_ERROR_LINES:
+        lines = ["[... earlier frames trimmed ...]"] + lines[-MAX_ERROR_LINES:]
+    out = "\n".join(lines)
+    if len(out) > MAX_ERROR_CHARS:
+        out = "[...]\n" + out[-MAX_ERROR_CHARS:]
+    return out
+
+
+def describe_exception(frame: dict[str, Any]) -> str:
+    name = frame.get("exception", "Exception")
+    message = (frame.get("message") or "").strip().splitlines()
+    first = message[0][:300] if message else ""
+    lowered = (name + " " + " ".join(message)).lower()
+    if name == "OutOfMemoryError" or "out of memory" in lowered:
+        return f"ran out of GPU memory ({name}: {first})"
+    if "cuda error" in lowered or "hip error" in lowered or "illegal memory access" in lowered:
+        return f"GPU error ({name}: {first})"
+    if name in ("CompilationError", "CompileTimeAssertionFailure", "PTXASError") or "compilationerror" in lowered:
+        return f"the kernel failed to compile ({name}: {first})"
+    return f"{name}: {first}" if first else name
+
+
+def where(frame: dict[str, Any]) -> str:
+    return f"{frame.get('stage')} case {frame.get('case')!r} seed {frame.get('seed')}"
