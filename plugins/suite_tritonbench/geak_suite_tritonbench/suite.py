@@ -33,6 +33,7 @@ from geak_suite_tritonbench.layout import (
     locate,
 )
 from geak_suite_tritonbench.matching import DEFAULT_THRESHOLD, LabelMatcher, normalise
+from geak_suite_tritonbench.records import code_from_reply, reply_of
 from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file
 
 log = logging.getLogger(__name__)
@@ -284,3 +285,12 @@ class TritonBenchSuite:
                 if hits:
                     return max(hits)[1]
         return None
+
+    def record_code(self, record: dict[str, Any], task_id: str | None = None) -> str | None:
+        """The candidate code of a record (its ``predict`` reply), or None when it has none."""
+        reply = reply_of(record)
+        if reply is None:
+            return None
+        task_id = task_id or self.resolve_record(record)
+        names = [e.name for e in self.get(task_id).entry_points] if task_id else []
+        return code_from_reply(reply, names)
