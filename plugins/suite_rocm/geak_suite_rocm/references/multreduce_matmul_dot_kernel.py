@@ -1,0 +1,66 @@
+"""Reference for rocm/multreduce_matmul_dot_kernel: C = A @ B (+ bias per row) with tl.dot.
+
+The launched kernel is a thin wrapper over a core that also offers a
+multiply-and-reduce path (USE_DOT=False), as in the original's layout. Rows
+and columns past the edge wrap (modulo) on load so no load reads outside A or
+B; only the store is masked.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def triton_matmul_kernel(
+    a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+    stride_cm, stride_cn, stride_bias, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr, USE_BIAS: tl.constexpr, USE_DOT: tl.constexpr,
+    EVEN_K: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+
+    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_m % M)[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + (offs_n % N)[None, :] * stride_bn
+
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_SIZE_K):
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            k_left = K - k
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
+        if USE_DOT:
+            acc = tl.dot(a, b, acc)
+        else:
+            prod = a[:, :, None].to(tl.float32) * b[None, :, :].to(tl.float32)
+            acc += tl.sum(prod, axis=1)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+
+    if USE_BIAS:
+        bias = tl.load(bias_ptr + (offs_m % M) * stride_bias).to(tl.float32)
+        acc += bias[:, None]
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def triton_dot_matmul_kernel(
+    a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+    stride_cm, stride_cn, stride_bias, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr, USE_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
+):
+    triton_matmul_kernel(
+        a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+        stride_cm, stride_cn, stride_bias, BLOCK_SIZE_M=BLOCK_SIZE_M, BLOCK_SIZE_N=BLOCK_SIZE_N,
+        BLOCK_SIZE_K=BLOCK_SIZE_K, USE_BIAS=USE_BIAS, USE_DOT=True, EVEN_K=EVEN_K,
+    )
