@@ -184,3 +184,13 @@ def test_the_suite_is_registered_as_tritonbench_with_its_options(tmp_path):
     suite = spec.build(TritonBenchOptions(path=str(DATA), instruction="simple"))
     assert suite.name == "tritonbench" and len(suite.tasks()) == len(USABLE)
 
+
+
+def test_wrappers_may_compute_with_torch_unless_the_option_forbids_it(make_suite):
+    assert make_suite().get("add_vectors").forbid_torch_compute is False
+    assert make_suite(forbid_torch_compute=True).get("add_vectors").forbid_torch_compute is True
+
+
+def test_tasks_have_no_outlier_stage_and_say_why(make_suite):
+    task = make_suite().get("add_vectors")
+    assert task.outliers is None and "own test builds its inputs" in task.outlier_note
