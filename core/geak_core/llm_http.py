@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
+_LOOPBACK = ("all://127.0.0.1", "all://localhost", "all://[::1]")
 _MESSAGE_LIMIT = 500
 
 
@@ -336,7 +337,8 @@ class JsonHttpClient:
             limits=httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency),
             follow_redirects=False,
             transport=transport,
-            trust_env=True,
+            trust_env=True,  # proxies from the environment, except for servers on this machine:
+            mounts=None if transport is not None else {pattern: None for pattern in _LOOPBACK},
         )
 
     def close(self) -> None:

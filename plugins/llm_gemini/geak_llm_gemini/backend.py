@@ -80,6 +80,13 @@ class GeminiOptions:
             raise ValueError("set both price_per_mtok_input and price_per_mtok_output, or neither")
 
 
+def _count(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 class _CountRefused(Exception):
     """The model rejected ``candidateCount > 1``."""
 
@@ -289,11 +296,11 @@ class GeminiBackend:
             texts.append(text)
             reasons.append(reason)
         meta = data.get("usageMetadata") if isinstance(data.get("usageMetadata"), dict) else {}
-        completion = int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0)
+        completion = _count(meta.get("candidatesTokenCount")) + _count(meta.get("thoughtsTokenCount"))
         return _Batch(
             texts=texts,
             finish_reasons=reasons,
-            usage=Usage(int(meta.get("promptTokenCount") or 0), completion),
+            usage=Usage(_count(meta.get("promptTokenCount")), completion),
             model=str(data.get("modelVersion") or self.model),
             raw=data,
         )

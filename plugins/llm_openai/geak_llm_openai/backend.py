@@ -101,6 +101,14 @@ class OpenAIOptions:
             raise ValueError("set both price_per_mtok_input and price_per_mtok_output, or neither")
 
 
+def _count(value: Any) -> int:
+    """A token count from a server that may send null, a float or a string."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 class _NRefused(Exception):
     """The server rejected ``n > 1``."""
 
@@ -316,8 +324,8 @@ class OpenAIBackend:
         )
         texts, reasons = [], []
         for choice in choices:
-            message = choice.get("message") or {}
-            content = message.get("content")
+            message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+            content = message.get("content", choice.get("text"))  # "text": completions-style proxies
             if isinstance(content, list):  # content parts
                 content = "".join(
                     p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
@@ -330,9 +338,7 @@ class OpenAIBackend:
         return _Batch(
             texts=texts,
             finish_reasons=reasons,
-            usage=Usage(
-                int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-            ),
+            usage=Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))),
             model=str(data.get("model") or self.options.model),
             raw=data,
         )
