@@ -51,6 +51,7 @@ from geak_suite_tritonbench.taskfile import parse_part, plan_test, split_source
 
 TEST_CASE = "test"
 PERF_PREFIX = "perf_"
+PERF_SEEDS_KEPT = 4  # the judge runs each case for every seed: task seeds plus secret ones
 WEAK_TIMING_NOTE = (
     "timed: the task's whole test function, building its inputs included; a weaker "
     "measurement than a per-shape timing (no performance script for this task)"
@@ -135,7 +136,7 @@ class Harness(BaseHarness):
         self._perf: PerfScript | None = None
         self._perf_error = ""
         self._current: Any = None  # the module a performance script's call goes to
-        self._raw: tuple[int, list[Any]] | None = None  # (seed, the script's inputs)
+        self._raw: dict[int, list[Any]] = {}  # the script's inputs (on the CPU) by seed
         self._templates: dict[tuple[str, int], Any] = {}
 
     # -- cases ---------------------------------------------------------------
@@ -207,10 +208,12 @@ class Harness(BaseHarness):
         return cases
 
     def _inputs_of_script(self, script: PerfScript, seed: int) -> list[Any]:
-        if self._raw is None or self._raw[0] != seed:
-            self._raw = None  # free the previous seed's inputs first
-            self._raw = (seed, script.inputs(seed))
-        return self._raw[1]
+        """The script lists every input at once; keep a few seeds' lists for the next cases."""
+        if seed not in self._raw:
+            while len(self._raw) >= PERF_SEEDS_KEPT:
+                del self._raw[next(iter(self._raw))]
+            self._raw[seed] = script.inputs(seed)
+        return self._raw[seed]
 
     # -- inputs and outputs ---------------------------------------------------
 

@@ -194,3 +194,22 @@ def test_wrappers_may_compute_with_torch_unless_the_option_forbids_it(make_suite
 def test_tasks_have_no_outlier_stage_and_say_why(make_suite):
     task = make_suite().get("add_vectors")
     assert task.outliers is None and "own test builds its inputs" in task.outlier_note
+
+
+def test_perf_scripts_are_found_in_golden_metrics_beside_the_task_folder(make_suite, copy_of_tasks):
+    import shutil
+
+    shutil.copytree(PERF, copy_of_tasks.parent / "golden_metrics")
+    task = make_suite(copy_of_tasks).get("add_vectors")
+    assert task.extra["perf_script"] == str(copy_of_tasks.parent / "golden_metrics" /
+                                            "add_vectors_perf.py")
+
+
+def test_an_explicit_perf_scripts_folder_is_used(make_suite, copy_of_tasks):
+    task = make_suite(copy_of_tasks, perf_scripts=str(PERF)).get("add_vectors")
+    assert task.extra["perf_script"] == str(PERF / "add_vectors_perf.py")
+
+
+def test_files_other_than_python_in_the_task_folder_are_ignored(make_suite, copy_of_tasks):
+    (copy_of_tasks / "performance_analysis.txt").write_text("notes")
+    assert {t.id for t in make_suite(copy_of_tasks).tasks()} == USABLE
