@@ -24,7 +24,7 @@ from typing import Any
 
 from geak_core.errors import InputError
 from geak_core.plugins import suggest
-from geak_core.tasks import Task
+from geak_core.tasks import Requirement, Task
 
 from geak_suite_tritonbench.layout import (
     DataLayout,
@@ -213,6 +213,10 @@ class TritonBenchSuite:
             outliers=None,
             outlier_note="the task's own test builds its inputs; there is no outlier stage",
             seeds=(0, 1),
+            requires=[
+                Requirement("gpu", f"under the CPU interpreter: {reason}")
+                for reason in task_file.interpreter_blockers
+            ],
             forbid_torch_compute=self.options.forbid_torch_compute,
             shapes_note=(
                 "the task's test builds small fixed-shape inputs"

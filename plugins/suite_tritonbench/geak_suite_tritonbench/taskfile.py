@@ -19,6 +19,8 @@ from pathlib import Path
 
 from geak_core.tasks import EntryPoint
 
+from geak_suite_tritonbench.interpreter import interpreter_blockers
+
 SEPARATOR = "#" * 146
 JIT_DECORATORS = ("jit", "autotune", "heuristics")
 
@@ -59,6 +61,7 @@ class TaskFile:
     test_source: str  # lines after the separator
     plan: TestPlan
     entry_points: list[EntryPoint]
+    interpreter_blockers: list[str] = field(default_factory=list)
 
     @property
     def stem(self) -> str:
@@ -315,4 +318,5 @@ def read_task_file(path: Path) -> TaskFile:
         test_source=test_source,
         plan=plan,
         entry_points=points,
+        interpreter_blockers=interpreter_blockers(kernel, test),
     )

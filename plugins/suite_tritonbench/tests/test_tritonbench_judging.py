@@ -59,3 +59,14 @@ def test_a_correct_candidate_on_a_weak_test_is_flagged(make_suite, judge):
     task = make_suite().get("scale_check")
     result = _judge(judge, task, open(task.reference).read())
     assert result.correct and "weak_test" in result.flags
+
+
+def test_a_task_the_interpreter_cannot_run_is_skipped_with_its_reason(make_suite, judge,
+                                                                       copy_of_tasks):
+    path = copy_of_tasks / "relu_kernel.py"
+    path.write_text(path.read_text().replace("out = torch.empty_like(x)",
+                                             "out = torch.empty(x.shape, device='cuda')"))
+    task = make_suite(copy_of_tasks).get("relu_kernel")
+    result = _judge(judge, task, open(task.reference).read())
+    assert "skipped" in result.flags and not result.correct
+    assert "places tensors on 'cuda'" in result.reason

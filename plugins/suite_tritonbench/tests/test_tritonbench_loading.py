@@ -213,3 +213,16 @@ def test_an_explicit_perf_scripts_folder_is_used(make_suite, copy_of_tasks):
 def test_files_other_than_python_in_the_task_folder_are_ignored(make_suite, copy_of_tasks):
     (copy_of_tasks / "performance_analysis.txt").write_text("notes")
     assert {t.id for t in make_suite(copy_of_tasks).tasks()} == USABLE
+
+
+def test_tasks_the_interpreter_can_run_need_nothing(make_suite):
+    assert all(t.requires == [] for t in make_suite().tasks())
+
+
+def test_a_task_the_interpreter_cannot_run_needs_a_gpu_and_says_why(make_suite, copy_of_tasks):
+    path = copy_of_tasks / "relu_kernel.py"
+    path.write_text(path.read_text().replace("out = torch.empty_like(x)",
+                                             "out = torch.empty(x.shape, device='cuda')"))
+    (requirement,) = make_suite(copy_of_tasks).get("relu_kernel").requires
+    assert requirement.name == "gpu"
+    assert requirement.reason == "under the CPU interpreter: its reference code places tensors on 'cuda'"

@@ -165,3 +165,36 @@ def test_a_test_that_calls_nothing_of_the_reference_makes_the_file_unusable(tmp_
     path = _file(tmp_path, "def f(x):\n    return x\n", "def test_f():\n    return 1\n")
     with pytest.raises(TaskFileError, match="calls no function defined in the reference"):
         read_task_file(path)
+
+
+def _blockers(kernel: str, test: str = "def test_x():\n    return 1\n"):
+    from geak_suite_tritonbench.interpreter import interpreter_blockers
+
+    return interpreter_blockers(ast.parse(textwrap.dedent(kernel)), ast.parse(textwrap.dedent(test)))
+
+
+def test_plain_kernels_and_cuda_strings_in_the_test_do_not_block_the_interpreter():
+    assert _blockers("def f(x):\n    return x\n", "x = torch.ones(3, device='cuda').cuda()\n") == []
+
+
+def test_libdevice_in_a_kernel_blocks_the_interpreter():
+    (reason,) = _blockers("from triton.language.extra.cuda import libdevice\n")
+    assert "libdevice" in reason
+    assert _blockers("y = tl.extra.hip.libdevice.exp(x)\n")
+
+
+def test_cuda_placement_in_the_reference_code_blocks_the_interpreter():
+    assert _blockers("out = torch.empty(3, device='cuda:0')\n") == [
+        "its reference code places tensors on 'cuda'"
+    ]
+    assert _blockers("out = x.cuda()\n")
+
+
+def test_gpu_only_torch_cuda_calls_block_the_interpreter_but_harmless_ones_do_not():
+    (reason,) = _blockers("torch.cuda.synchronize()\n", "torch.cuda.current_device()\n")
+    assert "torch.cuda.current_device, torch.cuda.synchronize" in reason
+    assert _blockers("torch.cuda.is_available()\ntorch.cuda.manual_seed(0)\n") == []
+
+
+def test_bfloat16_blocks_the_interpreter():
+    assert "bfloat16" in _blockers("x = 1", "y = torch.ones(2, dtype=torch.bfloat16)\n")[0]
