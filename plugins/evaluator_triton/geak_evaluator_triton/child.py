@@ -354,13 +354,17 @@ class CandidateGuard:
         self.files = files  # candidate / reference file, harness directory
         self._mark = 0
 
-    def classify(self, launches: list[tuple[str, str]]) -> dict[str, Any]:
+    def classify(self, launches: list[tuple[str, str, bool]]) -> dict[str, Any]:
+        """Candidate kernels vs kernels the entry point launched from elsewhere.
+
+        Launches made by the harness itself (outside the entry points) are its business.
+        """
         counts = {"candidate": 0, "harness": 0}
         other: list[str] = []
-        for name, path in launches:
+        for name, path, from_entry in launches:
             if path == self.files["candidate"]:
                 counts["candidate"] += 1
-            elif path.startswith(self.files["harness_dir"]):
+            elif not from_entry:
                 counts["harness"] += 1
             else:
                 label = "the reference" if path == self.files.get("reference") else path
@@ -416,12 +420,11 @@ def prepare_candidate(task: Any, code: str, harness: Any, log: Any, extra_watch:
     for label, module in (extra_watch or {}).items():
         watch_module(snapshot, label, module)
     threads = ThreadWatch()
-    harness_file = sys.modules[type(harness).__module__].__file__ or ""
     files = {
         "candidate": path,
-        "harness_dir": os.path.dirname(os.path.abspath(harness_file)) + os.sep,
         "reference": os.path.abspath(task.reference) if task.reference else "",
     }
+    log.inside_entry_point = lambda: monitor.depth > 0
     guard = CandidateGuard(log, monitor, snapshot, threads, files)
     mark = log.mark()
     try:

@@ -585,8 +585,6 @@ class TritonEvaluator:
                     verdict.fail("contract", problem)
                 for problem in message.get("violations", []):
                     verdict.fail("anticheat", f"at import, the candidate {problem}")
-                if message.get("import_launches", {}).get("other"):
-                    verdict.flag("foreign_kernels_at_import")
             elif kind == "start":
                 current = message
             elif kind == "error":
@@ -614,23 +612,25 @@ class TritonEvaluator:
         return verdict, runs
 
     def _check_guards(self, task: Task, frame: dict[str, Any], checks: dict[str, Any], verdict: Verdict) -> None:
+        """Guard findings of one run; each kind of finding is reported once, where first seen."""
         at = where(frame)
         for problem in checks.get("violations", []):
-            verdict.fail("anticheat", f"during {at}, the candidate {problem}")
+            verdict.fail("anticheat", f"during {at}, the candidate {problem}", key=f"violation:{problem}")
         mutated = checks.get("mutated", [])
         if mutated:
             verdict.fail("anticheat", f"during {at}, the candidate modified its input(s) "
-                         f"{', '.join(mutated)} (inputs must stay unchanged)")
+                         f"{', '.join(mutated)} (inputs must stay unchanged)", key="mutated")
         compute = checks.get("compute", [])
         if compute and task.forbid_torch_compute:
-            verdict.fail("anticheat", "the entry point computed with torch/numpy instead of a Triton "
-                         f"kernel ({', '.join(compute[:3])})")
+            verdict.fail("anticheat", f"during {at}, the entry point computed with torch/numpy instead "
+                         f"of a Triton kernel ({', '.join(compute[:3])})", key="compute")
         launches = checks.get("launches", {})
         if launches.get("other"):
-            verdict.fail("anticheat", "the candidate launched kernels that are not its own: "
-                         + ", ".join(launches["other"][:3]))
+            verdict.fail("anticheat", f"during {at}, the entry point launched kernels that are not the "
+                         "candidate's own: " + ", ".join(launches["other"][:3]), key="foreign")
         if launches.get("candidate", 0) == 0:
-            verdict.fail("anticheat", f"during {at}, no Triton kernel defined in the candidate was launched")
+            verdict.fail("anticheat", f"during {at}, no Triton kernel defined in the candidate was "
+                         "launched", key="no_launch")
 
     # -- comparison -------------------------------------------------------------
 
@@ -648,7 +648,7 @@ class TritonEvaluator:
                 diffs = compare_values(frame["outputs"], frame["rerun"], overrides, "output")
                 if diffs:
                     verdict.fail("anticheat", f"{at}: results differ between two runs on the same "
-                                 f"inputs: {diffs[0]['message']}", mismatches=diffs)
+                                 f"inputs: {diffs[0]['message']}", mismatches=diffs, key="nondeterministic")
                 elif not _bitwise_equal(frame["outputs"], frame["rerun"]):
                     verdict.flag("nondeterministic_within_tolerance")
             expected = ref.outputs.get((frame["stage"], frame["case"], frame["seed"]))

@@ -128,7 +128,7 @@ def _time_case(
         outputs = harness.allocate(case, inputs)
         mark = log.mark()
         harness.run(module, case, inputs, outputs)
-        own = sum(1 for _, path in log.since(mark) if path == guard.files["candidate"])
+        own = sum(1 for _, path, _ in log.since(mark) if path == guard.files["candidate"])
         return outputs, own
 
     # Warm-up: the first call compiles and autotunes; keep calling until warmup_ms has passed.
@@ -170,7 +170,7 @@ def _time_case(
             end.record()
             events[side].append((start, end))
             if side == "candidate":
-                own = sum(1 for _, path in log.since(mark) if path == guard.files["candidate"])
+                own = sum(1 for _, path, _ in log.since(mark) if path == guard.files["candidate"])
                 zero_launch_calls += own == 0
                 last_outputs = outputs
         if rep % 32 == 31:

@@ -91,13 +91,14 @@ class LaunchLog:
     """Records every top-level Triton launch in this process."""
 
     def __init__(self) -> None:
-        self.launches: list[tuple[str, str]] = []  # (kernel name, defining file)
+        self.launches: list[tuple[str, str, bool]] = []  # (kernel, defining file, from an entry point)
         self.enabled = True
+        self.inside_entry_point = lambda: False
 
     def mark(self) -> int:
         return len(self.launches)
 
-    def since(self, mark: int) -> list[tuple[str, str]]:
+    def since(self, mark: int) -> list[tuple[str, str, bool]]:
         return self.launches[mark:]
 
     def install(self) -> None:
@@ -115,7 +116,9 @@ class LaunchLog:
             def counted_run(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
                 if not kwargs.get("warmup", False) and log.enabled:
                     fn = base_function(self)
-                    log.launches.append((getattr(fn, "__name__", "?"), kernel_file(self)))
+                    log.launches.append(
+                        (getattr(fn, "__name__", "?"), kernel_file(self), log.inside_entry_point())
+                    )
                 return _original(self, *args, **kwargs)
 
             counted_run.__qualname__ = f"{cls.__name__}.run"
@@ -372,7 +375,62 @@ def check_contract(module: Any, entry_points: list[Any], candidate_file: str) ->
                 continue
             if not _defined_in(obj, candidate_file, module.__name__):
                 problems.append(f"entry point {ep.name!r} is not defined in the candidate's own code")
+    problems += borrowed_device_functions(module, candidate_file, leaf_kinds)
     return problems
+
+
+def borrowed_device_functions(module: Any, candidate_file: str, leaf_kinds: tuple[type, ...]) -> list[str]:
+    """Kernels of the candidate that call Triton functions defined elsewhere (not in Triton).
+
+    Calling another file's ``@triton.jit`` function from a kernel inlines it: a candidate
+    could wrap the reference's kernel in a kernel of its own.
+    """
+    triton_dir = _package_dir("triton") + os.sep
+    problems: list[str] = []
+    for name, value in list(vars(module).items()):
+        layer = value
+        for _ in range(16):
+            if isinstance(layer, leaf_kinds) or layer is None:
+                break
+            layer = getattr(layer, "fn", None)
+        if not isinstance(layer, leaf_kinds) or kernel_file(layer) != candidate_file:
+            continue
+        fn = base_function(layer)
+        for used, owner in _referenced_globals(fn):
+            if not isinstance(used, leaf_kinds):
+                continue
+            where = kernel_file(used)
+            if where != candidate_file and not where.startswith(triton_dir):
+                problem = (f"kernel {name!r} calls the Triton function {owner!r} defined in {where}; "
+                           "kernels must be the candidate's own")
+                if problem not in problems:
+                    problems.append(problem)
+    return problems
+
+
+def _referenced_globals(fn: Any) -> list[tuple[Any, str]]:
+    if fn is None:
+        return []
+    names: set[str] = set()
+    stack = [fn.__code__]
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        stack.extend(c for c in code.co_consts if inspect.iscode(c))
+    out = []
+    scope = fn.__globals__
+    for name in names:
+        value = scope.get(name)
+        if value is None:
+            continue
+        if inspect.ismodule(value):
+            for attr in names:
+                member = getattr(value, attr, None)
+                if member is not None:
+                    out.append((member, f"{name}.{attr}"))
+        else:
+            out.append((value, name))
+    return out
 
 
 def _defined_in(obj: Any, candidate_file: str, module_name: str) -> bool:

@@ -30,11 +30,15 @@ class Verdict:
     failures: list[Failure] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     ran: bool = False  # every planned run executed without raising or crashing
+    _keys: set[str] = field(default_factory=set)
 
     def fail(self, stage: str, reason: str, error: str | None = None,
-             mismatches: list[dict[str, Any]] | None = None) -> None:
-        if any(f.stage == stage and f.reason == reason for f in self.failures):
+             mismatches: list[dict[str, Any]] | None = None, key: str | None = None) -> None:
+        """Record a failure; with ``key``, only the first failure of that kind counts."""
+        key = key or f"{stage}:{reason}"
+        if key in self._keys:
             return
+        self._keys.add(key)
         self.failures.append(Failure(stage, reason, error, mismatches or []))
 
     def flag(self, name: str) -> None:

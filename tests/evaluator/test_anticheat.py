@@ -1,0 +1,172 @@
+"""Every cheat in tests/fixtures/cheats is rejected, with a reason that names the cheat."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def rejected(verdicts, name):
+    result = verdicts[f"cheat:{name}"]
+    assert not result.correct, f"{name} was accepted"
+    assert result.reason, f"{name} was rejected without a reason"
+    assert "judge_error" not in result.flags, result.reason
+    return result
+
+
+def test_a_module_without_any_triton_kernel_is_rejected_before_running(verdicts):
+    result = rejected(verdicts, "add_no_kernel")
+    assert result.failed_stage == "contract"
+    assert "no Triton kernel" in result.reason
+
+
+def test_an_entry_point_that_is_not_a_jit_kernel_is_rejected(verdicts):
+    result = rejected(verdicts, "add_fake_entry")
+    assert result.failed_stage == "contract"
+    assert "must be a @triton.jit kernel" in result.reason
+
+
+def test_reexporting_the_reference_kernel_is_rejected(verdicts):
+    result = rejected(verdicts, "add_reference_kernel")
+    assert result.failed_stage == "contract"
+    assert "not in the candidate's own code" in result.reason
+
+
+def test_calling_the_reference_kernel_as_a_device_function_is_rejected(verdicts):
+    result = rejected(verdicts, "add_borrowed_device_fn")
+    assert result.failed_stage == "contract"
+    assert "calls the Triton function" in result.reason
+
+
+def test_launching_a_kernel_that_is_not_the_candidates_own_is_rejected(verdicts):
+    result = rejected(verdicts, "scale_foreign_kernel")
+    assert result.failed_stage == "anticheat"
+    assert "not the candidate's own" in result.reason
+    assert "_scale_kernel" in result.reason
+
+
+def test_torch_compute_in_a_launch_hook_is_rejected(verdicts):
+    result = rejected(verdicts, "add_heuristic_compute")
+    assert result.failed_stage == "anticheat"
+    assert "computed with torch" in result.reason
+    assert "aten.add" in result.reason
+
+
+def test_torch_compute_in_a_wrapper_is_rejected(verdicts):
+    result = rejected(verdicts, "scale_torch_compute")
+    assert result.failed_stage == "anticheat"
+    assert "aten.mul" in result.reason
+
+
+def test_computing_through_numpy_views_is_rejected(verdicts):
+    result = rejected(verdicts, "scale_numpy")
+    assert result.failed_stage == "anticheat"
+    assert "Tensor.numpy()" in result.reason
+    assert "no Triton kernel defined in the candidate was launched" in result.reason
+
+
+def test_replaying_a_cached_answer_fails_on_fresh_seeds(verdicts):
+    result = rejected(verdicts, "scale_cache")
+    assert result.call_ok
+    assert result.failed_stage == "stage1"
+    assert "seed 0" not in result.reason.split(";")[0], "the first seed is computed honestly"
+    assert result.mismatches and result.mismatches[0]["count"] > 0
+
+
+def test_replacing_comparison_and_timing_functions_at_import_is_rejected(verdicts):
+    result = rejected(verdicts, "add_monkeypatch")
+    assert result.failed_stage == "anticheat"
+    for name in ("torch.allclose", "triton.testing.do_bench", "time.perf_counter"):
+        assert name in result.reason
+
+
+def test_replacing_a_function_while_running_is_rejected(verdicts):
+    result = rejected(verdicts, "add_patch_during_run")
+    assert result.failed_stage == "anticheat"
+    assert "torch.equal" in result.reason
+
+
+def test_importing_threading_is_rejected_statically(verdicts):
+    result = rejected(verdicts, "scale_thread")
+    assert result.failed_stage == "anticheat"
+    assert "threading" in result.reason
+
+
+def test_a_background_thread_left_running_is_rejected_at_run_time(mini_tasks):
+    """The runtime thread check stands on its own when static checks are off."""
+    from conftest import cheat_code, judge_options
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    evaluator = TritonEvaluator(judge_options(static_checks=False, workers=1, secret_seeds=0))
+    try:
+        result = evaluator.evaluate(
+            mini_tasks["scale"], Candidate(id="thread", task_id="scale", code=cheat_code("scale_thread"))
+        )
+    finally:
+        evaluator.close()
+    assert not result.correct
+    assert result.failed_stage == "anticheat"
+    assert "thread" in result.reason
+
+
+def test_an_output_left_unwritten_keeps_its_poison_and_fails(verdicts):
+    result = rejected(verdicts, "add_unwritten")
+    assert result.failed_stage == "stage1"
+    assert "got nan" in result.reason
+
+
+def test_returning_an_uninitialised_buffer_fails(verdicts):
+    result = rejected(verdicts, "scale_empty")
+    assert result.failed_stage == "stage1"
+
+
+def test_mutating_an_input_is_rejected(verdicts):
+    result = rejected(verdicts, "add_mutate_inputs")
+    assert result.failed_stage == "anticheat"
+    assert "modified its input(s) y" in result.reason
+
+
+def test_results_that_change_between_identical_runs_are_rejected(verdicts):
+    result = rejected(verdicts, "add_nondeterministic")
+    assert "results differ between two runs on the same inputs" in result.reason
+
+
+def test_a_precision_downgrade_passes_stage_one_but_fails_on_outliers(verdicts):
+    result = rejected(verdicts, "rowsum_fp16")
+    assert result.failed_stage == "stage2"
+    assert "inf" in result.reason
+
+
+def test_the_candidate_process_can_read_no_reference_output(judge, mini_tasks):
+    """Everything the candidate can see (env, its dirs, judge dirs, fds) holds no reference bytes."""
+    import base64
+    import json
+
+    from conftest import cheat_code
+    from geak_core.model import Candidate
+
+    task = mini_tasks["add"]
+    reference = judge.reference(task)
+    needles = []
+    for outputs in reference.outputs.values():
+        raw = outputs["out"].contiguous().view(-1).numpy().tobytes()
+        needles.append(raw[:64])
+    runtime = judge.runtime()
+    slot = runtime.slots[0]
+    candidate = Candidate(id="snoop", task_id="add", code=cheat_code("add_snoop"))
+    judge.options.output_limit_kb = 8192
+    try:
+        sandbox = judge._run_candidate(task, candidate, runtime, slot, reference)
+    finally:
+        judge.options.output_limit_kb = 64
+    line = next(ln for ln in sandbox.stdout.splitlines() if ln.startswith("SNOOP"))
+    seen = json.loads(line[len("SNOOP"):])
+    blobs = [base64.b64decode(v) for v in seen["files"].values()]
+    blobs += [value.encode() for value in seen["env"].values()]
+    assert sandbox.completed
+    for needle in needles:
+        assert not any(needle in blob for blob in blobs)
+    assert not any(b"GKTIO" in blob for blob in blobs)
+    assert all(target.startswith("pipe:") for target in seen["fds"].values()), seen["fds"]

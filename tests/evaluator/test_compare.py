@@ -1,0 +1,81 @@
+"""Output comparison in the judge: tolerances, NaN/Inf positions, structure, readable reports."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from geak_evaluator_triton.compare import compare_values
+
+
+def test_values_within_the_dtype_tolerance_are_equal():
+    expected = torch.tensor([1.0, 2.0, 3.0])
+    assert compare_values(expected, expected + 5e-6) == []
+    assert compare_values(expected.half(), (expected + 1e-3).half()) == []
+
+
+def test_values_beyond_tolerance_are_reported_with_indices_values_and_errors():
+    expected = torch.zeros(2, 3)
+    actual = expected.clone()
+    actual[1, 2] = 0.5
+    (mismatch,) = compare_values(expected, actual, path="out")
+    assert mismatch["count"] == 1 and mismatch["total"] == 6
+    assert mismatch["first"] == [{"index": [1, 2], "expected": 0.0, "actual": 0.5}]
+    assert mismatch["max_abs_error"] == 0.5
+    assert mismatch["message"].startswith("out: 1 of 6 elements differ beyond atol=1e-05, rtol=1e-05")
+
+
+def test_task_overrides_change_the_tolerance_of_one_dtype():
+    expected, actual = torch.tensor([1.0]), torch.tensor([1.01])
+    assert compare_values(expected, actual)
+    assert compare_values(expected, actual, {"float32": [0.02, 0.0]}) == []
+    assert compare_values(expected, actual, {"*": [0.02, 0.0]}) == []
+
+
+def test_nan_and_inf_must_sit_at_the_same_positions_with_the_same_sign():
+    expected = torch.tensor([math.nan, math.inf, 1.0])
+    assert compare_values(expected, expected.clone()) == []
+    assert compare_values(expected, torch.tensor([0.0, math.inf, 1.0]))
+    assert compare_values(expected, torch.tensor([math.nan, -math.inf, 1.0]))
+    assert compare_values(expected, torch.tensor([math.nan, math.inf, math.nan]))
+
+
+def test_integers_and_booleans_compare_exactly():
+    assert compare_values(torch.tensor([1, 2]), torch.tensor([1, 3]))[0]["message"].endswith(
+        "(exact comparison); first at (1,): expected 2, got 3")
+    assert compare_values(torch.tensor([True]), torch.tensor([False]))
+
+
+def test_shape_and_dtype_differences_are_named():
+    assert "expected shape (3,), got (4,)" in compare_values(torch.ones(3), torch.ones(4))[0]["message"]
+    assert "expected dtype float32, got float16" in compare_values(
+        torch.ones(3), torch.ones(3).half())[0]["message"]
+
+
+def test_nested_structures_compare_by_keys_lengths_and_items():
+    expected = {"a": [torch.ones(2), 3], "b": (1.0, "x")}
+    assert compare_values(expected, {"a": [torch.ones(2), 3], "b": [1.0, "x"]}) == []
+    assert "missing keys ['b']" in compare_values(expected, {"a": [torch.ones(2), 3]})[0]["message"]
+    assert "expected 2 items, got 1" in compare_values(expected, {"a": [torch.ones(2)], "b": (1.0, "x")})[0]["message"]
+    assert compare_values(expected, {"a": [torch.ones(2), 4], "b": (1.0, "x")})[0]["path"] == "output['a'][1]"
+    assert "expected tensor" in compare_values(expected, {"a": [5, 3], "b": (1.0, "x")})[0]["message"]
+
+
+def test_python_floats_use_their_own_tolerance_key():
+    assert compare_values(1.0, 1.000001) == []
+    assert compare_values(1.0, 1.1)
+    assert compare_values(1.0, 1.1, {"python_float": [0.2, 0.0]}) == []
+    assert compare_values(math.nan, math.nan) == []
+
+
+def test_fp8_and_bf16_outputs_are_compared_in_float32():
+    expected = torch.tensor([1.0, 2.0]).to(torch.float8_e4m3fn)
+    assert compare_values(expected, expected.clone()) == []
+    assert compare_values(torch.tensor([1.0]).bfloat16(), torch.tensor([1.5]).bfloat16())
+
+
+def test_numpy_arrays_compare_like_tensors():
+    assert compare_values(np.ones(3, np.float32), np.ones(3, np.float32)) == []
+    assert compare_values(np.ones(3, np.float32), np.zeros(3, np.float32))[0]["count"] == 3

@@ -1,0 +1,115 @@
+"""Crashes, hangs and judge-side problems become clear EvalResults, never exceptions."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SEGFAULT_IN_RUN = '''
+import faulthandler
+
+import triton
+import triton.language as tl
+
+
+def _crash(args):
+    faulthandler._sigsegv()
+
+
+@triton.heuristics({"UNUSED": _crash})
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, UNUSED: tl.constexpr):
+    pass
+'''
+
+HANG_AT_IMPORT = '''
+import triton
+import triton.language as tl
+
+while True:
+    pass
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pass
+'''
+
+
+@pytest.fixture(scope="module")
+def short_judge():
+    from conftest import judge_options
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    evaluator = TritonEvaluator(judge_options(timeout_s=12.0, secret_seeds=0))
+    yield evaluator
+    evaluator.close()
+
+
+@pytest.fixture(scope="module")
+def failures(short_judge, mini_tasks):
+    from geak_core.components import EvalJob
+    from geak_core.model import Candidate
+
+    codes = {"segfault": SEGFAULT_IN_RUN, "hang": HANG_AT_IMPORT}
+    jobs = [EvalJob(mini_tasks["add"], Candidate(id=k, task_id="add", code=v)) for k, v in codes.items()]
+    return {job.candidate.id: result for job, result in short_judge.evaluate_many(jobs)}
+
+
+def test_a_segfault_while_running_is_reported_with_its_signal_and_location(failures):
+    result = failures["segfault"]
+    assert not result.call_ok
+    assert result.failed_stage == "run"
+    assert "crashed with SIGSEGV" in result.reason
+    assert "stage1 case 'n100_float32' seed 0" in result.reason
+    assert "Fatal Python error" in (result.error or "")
+
+
+def test_a_hang_is_killed_at_the_timeout_and_reported(failures):
+    result = failures["hang"]
+    assert not result.call_ok
+    assert result.failed_stage == "import"
+    assert "timed out after" in result.reason
+    assert result.wall_s < 40
+
+
+def test_a_failing_reference_is_a_judge_error_not_a_verdict_on_the_candidate(mini_tasks, tmp_path):
+    import dataclasses
+
+    from conftest import judge_options
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    broken = tmp_path / "broken_reference.py"
+    broken.write_text("raise ImportError('reference is broken')\n")
+    task = dataclasses.replace(mini_tasks["add"], reference=str(broken))
+    evaluator = TritonEvaluator(judge_options(workers=1, secret_seeds=0))
+    try:
+        result = evaluator.evaluate(task, Candidate(id="c", task_id="add",
+                                                    code=open(mini_tasks["add"].reference).read()))
+    finally:
+        evaluator.close()
+    assert "judge_error" in result.flags
+    assert result.failed_stage is None
+    assert "reference" in result.reason and "reference is broken" in result.error
+
+
+def test_an_unknown_harness_is_a_judge_error(mini_tasks):
+    import dataclasses
+
+    from conftest import judge_options
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    task = dataclasses.replace(mini_tasks["add"], harness="minisuite.harnesses:NoSuchHarness")
+    evaluator = TritonEvaluator(judge_options(workers=1, secret_seeds=0))
+    try:
+        result = evaluator.evaluate(task, Candidate(id="c", task_id="add", code="x = 1\n"))
+        assert result.failed_stage == "contract"  # static check first: no kernel in the code
+        result = evaluator.evaluate(task, Candidate(id="c", task_id="add",
+                                                    code=open(mini_tasks["add"].reference).read()))
+    finally:
+        evaluator.close()
+    assert "judge_error" in result.flags
+    assert "NoSuchHarness" in result.reason or "NoSuchHarness" in (result.error or "")
