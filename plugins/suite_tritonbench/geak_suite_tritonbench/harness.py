@@ -110,7 +110,7 @@ def module_globals(module: Any) -> dict[str, Any] | None:
     return None
 
 
-def test_namespace(module: Any, entry_points: list[str]) -> dict[str, Any]:
+def namespace_for_test(module: Any, entry_points: list[str]) -> dict[str, Any]:
     """A copy of the module's globals with the entry points as ``module`` presents them."""
     found = module_globals(module)
     if found is not None:
@@ -283,7 +283,7 @@ class Harness(BaseHarness):
             return self._prepared[key][1], self._prepared[key][2]
         where = str(self.file)
         _, source, line = split_source(self.file.read_text(encoding="utf-8"), where)
-        namespace = test_namespace(module, [e.name for e in self.task.entry_points])
+        namespace = namespace_for_test(module, [e.name for e in self.task.entry_points])
         if self._interpreted():
             source, _ = rewrite_device_literals(source)
             namespace[DEVICE_NAME] = "cpu"
