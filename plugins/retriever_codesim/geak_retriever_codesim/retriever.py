@@ -1,0 +1,186 @@
+"""The ``codesim`` retriever: one-shot examples ranked by code similarity.
+
+Before a lineage has code, the query is the task's instruction (with its
+entry-point names and docs); afterwards it is the lineage's latest code,
+which GEAK found to retrieve better examples. Both sides go through the same
+code-aware tokenizer and are ranked by BM25 over each entry's description
+and code. Entries the contamination guard flags for the task are never
+returned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from geak_core.components import Example, RetrievalQuery
+from geak_core.errors import InputError
+from geak_core.tasks import Task
+
+from geak_retriever_codesim.bm25 import BM25
+from geak_retriever_codesim.contamination import DEFAULT_THRESHOLD, ContaminationGuard, Verdict
+from geak_retriever_codesim.corpus import (
+    DEFAULT_CODE_FIELDS,
+    DEFAULT_DESCRIPTION_FIELDS,
+    CorpusEntry,
+    load_builtin,
+    load_corpus,
+)
+from geak_retriever_codesim.tokens import code_shingles, tokenize
+
+QUERY_MODES = ("instruction_then_code", "instruction", "code")
+RANKERS = ("bm25",)
+SECONDARY_WEIGHT = 0.5
+_LEAD = re.compile(r".+?(?:\.(?=\s)|\n|$)", re.DOTALL)
+_DEF_NAME = re.compile(r"^\s*def\s+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+@dataclass
+class CodeSimOptions:
+    """Recipe keys of ``[retriever]`` when ``name = "codesim"``."""
+
+    top_k: int = 1
+    query: str = field(default="instruction_then_code", metadata={"choices": list(QUERY_MODES)})
+    ranker: str = field(default="bm25", metadata={"choices": list(RANKERS)})
+    corpora: list[str] = field(default_factory=list)
+    include_builtin: bool = True
+    contamination_threshold: float = DEFAULT_THRESHOLD
+    code_fields: list[str] = field(default_factory=lambda: list(DEFAULT_CODE_FIELDS))
+    description_fields: list[str] = field(default_factory=lambda: list(DEFAULT_DESCRIPTION_FIELDS))
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One corpus entry's standing for one query (what ``explain`` reports)."""
+
+    entry: CorpusEntry
+    score: float
+    verdict: Verdict
+
+
+def instruction_text(task: Task) -> str:
+    """What an instruction query says: the instruction and the entry points' names and docs.
+
+    The lead sentence appears twice: instructions state the operation first and the
+    launch contract (grids, dtypes, masking) after, and the operation is what an example
+    should share.
+    """
+    lead = _LEAD.match(task.instruction.strip())
+    parts = [lead.group(0) if lead else "", task.instruction]
+    parts += [f"{e.name} {e.doc}" for e in task.entry_points]
+    return "\n".join(parts)
+
+
+def _check(options: CodeSimOptions) -> None:
+    if options.top_k < 1:
+        raise InputError(f"retriever.top_k must be at least 1, got {options.top_k}")
+    if options.query not in QUERY_MODES:
+        raise InputError(
+            f"retriever.query {options.query!r} is not one of {', '.join(QUERY_MODES)}"
+        )
+    if options.ranker not in RANKERS:
+        raise InputError(f"retriever.ranker {options.ranker!r} is not one of {', '.join(RANKERS)}")
+    if not 0.0 < options.contamination_threshold <= 1.0:
+        raise InputError(
+            "retriever.contamination_threshold must lie in (0, 1], "
+            f"got {options.contamination_threshold}"
+        )
+    if not options.code_fields:
+        raise InputError("retriever.code_fields must name at least one field")
+
+
+class CodeSimRetriever:
+    def __init__(self, options: CodeSimOptions | None = None):
+        self.options = options or CodeSimOptions()
+        _check(self.options)
+        entries: list[CorpusEntry] = load_builtin() if self.options.include_builtin else []
+        for i, raw in enumerate(self.options.corpora):
+            try:
+                entries += load_corpus(
+                    Path(raw).expanduser(),
+                    tuple(self.options.code_fields),
+                    tuple(self.options.description_fields),
+                )
+            except InputError as exc:
+                raise InputError(f"retriever.corpora[{i}]: {exc}") from exc
+        self.entries = _unique_ids(entries)
+        # Two fields: what an entry says it does (description and function names) and its
+        # code. Instruction queries lean on the first, code queries on the second.
+        self._text = BM25(
+            [tokenize(e.description + "\n" + _def_names(e.code)) for e in self.entries]
+        )
+        self._code = BM25([tokenize(e.code) for e in self.entries])
+        self._guards: dict[str, ContaminationGuard] = {}
+        self._shingles: dict[int, set[tuple[str, ...]]] = {}
+        self._verdicts: dict[tuple[str, int], Verdict] = {}
+
+    def _guard(self, task: Task) -> ContaminationGuard:
+        key = f"{task.key}\0{task.reference}"
+        if key not in self._guards:
+            self._guards[key] = ContaminationGuard(task, self.options.contamination_threshold)
+        return self._guards[key]
+
+    def query_text(self, query: RetrievalQuery) -> tuple[str, str]:
+        """(``"code"`` or ``"instruction"``, the text ranked against the corpus). Mode "code"
+        falls back to the instruction while a lineage has no code yet."""
+        if self.options.query != "instruction" and query.code and query.code.strip():
+            return "code", query.code
+        return "instruction", instruction_text(query.task)
+
+    def scores(self, query: RetrievalQuery) -> list[float]:
+        """One score per entry: the primary field's BM25 plus half the other field's."""
+        kind, text = self.query_text(query)
+        tokens = tokenize(text)
+        text_scores = self._text.scores(tokens)
+        code_scores = self._code.scores(tokens)
+        if kind == "code":
+            return [c + SECONDARY_WEIGHT * t for t, c in zip(text_scores, code_scores, strict=True)]
+        return [t + SECONDARY_WEIGHT * c for t, c in zip(text_scores, code_scores, strict=True)]
+
+    def _verdict(self, task: Task, index: int) -> Verdict:
+        guard = self._guard(task)
+        key = (f"{task.key}\0{task.reference}", index)
+        if key not in self._verdicts:
+            if index not in self._shingles:
+                self._shingles[index] = code_shingles(self.entries[index].code)
+            self._verdicts[key] = guard.judge(self.entries[index], self._shingles[index])
+        return self._verdicts[key]
+
+    def ranking(self, query: RetrievalQuery) -> Iterator[Ranked]:
+        """Entries with a positive score, best first (ties: corpus order), each with its
+        verdict; lazy, so a large corpus is only judged as far as it is read."""
+        scores = self.scores(query)
+        order = sorted(range(len(scores)), key=lambda i: -scores[i])
+        for i in order:
+            if scores[i] <= 0.0:
+                return
+            yield Ranked(self.entries[i], scores[i], self._verdict(query.task, i))
+
+    def retrieve(self, query: RetrievalQuery) -> list[Example]:
+        """The best ``max(top_k, query.k)`` uncontaminated entries."""
+        wanted = max(self.options.top_k, query.k)
+        examples: list[Example] = []
+        for ranked in self.ranking(query):
+            if ranked.verdict.contaminated:
+                continue
+            e = ranked.entry
+            examples.append(Example(e.id, e.code, e.description, round(ranked.score, 4), e.source))
+            if len(examples) == wanted:
+                break
+        return examples
+
+
+def _def_names(code: str) -> str:
+    return " ".join(_DEF_NAME.findall(code))
+
+
+def _unique_ids(entries: list[CorpusEntry]) -> list[CorpusEntry]:
+    seen: dict[str, int] = {}
+    out = []
+    for e in entries:
+        n = seen.get(e.id, 0)
+        seen[e.id] = n + 1
+        out.append(e if n == 0 else CorpusEntry(f"{e.id}#{n + 1}", e.code, e.description, e.source))
+    return out
