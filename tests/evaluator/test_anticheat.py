@@ -95,9 +95,9 @@ def test_importing_threading_is_rejected_statically(verdicts):
 
 def test_a_background_thread_left_running_is_rejected_at_run_time(mini_tasks):
     """The runtime thread check stands on its own when static checks are off."""
-    from conftest import cheat_code, judge_options
     from geak_core.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import cheat_code, judge_options
 
     evaluator = TritonEvaluator(judge_options(static_checks=False, workers=1, secret_seeds=0))
     try:
@@ -144,8 +144,8 @@ def test_the_candidate_process_can_read_no_reference_output(judge, mini_tasks):
     import base64
     import json
 
-    from conftest import cheat_code
     from geak_core.model import Candidate
+    from judge_support import cheat_code
 
     task = mini_tasks["add"]
     reference = judge.reference(task)

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import torch
-
 from geak_evaluator_triton.compare import compare_values
 
 

@@ -39,8 +39,8 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 
 @pytest.fixture(scope="module")
 def short_judge():
-    from conftest import judge_options
     from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import judge_options
 
     evaluator = TritonEvaluator(judge_options(timeout_s=12.0, secret_seeds=0))
     yield evaluator
@@ -77,9 +77,9 @@ def test_a_hang_is_killed_at_the_timeout_and_reported(failures):
 def test_a_failing_reference_is_a_judge_error_not_a_verdict_on_the_candidate(mini_tasks, tmp_path):
     import dataclasses
 
-    from conftest import judge_options
     from geak_core.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import judge_options
 
     broken = tmp_path / "broken_reference.py"
     broken.write_text("raise ImportError('reference is broken')\n")
@@ -98,9 +98,9 @@ def test_a_failing_reference_is_a_judge_error_not_a_verdict_on_the_candidate(min
 def test_an_unknown_harness_is_a_judge_error(mini_tasks):
     import dataclasses
 
-    from conftest import judge_options
     from geak_core.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import judge_options
 
     task = dataclasses.replace(mini_tasks["add"], harness="minisuite.harnesses:NoSuchHarness")
     evaluator = TritonEvaluator(judge_options(workers=1, secret_seeds=0))

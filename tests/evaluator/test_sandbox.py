@@ -6,12 +6,11 @@ import os
 import time
 
 import pytest
-
 from geak_core.sandbox import run_sandboxed, scrub_env
 
 
 def run(entry, args=None, **kwargs):
-    from conftest import FIXTURES
+    from judge_support import FIXTURES
 
     kwargs.setdefault("timeout_s", 30)
     kwargs.setdefault("sys_path", [str(FIXTURES)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from geak_evaluator_triton.static_checks import check_source
 
 KERNEL = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x):\n    pass\n"

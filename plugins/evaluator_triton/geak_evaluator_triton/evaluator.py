@@ -219,19 +219,21 @@ class TritonEvaluator:
         manager = get_plugin_manager()
         specs = manager.components("hardware_profile")
         if name and name != "auto":
-            self._hardware = manager.build("hardware_profile", name)
+            try:
+                self._hardware = manager.build("hardware_profile", name)
+            except Exception as exc:
+                raise JudgeError(f"hardware profile {name!r}: {exc}") from exc
             return self._hardware
         if runtime.mode != "gpu":
             return None
         device = runtime.probe["devices"][0]
+        profiles = []
         for spec in specs.values():
             try:
-                profile = spec.build(None)
+                profiles.append(spec.build(None))
             except Exception:
                 continue
-            if profile.matches(device["name"]) or profile.matches(device.get("arch", "")):
-                self._hardware = profile
-                break
+        self._hardware = match_profile(profiles, device["name"], device.get("arch", ""))
         return self._hardware
 
     # -- sandbox plumbing -----------------------------------------------------
@@ -868,6 +870,15 @@ class TritonEvaluator:
             for diff in diffs:
                 report["problems"].append(f"{stage} case {name!r} seed {seed}: {diff['message']}")
         return report
+
+
+def match_profile(profiles: list[Any], name: str, arch: str) -> HardwareProfile | None:
+    """The profile whose patterns match the device name, else one that matches its arch."""
+    for value in (name, arch):
+        for profile in profiles:
+            if value and isinstance(profile, HardwareProfile) and profile.matches(value):
+                return profile
+    return None
 
 
 def _bitwise_equal(a: Any, b: Any) -> bool:

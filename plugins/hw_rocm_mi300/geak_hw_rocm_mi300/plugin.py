@@ -1,1 +1,19 @@
-"""Hook implementations of geak_hw_rocm_mi300 (registers components as they become ready)."""
+"""Hook implementations of geak_hw_rocm_mi300: the MI250 and MI300X hardware profiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from geak_core import hookimpl
+
+from geak_hw_rocm_mi300.profiles import PROFILES
+
+
+def _factory(profile: Any) -> Any:
+    return lambda options=None: profile
+
+
+@hookimpl
+def geak_register_hardware_profiles(register):  # type: ignore[no-untyped-def]
+    for profile in PROFILES:
+        register(profile.name, _factory(profile), description=profile.marketing_name)
