@@ -1,0 +1,52 @@
+"""The default `optimize` template renders what `opro` puts in its context."""
+
+from __future__ import annotations
+
+from geak_core.model import Candidate, EvalResult, ShapeResult
+from geak_core.plugins import get_plugin_manager
+from geak_core.prompts import PromptRenderer
+from geak_core.tasks import EntryPoint, Task
+from geak_optimizer_opro.optimizer import OproOptimizer, OproOptions
+
+TASK = Task(
+    suite="s", id="t", instruction="Add two vectors.", entry_points=[EntryPoint("k")], harness=""
+)
+
+
+def renderer() -> PromptRenderer:
+    templates = get_plugin_manager().build("prompt_templates", "default")
+    return PromptRenderer({n: templates.source(n) for n in templates.names()}, {})
+
+
+def render(opt: OproOptimizer) -> str:
+    return renderer().render(
+        "optimize", task=TASK.prompt_view(), knowledge=[], hardware=None, **opt.context("t@0")
+    )
+
+
+def correct(**kw: object) -> EvalResult:
+    return EvalResult(task_id="t", candidate_id="?", call_ok=True, correct=True, **kw)  # type: ignore[arg-type]
+
+
+def test_measured_versions_show_their_speedups_slowest_first() -> None:
+    opt = OproOptimizer(OproOptions())
+    shapes = [ShapeResult("n4096", reference_ms=0.3, candidate_ms=0.1)]
+    opt.record(
+        "t@0",
+        Candidate("fast", "t", "# fast\n", strategy="vectorise"),
+        correct(speedup=3.0, performance_measured=True, shapes=shapes),
+    )
+    opt.record(
+        "t@0", Candidate("slow", "t", "# slow\n"), correct(speedup=1.25, performance_measured=True)
+    )
+    text = render(opt)
+    assert text.index("speedup 1.250x") < text.index("speedup 3.000x")
+    assert "Strategy: vectorise" in text and "n4096: 0.1000 ms (reference 0.3000 ms)" in text
+
+
+def test_unmeasured_versions_say_so_and_carry_no_number() -> None:
+    opt = OproOptimizer(OproOptions(explore=True))
+    opt.record("t@0", Candidate("a", "t", "# a\n"), correct(mode="interpreter"))
+    text = render(opt)
+    assert "speed not measured" in text and "speedup" not in text.replace("speed not", "")
+    assert "differs from all of the above" in text
