@@ -1,0 +1,85 @@
+"""Reference for rocm/gemm: C = act(scale(A @ B)) for 16/32-bit, fp8 and int8 operands.
+
+Tiles are visited in GROUP_SIZE_M-row groups for cache reuse. B is cast to
+A's dtype in the kernel (fp16/bf16 x fp8); int8 x int8 accumulates exactly in
+int32, everything else in float32 (fp32 operands with IEEE products).
+Per-tensor scales multiply the finished accumulator; per-block scales weight
+each K step's partial product.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def leaky_relu(x):
+    x = x + 1
+    return tl.where(x >= 0, x, 0.01 * x)
+
+
+@triton.jit
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+    stride_cn, a_scale_ptr, b_scale_ptr, stride_ascale_m, stride_ascale_k, stride_bscale_k,
+    stride_bscale_n, GROUP_K: tl.constexpr, GROUP_N: tl.constexpr, BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr, EVEN_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, APPLY_SCALE: tl.constexpr, ACTIVATION: tl.constexpr,
+    GRID_MN: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    pids_per_group = GROUP_SIZE_M * num_pid_n
+    first_pid_m = (pid // pids_per_group) * GROUP_SIZE_M
+    group_rows = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + (pid % pids_per_group) % group_rows
+    pid_n = (pid % pids_per_group) // group_rows
+
+    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    rows = offs_m % M
+    cols = offs_n % N
+    a_ptrs = a_ptr + rows[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn
+
+    a_ty = a_ptr.dtype.element_ty
+    INT_DOT: tl.constexpr = a_ty == tl.int8 and b_ptr.dtype.element_ty == tl.int8
+    PRECISION: tl.constexpr = "ieee" if a_ty == tl.float32 else None
+    ACC_TY: tl.constexpr = tl.int32 if INT_DOT else tl.float32
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=ACC_TY)
+    if APPLY_SCALE == "block":
+        a_scale_rows = a_scale_ptr + rows * stride_ascale_m
+        b_scale_cols = b_scale_ptr + (cols // GROUP_N) * stride_bscale_n
+
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            k_left = K - k * BLOCK_SIZE_K
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
+        b = b.to(a_ty)
+        if APPLY_SCALE == "block":
+            group = (k * BLOCK_SIZE_K) // GROUP_K
+            a_s = tl.load(a_scale_rows + group * stride_ascale_k)
+            b_s = tl.load(b_scale_cols + group * stride_bscale_k)
+            partial = tl.dot(a, b, input_precision=PRECISION, out_dtype=ACC_TY)
+            acc += partial * a_s[:, None] * b_s[None, :]
+        else:
+            acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC_TY)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+
+    if APPLY_SCALE == "tensor":
+        scale = tl.load(b_scale_ptr)
+        if a_scale_ptr is not None:
+            scale *= tl.load(a_scale_ptr)
+        acc = acc.to(tl.float32) * scale
+    if ACTIVATION == "leaky_relu":
+        acc = leaky_relu(acc)
+
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
