@@ -98,7 +98,32 @@ def add_kernel(a_ptr, b_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     pass
 '''
 
+SCALE_AUTOGRAD_ALIAS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_kernel(x_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * alpha, mask=mask)
+
+
+class _Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        out = torch.empty_like(x)
+        _scale_kernel[(triton.cdiv(x.numel(), 64),)](x, out, alpha, x.numel(), BLOCK=64)
+        return out
+
+
+scale = _Scale.apply
+'''
+
 INLINE = {
+    "scale_autograd_alias": ("scale", SCALE_AUTOGRAD_ALIAS),
     "perm_in_order": ("perm", PERM_IN_ORDER),
     "perm_zeros": ("perm", PERM_ZEROS),
     "stats_missing_key": ("stats", STATS_MISSING_KEY),

@@ -310,6 +310,10 @@ def run_plan(
                 except Exception as exc:
                     channel.send(error_frame("error", exc, hide, **where))
                     return False
+                weak = getattr(harness, "weak_result_reason", None) if guard is None else None
+                if callable(weak) and isinstance(frame["outputs"], dict):
+                    reasons = [weak(value) for value in frame["outputs"].values()]
+                    frame["weak"] = [r for r in reasons if r]
                 if plan.get("oracle") and guard is None:
                     try:
                         inputs = make_inputs(harness, task, case, seed, stage)

@@ -96,6 +96,7 @@ class ReferenceRun:
     outputs: dict[tuple[str, str, int], Any]
     oracle: dict[tuple[str, str, int], Any] = field(default_factory=dict)
     reference_file: str = ""
+    weak: list[str] = field(default_factory=list)  # the harness's weak_result_reason findings
     wall_s: float = 0.0
     nbytes: int = 0
 
@@ -353,6 +354,7 @@ class TritonEvaluator:
         table = None
         outputs: dict[tuple[str, str, int], Any] = {}
         oracles: dict[tuple[str, str, int], Any] = {}
+        weak: list[str] = []
         for message in result.messages:
             if not isinstance(message, dict):
                 continue
@@ -362,6 +364,7 @@ class TritonEvaluator:
             elif kind == "run":
                 index = (message["stage"], message["case"], message["seed"])
                 outputs[index] = message["outputs"]
+                weak += [w for w in message.get("weak", []) if w not in weak]
                 if "oracle" in message:
                     oracles[index] = message["oracle"]
                 elif "oracle_error" in message:
@@ -386,6 +389,7 @@ class TritonEvaluator:
             outputs=outputs,
             oracle=oracles,
             reference_file=table.get("reference_file", ""),
+            weak=weak,
             wall_s=time.monotonic() - started,
         )
 
@@ -419,6 +423,7 @@ class TritonEvaluator:
                     seeds=[],
                     outputs={},
                     reference_file=meta.get("reference_file", ""),
+                    weak=list(meta.get("weak", [])),
                 )
             for stage, case, value in data["runs"]:
                 run.outputs[(stage, case, seed)] = value
@@ -436,6 +441,7 @@ class TritonEvaluator:
             "stage2_skipped": run.stage2_skipped,
             "custom_compare": run.custom_compare,
             "reference_file": run.reference_file,
+            "weak": run.weak,
         }
         for seed in seeds:
             path = self._disk_path(key, seed)
@@ -528,6 +534,8 @@ class TritonEvaluator:
         first = verdict.first
         result.call_ok = verdict.ran
         result.correct = verdict.ran and first is None
+        if ref.weak:
+            verdict.flag("weak_test")
         result.flags.extend(f for f in verdict.flags if f not in result.flags)
         if first is not None:
             result.failed_stage = first.stage

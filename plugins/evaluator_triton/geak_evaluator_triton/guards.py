@@ -434,15 +434,22 @@ def _referenced_globals(fn: Any) -> list[tuple[Any, str]]:
 
 
 def _defined_in(obj: Any, candidate_file: str, module_name: str) -> bool:
-    target = inspect.unwrap(obj) if callable(obj) else obj
-    code = getattr(target, "__code__", None)
-    if code is not None:
-        return os.path.abspath(code.co_filename) == candidate_file
-    owner = getattr(target, "__self__", None)
-    for thing in (target, owner, type(target)):
-        if thing is not None and getattr(thing, "__module__", None) == module_name:
-            return True
-    return False
+    """Whether a callable entry point is the candidate's own.
+
+    A function counts by the file its code comes from; a bound method (such as an
+    autograd alias ``square = _Square.apply``) or a callable object by the module of
+    the class it belongs to.
+    """
+    if inspect.ismethod(obj):
+        owner = obj.__self__
+        cls = owner if inspect.isclass(owner) else type(owner)
+        return getattr(cls, "__module__", None) == module_name
+    target = inspect.unwrap(obj)
+    if inspect.isfunction(target):
+        return os.path.abspath(target.__code__.co_filename) == candidate_file
+    if inspect.isclass(target):
+        return getattr(target, "__module__", None) == module_name
+    return getattr(type(target), "__module__", None) == module_name
 
 
 # ---------------------------------------------------------------------------
