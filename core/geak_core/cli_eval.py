@@ -1,0 +1,329 @@
+"""``geak-core eval``: judge candidate files or recorded replies against a suite.
+
+Candidates come from files (``--task`` names their task, or the file is named
+``<task_id>.py`` / ``<task_id>__anything.py``), from directories of such files,
+or from a JSONL file whose records name their task (``task`` or ``task_id``)
+and carry ``code``, ``predict`` (a raw model reply; the code is extracted) or
+``file`` (a path, relative to the JSONL file). A record with ``predict`` and
+``file`` but no task names its task by the file's stem (GEAK-eval's format).
+
+Exit status: 0 when every candidate was judged, whatever the verdicts; 1 when
+the judge itself failed on some task (its reference crashed, say); 2 for bad
+input (unknown suite, evaluator or task, unreadable file, malformed record).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from geak_core.components import EvalJob
+from geak_core.errors import GeakError, InputError
+from geak_core.model import Candidate, EvalResult, pass_at_k
+from geak_core.plugins import get_plugin_manager, suggest
+from geak_core.tasks import Task
+
+
+@dataclass
+class _Entry:
+    """One candidate to judge, or one already decided (no code could be extracted)."""
+
+    task: Task
+    candidate: Candidate
+    verdict: EvalResult | None = None
+
+
+class _Inputs:
+    def __init__(self, suite: Any):
+        self.suite = suite
+        self._tasks: dict[str, Task] | None = None
+
+    def tasks(self) -> dict[str, Task]:
+        if self._tasks is None:
+            self._tasks = {t.id: t for t in self.suite.tasks()}
+        return self._tasks
+
+    def task(self, task_id: str, where: str) -> Task:
+        tasks = self.tasks()
+        if task_id not in tasks:
+            raise InputError(f"{where}: suite {self.suite.name!r} has no task {task_id!r} "
+                             f"({suggest(task_id, tasks)})")
+        return tasks[task_id]
+
+    def task_of_file(self, path: Path) -> Task:
+        stem = path.stem.split("__", 1)[0]
+        return self.task(stem, str(path))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from exc
+
+
+def _from_paths(paths: Iterable[str], task_id: str | None, inputs: _Inputs) -> list[_Entry]:
+    entries = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.suffix == ".py" and p.is_file())
+            if not files:
+                raise InputError(f"{path}: no .py candidate files in this directory")
+        elif path.is_file():
+            files = [path]
+        else:
+            raise InputError(f"{path}: no such file or directory")
+        for file in files:
+            task = inputs.task(task_id, str(file)) if task_id else inputs.task_of_file(file)
+            entries.append(_Entry(task, Candidate(id=str(file), task_id=task.id, code=_read(file),
+                                                  origin="file")))
+    return entries
+
+
+def _extract(reply: str, task: Task) -> str | None:
+    try:
+        from geak_core.extract import extract_code
+    except ImportError:
+        return reply
+    found = extract_code(reply, [e.name for e in task.entry_points])
+    return found.code if found is not None else None
+
+
+def _from_jsonl(path_text: str, inputs: _Inputs) -> list[_Entry]:
+    path = Path(path_text)
+    entries = []
+    for number, line in enumerate(_read(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{where}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: each line must be a JSON object")
+        task_id = record.get("task") or record.get("task_id")
+        if not task_id and record.get("file") and "predict" in record:
+            task_id = Path(str(record["file"])).stem
+        if not task_id:
+            raise InputError(f"{where}: the record names no task (fields 'task' or 'task_id')")
+        task = inputs.task(str(task_id), where)
+        cid = str(record.get("id") or record.get("candidate_id") or f"{path.name}:{number}")
+        verdict = None
+        if isinstance(record.get("code"), str):
+            code = record["code"]
+        elif isinstance(record.get("predict"), str):
+            code = _extract(record["predict"], task)
+            if code is None:
+                verdict = EvalResult(task_id=task.id, candidate_id=cid, failed_stage="extract",
+                                     reason="no code could be found in the reply")
+                code = ""
+        elif isinstance(record.get("file"), str):
+            code = _read(path.parent / record["file"])
+        else:
+            raise InputError(f"{where}: the record has no 'code', 'predict' or 'file' field")
+        entries.append(_Entry(task, Candidate(id=cid, task_id=task.id, code=code, origin="file"),
+                              verdict))
+    return entries
+
+
+def _build_evaluator(name: str, overrides: dict[str, Any]) -> Any:
+    manager = get_plugin_manager()
+    spec = manager.spec("evaluator", name)
+    options = None
+    if spec.options is not None and dataclasses.is_dataclass(spec.options):
+        fields = {f.name for f in dataclasses.fields(spec.options)}
+        options = spec.options(**{k: v for k, v in overrides.items() if k in fields and v is not None})
+    return manager.build("evaluator", name, options)
+
+
+def _build_suite(name: str) -> Any:
+    manager = get_plugin_manager()
+    spec = manager.spec("suite", name)
+    options = spec.options() if spec.options is not None else None
+    return manager.build("suite", name, options)
+
+
+def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
+    """The ``--json`` record of one verdict."""
+    return {
+        "task": task.id,
+        "suite": task.suite,
+        "candidate": result.candidate_id,
+        "call_ok": result.call_ok,
+        "correct": result.correct,
+        "failed_stage": result.failed_stage,
+        "reason": result.reason,
+        "error": result.error,
+        "speedup": result.speedup,
+        "speedup_sum": result.speedup_sum,
+        "speedup_geomean": result.speedup_geomean,
+        "speedup_method": result.speedup_method,
+        "roofline_fraction": result.roofline_fraction,
+        "performance_measured": result.performance_measured,
+        "performance_note": result.performance_note,
+        "shapes": [s.to_dict() for s in result.shapes],
+        "mismatches": result.mismatches,
+        "skipped": result.skipped,
+        "flags": result.flags,
+        "mode": result.mode,
+        "device": result.device,
+        "wall_s": round(result.wall_s, 3),
+    }
+
+
+def write_atomically(path: str, text: str) -> None:
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    os.makedirs(folder, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=".geak-eval-", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int]) -> dict[str, Any]:
+    """Call accuracy, execution accuracy, mean speedup and pass@k over judged candidates."""
+    judged = [(t, r) for t, r in pairs if "skipped" not in r.flags and "judge_error" not in r.flags]
+    by_task: dict[str, list[EvalResult]] = defaultdict(list)
+    for task, result in judged:
+        by_task[task.id].append(result)
+    speedups = [r.speedup for _, r in judged if r.correct and r.speedup is not None]
+    summary: dict[str, Any] = {
+        "candidates": len(pairs),
+        "judged": len(judged),
+        "skipped": sum("skipped" in r.flags for _, r in pairs),
+        "judge_errors": sum("judge_error" in r.flags for _, r in pairs),
+        "tasks": len(by_task),
+        "call_accuracy": sum(r.call_ok for _, r in judged) / len(judged) if judged else None,
+        "execution_accuracy": sum(r.correct for _, r in judged) / len(judged) if judged else None,
+        "mean_speedup": sum(speedups) / len(speedups) if speedups else None,
+        "pass_at_k": {},
+    }
+    if by_task:
+        smallest = min(len(v) for v in by_task.values())
+        for k in sorted(set(ks)):
+            if 1 <= k <= smallest:
+                values = [pass_at_k(len(v), sum(r.correct for r in v), k) for v in by_task.values()]
+                summary["pass_at_k"][str(k)] = sum(values) / len(values)
+    return summary
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _line(task: Task, result: EvalResult) -> str:
+    if "skipped" in result.flags:
+        verdict = "SKIPPED"
+    elif "judge_error" in result.flags:
+        verdict = "JUDGE ERROR"
+    elif result.correct:
+        verdict = "correct"
+    elif result.call_ok:
+        verdict = f"wrong ({result.failed_stage})"
+    else:
+        verdict = f"failed ({result.failed_stage})"
+    speed = f"  speedup {result.speedup:.3f}x" if result.speedup is not None else ""
+    reason = f"  {result.reason.splitlines()[0][:160]}" if result.reason and not result.correct else ""
+    return f"{task.id:<32} {result.candidate_id[-40:]:<40} {verdict}{speed}{reason}"
+
+
+@click.command("eval")
+@click.argument("paths", nargs=-1)
+@click.option("--suite", "suite_name", default="rocm", show_default=True, help="Registered suite.")
+@click.option("--task", "task_id", help="Task of the candidate files given as PATHS.")
+@click.option("--candidates", "candidates_file", help="JSONL records: task/task_id + code/predict/file.")
+@click.option("--json", "json_out", help="Write one record per candidate (.json list or .jsonl lines).")
+@click.option("--evaluator", "evaluator_name", default="triton", show_default=True)
+@click.option("--mode", type=click.Choice(["auto", "interpreter", "gpu"]), help="Judge mode.")
+@click.option("--workers", type=int, help="Parallel evaluations (default: one per GPU).")
+@click.option("--timeout", "timeout_s", type=float, help="Seconds per candidate child.")
+@click.option("--hardware", help="Hardware profile for roofline figures (default: detect).")
+@click.option("--seeds", help="Comma-separated seeds replacing the tasks' own.")
+@click.option("--pythonpath", multiple=True, help="Extra import path for the judge's children.")
+@click.option("-k", "ks", multiple=True, type=int, default=(1,), show_default=True,
+              help="pass@k values to report (repeatable).")
+def eval_command(
+    paths: tuple[str, ...], suite_name: str, task_id: str | None, candidates_file: str | None,
+    json_out: str | None, evaluator_name: str, mode: str | None, workers: int | None,
+    timeout_s: float | None, hardware: str | None, seeds: str | None, pythonpath: tuple[str, ...],
+    ks: tuple[int, ...],
+) -> None:
+    """Judge candidates: correctness, anti-cheat checks and (on a GPU) speed."""
+    try:
+        suite = _build_suite(suite_name)
+        inputs = _Inputs(suite)
+        if task_id:
+            inputs.task(task_id, "--task")
+        entries = _from_paths(paths, task_id, inputs)
+        if candidates_file:
+            entries += _from_jsonl(candidates_file, inputs)
+        if not entries:
+            raise InputError("nothing to judge: give candidate files, a directory or --candidates")
+        seed_list = None
+        if seeds:
+            try:
+                seed_list = [int(s) for s in seeds.split(",") if s.strip()]
+            except ValueError as exc:
+                raise InputError(f"--seeds: expected comma-separated integers, got {seeds!r}") from exc
+        evaluator = _build_evaluator(evaluator_name, {
+            "mode": mode, "workers": workers, "timeout_s": timeout_s, "hardware": hardware,
+            "seeds": seed_list, "extra_pythonpath": [os.path.abspath(p) for p in pythonpath] or None,
+        })
+    except GeakError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except (ValueError, TypeError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+    pairs: list[tuple[Task, EvalResult]] = []
+    decided = [e for e in entries if e.verdict is not None]
+    for entry in decided:
+        pairs.append((entry.task, entry.verdict))  # type: ignore[arg-type]
+        click.echo(_line(entry.task, entry.verdict))  # type: ignore[arg-type]
+    jobs = [EvalJob(e.task, e.candidate) for e in entries if e.verdict is None]
+    try:
+        for job, result in evaluator.evaluate_many(jobs):
+            pairs.append((job.task, result))
+            click.echo(_line(job.task, result))
+    finally:
+        evaluator.close()
+
+    summary = summarize(pairs, ks)
+    click.echo("")
+    click.echo(f"candidates {summary['candidates']}  judged {summary['judged']}  "
+               f"skipped {summary['skipped']}  judge errors {summary['judge_errors']}")
+    speed = summary["mean_speedup"]
+    click.echo(f"call accuracy {_percent(summary['call_accuracy'])}  "
+               f"execution accuracy {_percent(summary['execution_accuracy'])}  "
+               f"mean speedup {'-' if speed is None else f'{speed:.3f}x'}")
+    for k, value in summary["pass_at_k"].items():
+        click.echo(f"pass@{k} {_percent(value)}")
+    if json_out:
+        records = [result_record(t, r) for t, r in pairs]
+        if json_out.endswith(".jsonl"):
+            text = "".join(json.dumps(r) + "\n" for r in records)
+        else:
+            text = json.dumps(records, indent=2) + "\n"
+        write_atomically(json_out, text)
+        click.echo(f"wrote {len(records)} records to {json_out}")
+    if summary["judge_errors"]:
+        sys.exit(1)

@@ -1,0 +1,130 @@
+"""``geak-core eval``: candidates from files, folders and JSONL; a summary; atomic JSON output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from geak_core.cli_eval import eval_command, summarize
+from geak_core.model import EvalResult
+from judge_support import CHEATS, FIXTURES
+
+pytestmark = pytest.mark.slow
+
+REFERENCES = FIXTURES / "minisuite" / "references"
+
+
+@pytest.fixture
+def mini_cli(monkeypatch):
+    """The CLI's plugin manager with the mini suite registered; the judge under the interpreter."""
+    import minisuite
+    from geak_core.plugins import PluginManager, reset_plugin_manager
+
+    reset_plugin_manager(PluginManager(extra_plugins=[("minisuite", minisuite)]))
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        base = ["--suite", "mini", "--mode", "interpreter", "--workers", "2",
+                "--pythonpath", str(FIXTURES), "--seeds", "0"]
+        return runner.invoke(eval_command, [*base, *args], catch_exceptions=False)
+
+    return invoke
+
+
+def test_files_a_folder_and_jsonl_records_are_judged_into_one_json_report(mini_cli, tmp_path):
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    (folder / "add__honest.py").write_text((REFERENCES / "add.py").read_text())
+    (folder / "add__unwritten.py").write_text((CHEATS / "add_unwritten.py").read_text())
+    records = tmp_path / "replies.jsonl"
+    reply = "Here you go:\n```python\n" + (REFERENCES / "scale.py").read_text() + "```\n"
+    records.write_text("\n".join(json.dumps(r) for r in [
+        {"task_id": "scale", "predict": reply, "id": "reply-1"},
+        {"task": "scale", "predict": "Sorry, I cannot help with that.", "id": "reply-2"},
+        {"task": "scale", "file": str(CHEATS / "scale_torch_compute.py"), "id": "reply-3"},
+    ]) + "\n")
+    out = tmp_path / "report.json"
+    result = mini_cli(str(folder), "--candidates", str(records), "--json", str(out), "-k", "1", "-k", "2")
+    assert result.exit_code == 0, result.output
+    report = {r["candidate"]: r for r in json.loads(out.read_text())}
+    assert len(report) == 5
+    assert report[str(folder / "add__honest.py")]["correct"] is True
+    assert report[str(folder / "add__unwritten.py")]["failed_stage"] == "stage1"
+    assert report["reply-1"]["correct"] is True
+    assert report["reply-2"]["failed_stage"] == "extract"
+    assert report["reply-3"]["failed_stage"] == "anticheat"
+    honest = report[str(folder / "add__honest.py")]
+    assert honest["speedup"] is None and honest["shapes"][0]["candidate_ms"] is None
+    assert "call accuracy 80.0%  execution accuracy 40.0%" in result.output
+    assert "pass@1 41.7%" in result.output  # add: 1 of 2 correct; scale: 1 of 3
+    assert "pass@2 83.3%" in result.output
+    assert not list(tmp_path.glob(".geak-eval-*")), "no temporary file is left behind"
+
+
+def test_a_single_file_needs_its_task(mini_cli, tmp_path):
+    candidate = tmp_path / "mine.py"
+    candidate.write_text((REFERENCES / "add.py").read_text())
+    result = mini_cli(str(candidate))
+    assert result.exit_code == 2
+    assert "has no task 'mine'" in result.output
+    result = mini_cli("--task", "add", str(candidate))
+    assert result.exit_code == 0, result.output
+    assert "correct" in result.output
+
+
+def test_unknown_suite_and_task_names_get_a_suggestion_and_exit_2(mini_cli, tmp_path):
+    candidate = tmp_path / "add.py"
+    candidate.write_text("x = 1\n")
+    runner = CliRunner()
+    result = runner.invoke(eval_command, ["--suite", "minii", str(candidate)])
+    assert result.exit_code == 2 and "did you mean 'mini'" in result.output
+    result = mini_cli("--task", "ad", str(candidate))
+    assert result.exit_code == 2 and "did you mean 'add'" in result.output
+
+
+def test_malformed_input_is_located(mini_cli, tmp_path):
+    records = tmp_path / "bad.jsonl"
+    records.write_text('{"task": "add", "code": "x = 1"}\nnot json\n')
+    result = mini_cli("--candidates", str(records))
+    assert result.exit_code == 2
+    assert f"{records}:2: not valid JSON" in result.output
+    result = mini_cli(str(tmp_path / "missing.py"))
+    assert result.exit_code == 2 and "no such file or directory" in result.output
+
+
+def test_the_summary_counts_pass_at_k_per_task_and_leaves_out_skips():
+    from geak_core.tasks import EntryPoint, Task
+
+    def task(name):
+        return Task(suite="s", id=name, instruction="", entry_points=[EntryPoint("k")], harness="m:C")
+
+    a, b = task("a"), task("b")
+    pairs = [
+        (a, EvalResult("a", "1", call_ok=True, correct=True, speedup=2.0)),
+        (a, EvalResult("a", "2", call_ok=True, correct=False)),
+        (b, EvalResult("b", "3", call_ok=False)),
+        (b, EvalResult("b", "4", call_ok=True, correct=True, speedup=1.0)),
+        (b, EvalResult("b", "5", flags=["skipped"])),
+    ]
+    summary = summarize(pairs, [1, 2, 3])
+    assert summary["judged"] == 4 and summary["skipped"] == 1
+    assert summary["call_accuracy"] == 0.75 and summary["execution_accuracy"] == 0.5
+    assert summary["mean_speedup"] == 1.5
+    assert summary["pass_at_k"] == {"1": 0.5, "2": 1.0}
+
+
+def test_the_command_is_wired_into_the_main_cli():
+    from geak_core.cli import main
+
+    assert "eval" in main.commands
+
+
+def test_the_report_json_path_written_is_complete_json(tmp_path):
+    from geak_core.cli_eval import write_atomically
+
+    target = tmp_path / "sub" / "r.json"
+    write_atomically(str(target), "[1, 2]\n")
+    assert json.loads(target.read_text()) == [1, 2]
+    assert [p.name for p in Path(target.parent).iterdir()] == ["r.json"]
