@@ -254,13 +254,13 @@ def test_the_prompt_shows_no_invented_numbers_for_unmeasured_versions() -> None:
 
 
 @pytest.mark.parametrize(
-    ("options", "key"),
+    ("values", "key"),
     [
-        (OproOptions(archive_size=0), "archive_size"),
-        (OproOptions(proposals=0), "proposals"),
-        (OproOptions(min_speedup_delta=-0.1), "min_speedup_delta"),
+        ({"archive_size": 0}, "archive_size"),
+        ({"proposals": 0}, "proposals"),
+        ({"min_speedup_delta": -0.1}, "min_speedup_delta"),
     ],
 )
-def test_invalid_options_are_rejected_naming_the_key(options: OproOptions, key: str) -> None:
+def test_invalid_options_are_rejected_naming_the_key(values: dict[str, object], key: str) -> None:
     with pytest.raises(InputError, match=rf"optimizer\.{key}"):
-        OproOptimizer(options)
+        OproOptions(**values)  # type: ignore[arg-type]

@@ -128,15 +128,15 @@ def test_without_builtin_and_without_corpora_nothing_is_retrieved() -> None:
 
 
 @pytest.mark.parametrize(
-    ("options", "key"),
+    ("values", "key"),
     [
-        (CodeSimOptions(top_k=0), "top_k"),
-        (CodeSimOptions(query="title"), "query"),
-        (CodeSimOptions(ranker="tfidf"), "ranker"),
-        (CodeSimOptions(contamination_threshold=0.0), "contamination_threshold"),
-        (CodeSimOptions(code_fields=[]), "code_fields"),
+        ({"top_k": 0}, "top_k"),
+        ({"query": "title"}, "query"),
+        ({"ranker": "tfidf"}, "ranker"),
+        ({"contamination_threshold": 0.0}, "contamination_threshold"),
+        ({"code_fields": []}, "code_fields"),
     ],
 )
-def test_invalid_options_are_rejected_naming_the_key(options: CodeSimOptions, key: str) -> None:
+def test_invalid_options_are_rejected_naming_the_key(values: dict[str, object], key: str) -> None:
     with pytest.raises(InputError, match=rf"retriever\.{key}"):
-        CodeSimRetriever(options)
+        CodeSimOptions(**values)  # type: ignore[arg-type]

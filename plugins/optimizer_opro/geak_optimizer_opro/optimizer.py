@@ -28,24 +28,23 @@ class OproOptions:
     explore: bool = False
     min_speedup_delta: float = 0.0
 
+    def __post_init__(self) -> None:  # runs when the recipe is validated, before any work
+        if self.archive_size < 1:
+            raise InputError(f"optimizer.archive_size must be at least 1, got {self.archive_size}")
+        if self.proposals < 1:
+            raise InputError(
+                f"optimizer.proposals must be at least 1, got {self.proposals} "
+                '(optimizer = "none" turns optimisation off)'
+            )
+        if self.min_speedup_delta < 0:
+            raise InputError(
+                f"optimizer.min_speedup_delta must not be negative, got {self.min_speedup_delta}"
+            )
+
 
 class OproOptimizer:
     def __init__(self, options: OproOptions | None = None):
         self.options = options or OproOptions()
-        if self.options.archive_size < 1:
-            raise InputError(
-                f"optimizer.archive_size must be at least 1, got {self.options.archive_size}"
-            )
-        if self.options.proposals < 1:
-            raise InputError(
-                f"optimizer.proposals must be at least 1, got {self.options.proposals} "
-                '(optimizer = "none" turns optimisation off)'
-            )
-        if self.options.min_speedup_delta < 0:
-            raise InputError(
-                "optimizer.min_speedup_delta must not be negative, "
-                f"got {self.options.min_speedup_delta}"
-            )
         self.proposals = self.options.proposals
         self._archives: dict[str, Archive] = {}
         self._lock = threading.Lock()  # lineages record from several threads

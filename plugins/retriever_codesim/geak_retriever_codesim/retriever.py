@@ -50,6 +50,9 @@ class CodeSimOptions:
     code_fields: list[str] = field(default_factory=lambda: list(DEFAULT_CODE_FIELDS))
     description_fields: list[str] = field(default_factory=lambda: list(DEFAULT_DESCRIPTION_FIELDS))
 
+    def __post_init__(self) -> None:  # runs when the recipe is validated, before any work
+        _check(self)
+
 
 @dataclass(frozen=True)
 class Ranked:
@@ -94,7 +97,6 @@ def _check(options: CodeSimOptions) -> None:
 class CodeSimRetriever:
     def __init__(self, options: CodeSimOptions | None = None):
         self.options = options or CodeSimOptions()
-        _check(self.options)
         entries: list[CorpusEntry] = load_builtin() if self.options.include_builtin else []
         for i, raw in enumerate(self.options.corpora):
             try:

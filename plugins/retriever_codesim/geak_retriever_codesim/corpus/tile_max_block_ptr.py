@@ -1,9 +1,9 @@
 """Maximum along each row of a small matrix that fits in one tile, loaded in a
 single shot through a block pointer: tl.make_block_ptr describes the whole
 (rows, cols) matrix with its strides, tl.load with boundary_check pads the
-tile past the matrix edge, and tl.max(axis=1) reduces each row. The zero padding is
-replaced by -inf with tl.where before the reduction so a padded lane never
-wins. One program handles the whole tile."""
+tile past the matrix edge, and tl.max(axis=1) reduces each row. The zero
+padding is replaced by -inf with tl.where before the reduction so a padded
+lane never wins. One program handles the whole tile."""
 
 import torch
 import triton

@@ -1,8 +1,9 @@
 """Elementwise addition of two 1-D vectors, out = a + alpha * b, written as a
 grid-stride loop: a fixed number of programs walk the vector in BLOCK-sized
-chunks (the host passes the stride, programs * BLOCK), each masking the ragged tail so no lane reads or writes past n. Shows
-the basic masked tl.load / tl.store pattern, a runtime scalar argument, and
-how a small grid can still cover any length (persistent elementwise kernel)."""
+chunks (the host passes the stride, programs * BLOCK), each masking the
+ragged tail so no lane reads or writes past n. Shows the basic masked
+tl.load / tl.store pattern, a runtime scalar argument, and how a small grid
+can still cover any length (persistent elementwise kernel)."""
 
 import torch
 import triton
