@@ -209,3 +209,25 @@ def test_the_reference_is_read_as_text_never_imported(fixture_task: Task) -> Non
 def test_signatures_survive_code_that_does_not_parse() -> None:
     broken = "def kern(a_ptr, B: tl.constexpr = 4):\n    x = (\n"
     assert signatures(broken) == {("kern", ("aptr", "b"))}
+
+
+def test_no_rocm_task_retrieves_its_own_reference(tmp_path: Path) -> None:
+    from geak_retriever_codesim.report import suite_tasks
+
+    tasks = [t for t in suite_tasks().values() if Path(t.reference).is_file()]
+    if not tasks:
+        pytest.skip("the rocm suite is not installed")
+    folder = tmp_path / "planted"
+    folder.mkdir()
+    for t in tasks:  # every reference, planted under another name
+        (folder / f"copy_of_{t.id}.py").write_text(Path(t.reference).read_text())
+    retriever = CodeSimRetriever(CodeSimOptions(corpora=[str(folder)], top_k=5))
+    for t in tasks:
+        own = f"planted:copy_of_{t.id}"
+        for query in (
+            RetrievalQuery(task=t),
+            RetrievalQuery(task=t, code=Path(t.reference).read_text()),
+        ):
+            assert own not in [e.id for e in retriever.retrieve(query)], t.id
+            ranked = {r.entry.id: r for r in retriever.ranking(query)}
+            assert ranked[own].verdict.overlap == 1.0, t.id  # found, and known for a copy

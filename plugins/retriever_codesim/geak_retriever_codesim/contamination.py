@@ -2,9 +2,9 @@
 
 An entry is contaminated for a task when either holds:
 
-* **overlap**: of the 4-token shingles (comments left out) of the task's reference file
-  (``Task.reference``), the share also found in the entry reaches the
-  threshold. Measuring containment of the reference (rather than symmetric
+* **overlap**: of the 4-token shingles of the task's reference file
+  (``Task.reference``; comments and module docstring left out), the share
+  also found in the entry reaches the threshold. Measuring containment of the reference (rather than symmetric
   Jaccard) also catches a crawled file that embeds the reference amid tests
   and helpers; the symmetric Jaccard is reported alongside for the log.
 * **interface**: the entry defines a function with a task entry point's name
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from geak_core.tasks import Task
 
-from geak_retriever_codesim.corpus import CorpusEntry
+from geak_retriever_codesim.corpus import CorpusEntry, split_docstring
 from geak_retriever_codesim.tokens import code_shingles
 
 DEFAULT_THRESHOLD = 0.7
@@ -79,7 +79,10 @@ class ContaminationGuard:
         if not task.reference:
             return ""
         path = Path(task.reference)
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        if not path.is_file():
+            return ""
+        # Corpus entries are compared without their module docstring; so is the reference.
+        return split_docstring(path.read_text(encoding="utf-8", errors="replace"))[1]
 
     def judge(
         self, entry: CorpusEntry, entry_shingles: set[tuple[str, ...]] | None = None
