@@ -86,3 +86,11 @@ def test_bm25_on_an_empty_collection_returns_no_scores() -> None:
 def test_whole_tokens_are_searchable(term: str) -> None:
     docs = [tokenize("@triton.jit\ndef k(a):\n    tl.dot(a, a)"), tokenize("def f(x): return x")]
     assert BM25(docs).scores([term])[0] > 0
+
+
+def test_lexemes_keep_names_whole_and_leave_comments_out() -> None:
+    from geak_retriever_codesim.tokens import code_shingles, lexemes
+
+    code = "x_ptr = tl.load(a + 1.5e-3)  # a comment\n"
+    assert lexemes(code) == ["x_ptr", "=", "tl", ".", "load", "(", "a", "+", "1.5e-3", ")"]
+    assert code_shingles(code) == code_shingles("x_ptr = tl.load(a + 1.5e-3)\n# other words\n")

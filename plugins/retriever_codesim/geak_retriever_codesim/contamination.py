@@ -2,9 +2,10 @@
 
 An entry is contaminated for a task when either holds:
 
-* **overlap**: of the 4-token shingles of the task's reference file
-  (``Task.reference``; comments and module docstring left out), the share
-  also found in the entry reaches the threshold. Measuring containment of the reference (rather than symmetric
+* **overlap**: of the shingles (runs of 8 consecutive Python tokens, comments
+  and module docstring left out) of the task's reference file
+  (``Task.reference``), the share also found in the entry reaches the
+  threshold. Measuring containment of the reference (rather than symmetric
   Jaccard) also catches a crawled file that embeds the reference amid tests
   and helpers; the symmetric Jaccard is reported alongside for the log.
 * **interface**: the entry defines a function with a task entry point's name

@@ -124,6 +124,18 @@ def strip_comments(code: str) -> str:
     return " ".join(p for p in parts if p.strip())
 
 
-def code_shingles(code: str, size: int = 4) -> set[tuple[str, ...]]:
-    """Shingles of ``code``'s tokens, comments left out: what near-duplicate checks compare."""
-    return shingles(tokenize(strip_comments(code)), size)
+_LEXEME = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[^\w\s]")
+
+
+def lexemes(code: str) -> list[str]:
+    """Python-level tokens of ``code`` (names, numbers, operators), comments left out.
+
+    Unlike ``tokenize``, nothing is split, dropped or normalised: near-duplicate
+    detection wants the literal token stream, where independent code differs.
+    """
+    return _LEXEME.findall(strip_comments(code))
+
+
+def code_shingles(code: str, size: int = 8) -> set[tuple[str, ...]]:
+    """Shingles of ``code``'s lexemes: what the near-duplicate check compares."""
+    return shingles(lexemes(code), size)
