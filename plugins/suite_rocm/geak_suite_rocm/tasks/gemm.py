@@ -4,7 +4,7 @@ Difficulty 4: one kernel must serve fp16/bf16/fp32 (IEEE), fp8 x fp8, 16-bit
 x fp8 (B upcast in the kernel), int8 x int8 (exact int32 accumulation,
 int8 results wrap), row- and column-major operands, per-tensor and per-block
 scales and an optional activation, and be fast at shapes up to
-9728 x 8192 x 65536.
+8192 x 8192 x 8192.
 
 Compared with the original, whose asserts were commented out (only GEAK's
 gold file, which its own run never produced, was compared): every case is
@@ -19,7 +19,9 @@ gfx95x, the fnuz types on other AMD GPUs. Launch meta-parameters are chosen
 per operand type (the original autotuned them with AMD-only config keys).
 Of the original's 484 correctness and 33 perf cases, 11 correctness cases
 cover the type matrix, layouts, scalings and masking, and 7 timed cases cover
-the perf shapes in fp16, bf16 and fp32.
+the perf shapes in fp16, bf16 and fp32. The (9728, 8192, 65536) shape is left
+out: building its inputs alone takes about 1.7e9 random draws per run, and
+its float64 oracle minutes, for no coverage the other shapes lack.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ TASK = Task(
         "-> fp16 (tensor scales), fp8e5 x fp8e5 -> fp16, fp16 x fp8e4, bf16 x fp8e5, fp8e4 x "
         "fp8e4 -> bf16 (block scales, 128 x 128), int8 -> int8, int8 -> int32 (masked), fp16 "
         "with leaky_relu; timed (row-major): 1024^3, 4096^3, 8192^3, (4864,4096,8192) fp16, "
-        "(4864,8192,4160), (9728,8192,65536) bf16, 4096^3 fp32. A ~ N(0,1), B ~ N(0,1/K); int8 "
+        "(4864,8192,4160), 2048^3 bf16, 4096^3 fp32. A ~ N(0,1), B ~ N(0,1/K); int8 "
         "uniform in [-128, 127]; fp8 operands are N(0,1)/N(0,1/K) data quantised with amax "
         "scales."
     ),
@@ -137,7 +139,7 @@ FULL = [
     _spec(8192, 8192, 8192, "float16", "float16", "float16", timed=True),
     _spec(4864, 4096, 8192, "float16", "float16", "float16", timed=True),
     _spec(4864, 8192, 4160, "bfloat16", "bfloat16", "bfloat16", timed=True),
-    _spec(9728, 8192, 65536, "bfloat16", "bfloat16", "bfloat16", timed=True),
+    _spec(2048, 2048, 2048, "bfloat16", "bfloat16", "bfloat16", timed=True),
     _spec(4096, 4096, 4096, "float32", "float32", "float32", timed=True),
 ]
 # No bfloat16 operands here: the interpreter's tl.dot misreads bfloat16.
