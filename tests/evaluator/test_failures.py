@@ -113,3 +113,23 @@ def test_an_unknown_harness_is_a_judge_error(mini_tasks):
         evaluator.close()
     assert "judge_error" in result.flags
     assert "NoSuchHarness" in result.reason or "NoSuchHarness" in (result.error or "")
+
+
+def test_reference_outputs_on_disk_spare_a_later_session_the_reference_run(mini_tasks, tmp_path):
+    import torch
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import judge_options
+
+    task = mini_tasks["add"]
+    first = TritonEvaluator(judge_options(workers=1, secret_seeds=0, reference_cache_dir=str(tmp_path)))
+    computed = first.reference(task)
+    first.close()
+    assert computed.wall_s > 0
+    assert sorted(p.name.split("-")[1] for p in tmp_path.iterdir()) == ["0.gkt", "1.gkt"]
+    second = TritonEvaluator(judge_options(workers=1, secret_seeds=0, reference_cache_dir=str(tmp_path)))
+    loaded = second.reference(task)
+    second.close()
+    assert loaded.wall_s == 0.0
+    assert loaded.outputs.keys() == computed.outputs.keys()
+    for key, value in computed.outputs.items():
+        assert torch.equal(loaded.outputs[key]["out"], value["out"])

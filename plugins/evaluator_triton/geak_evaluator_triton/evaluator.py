@@ -31,17 +31,23 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core import tensorio
 from geak_core.components import EvalJob, HardwareProfile
 from geak_core.model import Candidate, EvalResult, ShapeResult, aggregate_speedups
 from geak_core.sandbox import SandboxResult, run_sandboxed
 from geak_core.tasks import Case, Task
 
 from geak_evaluator_triton.compare import compare_values
+from geak_evaluator_triton.devices import Runtime, Slot, gpu_visible, visible_devices
 from geak_evaluator_triton.options import TritonEvaluatorOptions
+from geak_evaluator_triton.performance import (
+    INTERPRETER_NOTE,
+    match_profile,
+    shape_result,
+    shape_stub,
+)
+from geak_evaluator_triton.references import DiskCache, ReferenceRun, nbytes_of
 from geak_evaluator_triton.static_checks import check_source
 from geak_evaluator_triton.verdict import (
     Verdict,
@@ -51,78 +57,11 @@ from geak_evaluator_triton.verdict import (
 )
 
 CHILD = "geak_evaluator_triton.child"
-INTERPRETER_NOTE = (
-    "not measured: the Triton interpreter runs kernels on the CPU, so its latencies say "
-    "nothing about GPU speed"
-)
-DTYPE_TO_PEAK = {
-    "float64": "fp64", "fp64": "fp64", "float32": "fp32", "fp32": "fp32", "tf32": "tf32",
-    "float16": "fp16", "fp16": "fp16", "bfloat16": "bf16", "bf16": "bf16", "int8": "int8",
-    "float8_e4m3fn": "fp8", "float8_e5m2": "fp8", "float8_e4m3fnuz": "fp8",
-    "float8_e5m2fnuz": "fp8", "fp8": "fp8",
-}
+
 
 
 class JudgeError(Exception):
     """The judge could not judge (bad setup, failing reference): not the candidate's fault."""
-
-
-@dataclass
-class Slot:
-    index: int
-    env: dict[str, str | None]
-    label: str
-
-
-@dataclass
-class Runtime:
-    mode: str  # "interpreter" | "gpu"
-    case_set: str  # "small" | "full"
-    device_name: str
-    vendor: str | None
-    slots: list[Slot]
-    probe: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class ReferenceRun:
-    """What the reference produced for one task, once per (task, mode, device, seeds)."""
-
-    cases: list[Case]
-    skipped: list[dict[str, str]]
-    stage2_skipped: list[dict[str, str]]
-    custom_compare: bool
-    seeds: list[int]
-    outputs: dict[tuple[str, str, int], Any]
-    oracle: dict[tuple[str, str, int], Any] = field(default_factory=dict)
-    reference_file: str = ""
-    weak: list[str] = field(default_factory=list)  # the harness's weak_result_reason findings
-    wall_s: float = 0.0
-    nbytes: int = 0
-
-    @property
-    def runnable(self) -> list[Case]:
-        skipped = {s["case"] for s in self.skipped}
-        return [c for c in self.cases if c.name not in skipped]
-
-    def stage2_cases(self, enabled: bool) -> list[str]:
-        if not enabled:
-            return []
-        skipped = {s["case"] for s in self.stage2_skipped}
-        return [c.name for c in self.runnable if c.name not in skipped]
-
-
-def _nbytes(value: Any) -> int:
-    if hasattr(value, "nbytes") and not isinstance(value, (bytes, bytearray)):
-        try:
-            return int(value.nbytes)
-        except (TypeError, AttributeError):
-            return 0
-    if isinstance(value, dict):
-        return sum(_nbytes(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return sum(_nbytes(v) for v in value)
-    return 0
 
 
 class TritonEvaluator:
@@ -143,6 +82,8 @@ class TritonEvaluator:
         self._hardware: HardwareProfile | None = None
         self._hardware_resolved = False
         self._closed = False
+        root = self.options.reference_cache_dir
+        self._disk = DiskCache(root) if root else None
 
     # -- configuration ------------------------------------------------------
 
@@ -174,7 +115,7 @@ class TritonEvaluator:
     def _resolve_runtime(self) -> Runtime:
         mode = self.options.mode
         if mode == "auto":
-            mode = "gpu" if _gpu_visible() else "interpreter"
+            mode = "gpu" if gpu_visible() else "interpreter"
         case_set = self.options.case_set
         if case_set == "auto":
             case_set = "full" if mode == "gpu" else "small"
@@ -188,7 +129,7 @@ class TritonEvaluator:
         if not probe.get("gpu") or not probe.get("devices"):
             raise JudgeError("evaluator mode 'gpu' was requested but no GPU is visible to torch")
         vendor = "amd" if probe.get("hip") else "nvidia"
-        visible = _visible_devices(vendor, len(probe["devices"]))
+        visible = visible_devices(vendor, len(probe["devices"]))
         count = len(visible) if not self.options.workers else min(self.options.workers, len(visible))
         slots = []
         for i in range(count):
@@ -326,7 +267,7 @@ class TritonEvaluator:
     def _compute_reference(self, task: Task, runtime: Runtime, slot: Slot, key: str) -> ReferenceRun:
         seeds = self.seeds_for(task)
         fixed = [s for s in seeds if s not in self._secret_seeds]
-        cached = self._load_disk(key, fixed)
+        cached = self._disk.load(key, fixed) if self._disk else {}
         missing = [s for s in seeds if s not in cached.get("seeds", [])]
         run: ReferenceRun | None = None
         if missing or not cached:
@@ -336,8 +277,9 @@ class TritonEvaluator:
         elif cached:
             run.outputs.update(cached["run"].outputs)
         run.seeds = seeds
-        run.nbytes = _nbytes(list(run.outputs.values()))
-        self._store_disk(key, run, fixed)
+        run.nbytes = nbytes_of(list(run.outputs.values()))
+        if self._disk:
+            self._disk.store(key, run, fixed)
         return run
 
     def _run_reference(self, task: Task, runtime: Runtime, slot: Slot, seeds: list[int], oracle: bool = False) -> ReferenceRun:
@@ -392,63 +334,6 @@ class TritonEvaluator:
             weak=weak,
             wall_s=time.monotonic() - started,
         )
-
-    def _disk_path(self, key: str, seed: int) -> str | None:
-        root = self.options.reference_cache_dir
-        if not root:
-            return None
-        return os.path.join(root, f"{key}-{seed}.gkt")
-
-    def _load_disk(self, key: str, seeds: list[int]) -> dict[str, Any]:
-        if not self.options.reference_cache_dir or not seeds:
-            return {}
-        run = None
-        found = []
-        for seed in seeds:
-            path = self._disk_path(key, seed)
-            if not path or not os.path.exists(path):
-                return {}
-            try:
-                with open(path, "rb") as handle:
-                    data = tensorio.loads(bytearray(handle.read()))
-            except (OSError, tensorio.TensorIOError):
-                return {}
-            meta = data["meta"]
-            if run is None:
-                run = ReferenceRun(
-                    cases=[Case.from_dict(c) for c in meta["cases"]],
-                    skipped=meta["skipped"],
-                    stage2_skipped=meta["stage2_skipped"],
-                    custom_compare=meta["custom_compare"],
-                    seeds=[],
-                    outputs={},
-                    reference_file=meta.get("reference_file", ""),
-                    weak=list(meta.get("weak", [])),
-                )
-            for stage, case, value in data["runs"]:
-                run.outputs[(stage, case, seed)] = value
-            found.append(seed)
-        return {"run": run, "seeds": found}
-
-    def _store_disk(self, key: str, run: ReferenceRun, seeds: list[int]) -> None:
-        root = self.options.reference_cache_dir
-        if not root:
-            return
-        os.makedirs(root, mode=0o700, exist_ok=True)
-        meta = {
-            "cases": [c.to_dict() for c in run.cases],
-            "skipped": run.skipped,
-            "stage2_skipped": run.stage2_skipped,
-            "custom_compare": run.custom_compare,
-            "reference_file": run.reference_file,
-            "weak": run.weak,
-        }
-        for seed in seeds:
-            path = self._disk_path(key, seed)
-            if path is None or os.path.exists(path):
-                continue
-            runs = [[s, c, v] for (s, c, sd), v in run.outputs.items() if sd == seed]
-            _atomic_write(path, tensorio.dumps({"meta": meta, "runs": runs}))
 
     # -- evaluation -----------------------------------------------------------
 
@@ -544,7 +429,7 @@ class TritonEvaluator:
             result.mismatches = first.mismatches
         if runtime.mode != "gpu":
             self._no_performance(result, runtime, "")
-            result.shapes = [_shape_stub(c) for c in ref.runnable if c.timed]
+            result.shapes = [shape_stub(c) for c in ref.runnable if c.timed]
             return
         if not result.correct:
             self._no_performance(result, runtime, "only correct candidates are timed")
@@ -789,7 +674,7 @@ class TritonEvaluator:
                 if diffs:
                     verdict.fail("anticheat", f"the outputs of the timed runs of case {case.name!r} differ "
                                  f"from the reference: {diffs[0]['message']}", mismatches=diffs)
-                shapes.append(self._shape(case, message, profile, verdict))
+                shapes.append(shape_result(case, message, profile, verdict))
         if not verdict.failures and (not sandbox.completed or len(shapes) < len(timed)):
             verdict.fail("timing", f"the timing process {sandbox.describe_exit()}", _tail(sandbox.stderr, 4000))
         for flag in verdict.flags:
@@ -820,40 +705,6 @@ class TritonEvaluator:
         if result.speedup is not None and result.speedup > self.options.suspicious_speedup:
             result.flags.append("suspicious_speedup")
 
-    def _shape(self, case: Case, message: dict[str, Any], profile: HardwareProfile | None,
-               verdict: Verdict) -> ShapeResult:
-        ref_ms = float(message["reference_ms"])
-        cand_ms = float(message["candidate_ms"])
-        ref_wall = float(message.get("reference_wall_ms", ref_ms))
-        cand_wall = float(message.get("candidate_wall_ms", cand_ms))
-        # Host-side overhead the events do not see, as the reference shows it; a candidate whose
-        # wall clock exceeds its events by much more did work the events missed.
-        ref_gap = max(0.0, ref_wall - ref_ms)
-        if cand_wall > max(1.5 * cand_ms, cand_ms + 2 * ref_gap + 0.05):
-            verdict.flag("timing_mismatch")
-            cand_ms = max(cand_ms, cand_wall - ref_gap)
-        shape = ShapeResult(case=case.name, reference_ms=ref_ms, candidate_ms=cand_ms,
-                            flops=case.flops, bytes=case.bytes, dtype=case.dtype)
-        seconds = cand_ms * 1e-3
-        if case.bytes:
-            shape.achieved_gbs = case.bytes / seconds / 1e9
-        if case.flops:
-            shape.achieved_tflops = case.flops / seconds / 1e12
-        if profile is not None:
-            memory = shape.achieved_gbs / profile.peak_bandwidth_gbs if shape.achieved_gbs else None
-            peak = profile.peak_for(DTYPE_TO_PEAK.get(case.dtype or "", case.dtype or "")) if case.dtype else None
-            compute = shape.achieved_tflops / peak if shape.achieved_tflops and peak else None
-            values = [v for v in (memory, compute) if v is not None]
-            shape.roofline_fraction = max(values) if values else None
-            if case.flops and case.bytes and peak:
-                ridge = peak * 1e12 / (profile.peak_bandwidth_gbs * 1e9)
-                shape.bound = "compute" if case.flops / case.bytes >= ridge else "memory"
-            elif memory is not None:
-                shape.bound = "memory"
-            elif compute is not None:
-                shape.bound = "compute"
-        return shape
-
     # -- suite authors' check ------------------------------------------------------
 
     def check_reference(self, task: Task) -> dict[str, Any]:
@@ -880,15 +731,6 @@ class TritonEvaluator:
         return report
 
 
-def match_profile(profiles: list[Any], name: str, arch: str) -> HardwareProfile | None:
-    """The profile whose patterns match the device name, else one that matches its arch."""
-    for value in (name, arch):
-        for profile in profiles:
-            if value and isinstance(profile, HardwareProfile) and profile.matches(value):
-                return profile
-    return None
-
-
 def _bitwise_equal(a: Any, b: Any) -> bool:
     import torch
 
@@ -910,10 +752,6 @@ def _bitwise_equal(a: Any, b: Any) -> bool:
         return False
 
 
-def _shape_stub(case: Case) -> ShapeResult:
-    return ShapeResult(case=case.name, flops=case.flops, bytes=case.bytes, dtype=case.dtype)
-
-
 def _tail(text: str, limit: int = 2000) -> str:
     text = (text or "").strip()
     if not text:
@@ -921,30 +759,3 @@ def _tail(text: str, limit: int = 2000) -> str:
     return "\n" + (text if len(text) <= limit else "[...]" + text[-limit:])
 
 
-def _gpu_visible() -> bool:
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        return False
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except Exception:
-        return False
-
-
-def _visible_devices(vendor: str, count: int) -> list[str]:
-    names = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if vendor == "amd" else ("CUDA_VISIBLE_DEVICES",)
-    for name in names:
-        value = os.environ.get(name)
-        if value:
-            listed = [v.strip() for v in value.split(",") if v.strip()]
-            if listed:
-                return listed[:count]
-    return [str(i) for i in range(count)]
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)

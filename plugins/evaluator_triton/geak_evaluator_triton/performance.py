@@ -1,0 +1,78 @@
+"""Performance figures: per-case latencies into throughput, roofline fraction and bound.
+
+achieved GB/s = bytes / latency, achieved TFLOP/s = flops / latency; the
+roofline fraction is the larger of the two utilisations against the hardware
+profile's peak bandwidth and its peak rate for the case's dtype; a case is
+compute bound when its arithmetic intensity (flops / bytes) reaches the ridge
+point (peak FLOP/s / peak bandwidth), memory bound otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from geak_core.components import HardwareProfile
+from geak_core.model import ShapeResult
+from geak_core.tasks import Case
+
+from geak_evaluator_triton.verdict import Verdict
+
+INTERPRETER_NOTE = (
+    "not measured: the Triton interpreter runs kernels on the CPU, so its latencies say "
+    "nothing about GPU speed"
+)
+DTYPE_TO_PEAK = {
+    "float64": "fp64", "fp64": "fp64", "float32": "fp32", "fp32": "fp32", "tf32": "tf32",
+    "float16": "fp16", "fp16": "fp16", "bfloat16": "bf16", "bf16": "bf16", "int8": "int8",
+    "float8_e4m3fn": "fp8", "float8_e5m2": "fp8", "float8_e4m3fnuz": "fp8",
+    "float8_e5m2fnuz": "fp8", "fp8": "fp8",
+}
+
+
+def shape_result(case: Case, message: dict[str, Any], profile: HardwareProfile | None,
+                 verdict: Verdict) -> ShapeResult:
+    """One case's timings as a ShapeResult with throughput and roofline figures."""
+    ref_ms = float(message["reference_ms"])
+    cand_ms = float(message["candidate_ms"])
+    ref_wall = float(message.get("reference_wall_ms", ref_ms))
+    cand_wall = float(message.get("candidate_wall_ms", cand_ms))
+    # Host-side overhead the events do not see, as the reference shows it; a candidate whose
+    # wall clock exceeds its events by much more did work the events missed.
+    ref_gap = max(0.0, ref_wall - ref_ms)
+    if cand_wall > max(1.5 * cand_ms, cand_ms + 2 * ref_gap + 0.05):
+        verdict.flag("timing_mismatch")
+        cand_ms = max(cand_ms, cand_wall - ref_gap)
+    shape = ShapeResult(case=case.name, reference_ms=ref_ms, candidate_ms=cand_ms,
+                        flops=case.flops, bytes=case.bytes, dtype=case.dtype)
+    seconds = cand_ms * 1e-3
+    if case.bytes:
+        shape.achieved_gbs = case.bytes / seconds / 1e9
+    if case.flops:
+        shape.achieved_tflops = case.flops / seconds / 1e12
+    if profile is not None:
+        memory = shape.achieved_gbs / profile.peak_bandwidth_gbs if shape.achieved_gbs else None
+        peak = profile.peak_for(DTYPE_TO_PEAK.get(case.dtype or "", case.dtype or "")) if case.dtype else None
+        compute = shape.achieved_tflops / peak if shape.achieved_tflops and peak else None
+        values = [v for v in (memory, compute) if v is not None]
+        shape.roofline_fraction = max(values) if values else None
+        if case.flops and case.bytes and peak:
+            ridge = peak * 1e12 / (profile.peak_bandwidth_gbs * 1e9)
+            shape.bound = "compute" if case.flops / case.bytes >= ridge else "memory"
+        elif memory is not None:
+            shape.bound = "memory"
+        elif compute is not None:
+            shape.bound = "compute"
+    return shape
+
+
+def match_profile(profiles: list[Any], name: str, arch: str) -> HardwareProfile | None:
+    """The profile whose patterns match the device name, else one that matches its arch."""
+    for value in (name, arch):
+        for profile in profiles:
+            if value and isinstance(profile, HardwareProfile) and profile.matches(value):
+                return profile
+    return None
+
+
+def shape_stub(case: Case) -> ShapeResult:
+    return ShapeResult(case=case.name, flops=case.flops, bytes=case.bytes, dtype=case.dtype)

@@ -1,0 +1,124 @@
+"""Reference outputs: what the reference produced, kept in memory and optionally on disk.
+
+The on-disk cache holds outputs of the tasks' fixed seeds only (secret seeds
+change every session). It lives where the judge's user can read it, and so can
+a candidate running as the same user: keep it off (the default) when judging
+untrusted code, or point it somewhere candidates' processes cannot reach.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from geak_core import tensorio
+from geak_core.tasks import Case
+
+
+@dataclass
+class ReferenceRun:
+    """What the reference produced for one task, once per (task, mode, device, seeds)."""
+
+    cases: list[Case]
+    skipped: list[dict[str, str]]
+    stage2_skipped: list[dict[str, str]]
+    custom_compare: bool
+    seeds: list[int]
+    outputs: dict[tuple[str, str, int], Any]
+    oracle: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    reference_file: str = ""
+    weak: list[str] = field(default_factory=list)  # the harness's weak_result_reason findings
+    wall_s: float = 0.0
+    nbytes: int = 0
+
+    @property
+    def runnable(self) -> list[Case]:
+        skipped = {s["case"] for s in self.skipped}
+        return [c for c in self.cases if c.name not in skipped]
+
+    def stage2_cases(self, enabled: bool) -> list[str]:
+        if not enabled:
+            return []
+        skipped = {s["case"] for s in self.stage2_skipped}
+        return [c.name for c in self.runnable if c.name not in skipped]
+
+
+def nbytes_of(value: Any) -> int:
+    if hasattr(value, "nbytes") and not isinstance(value, (bytes, bytearray)):
+        try:
+            return int(value.nbytes)
+        except (TypeError, AttributeError):
+            return 0
+    if isinstance(value, dict):
+        return sum(nbytes_of(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(nbytes_of(v) for v in value)
+    return 0
+
+
+class DiskCache:
+    """Reference outputs per (task key, seed) as tensorio files under ``root``."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def path(self, key: str, seed: int) -> str:
+        return os.path.join(self.root, f"{key}-{seed}.gkt")
+
+    def load(self, key: str, seeds: list[int]) -> dict[str, Any]:
+        """{'run': ReferenceRun, 'seeds': [...]} when every seed is on disk, else {}."""
+        if not seeds:
+            return {}
+        run = None
+        found = []
+        for seed in seeds:
+            path = self.path(key, seed)
+            if not os.path.exists(path):
+                return {}
+            try:
+                with open(path, "rb") as handle:
+                    data = tensorio.loads(bytearray(handle.read()))
+            except (OSError, tensorio.TensorIOError):
+                return {}
+            meta = data["meta"]
+            if run is None:
+                run = ReferenceRun(
+                    cases=[Case.from_dict(c) for c in meta["cases"]],
+                    skipped=meta["skipped"],
+                    stage2_skipped=meta["stage2_skipped"],
+                    custom_compare=meta["custom_compare"],
+                    seeds=[],
+                    outputs={},
+                    reference_file=meta.get("reference_file", ""),
+                    weak=list(meta.get("weak", [])),
+                )
+            for stage, case, value in data["runs"]:
+                run.outputs[(stage, case, seed)] = value
+            found.append(seed)
+        return {"run": run, "seeds": found}
+
+    def store(self, key: str, run: ReferenceRun, seeds: list[int]) -> None:
+        os.makedirs(self.root, mode=0o700, exist_ok=True)
+        meta = {
+            "cases": [c.to_dict() for c in run.cases],
+            "skipped": run.skipped,
+            "stage2_skipped": run.stage2_skipped,
+            "custom_compare": run.custom_compare,
+            "reference_file": run.reference_file,
+            "weak": run.weak,
+        }
+        for seed in seeds:
+            path = self.path(key, seed)
+            if os.path.exists(path):
+                continue
+            runs = [[s, c, v] for (s, c, sd), v in run.outputs.items() if sd == seed]
+            atomic_write(path, tensorio.dumps({"meta": meta, "runs": runs}))
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
