@@ -96,6 +96,41 @@ def test_code_mode_falls_back_to_the_instruction_while_there_is_no_code() -> Non
     assert kind_of(with_code.id) == "matmul"
 
 
+def test_query_kinds_follow_the_mode_and_whether_there_is_code() -> None:
+    kinds = {
+        mode: [
+            CodeSimRetriever(CodeSimOptions(query=mode)).query_kind(
+                RetrievalQuery(task=SOFTMAX_TASK, code=code)
+            )
+            for code in (None, MATMUL_CODE)
+        ]
+        for mode in ("instruction_then_code", "instruction", "code")
+    }
+    assert kinds == {
+        "instruction_then_code": ["instruction", "code+instruction"],
+        "instruction": ["instruction", "instruction"],
+        "code": ["instruction", "code"],
+    }
+
+
+def test_the_default_code_query_adds_half_the_instruction_score() -> None:
+    query = RetrievalQuery(task=SOFTMAX_TASK, code=MATMUL_CODE)
+    by_code = CodeSimRetriever(CodeSimOptions(query="code")).scores(query)
+    by_instruction = CodeSimRetriever(CodeSimOptions(query="instruction")).scores(query)
+    blended = CodeSimRetriever(CodeSimOptions()).scores(query)
+    assert blended == pytest.approx(
+        [c + 0.5 * i for c, i in zip(by_code, by_instruction, strict=True)]
+    )
+
+
+def test_pure_code_queries_ignore_the_instruction() -> None:
+    other = task("Sort each row with tl.sort.", entry_points=[EntryPoint("sort_kernel")])
+    by_code = CodeSimRetriever(CodeSimOptions(query="code"))
+    assert by_code.scores(RetrievalQuery(task=SOFTMAX_TASK, code=MATMUL_CODE)) == by_code.scores(
+        RetrievalQuery(task=other, code=MATMUL_CODE)
+    )
+
+
 def test_entry_point_names_take_part_in_the_instruction_query(retriever: CodeSimRetriever) -> None:
     vague = task(
         "Write the kernel described by its name.", entry_points=[EntryPoint("gelu_kernel")]

@@ -1,4 +1,5 @@
-"""The ROCm retrieval table: every task gets an example of its own kind of operation."""
+"""The ROCm retrieval table: every task gets an example of its own kind of operation,
+queried by its instruction and by code (its reference standing in for a lineage's code)."""
 
 from __future__ import annotations
 
@@ -55,10 +56,13 @@ def test_installed_suite_tasks_retrieve_the_same_kind_of_operation(
         pytest.skip("the rocm suite is not installed")
     rows = [r for r in build_rows(retriever) if r.source == "suite"]
     assert rows
-    assert [r.task_id for r in rows if not r.fits] == []
+    assert [r.task_id for r in rows if not r.by_instruction.fits] == []
+    by_code = [r for r in rows if r.by_code is not None]
+    assert by_code  # the suite ships reference files
+    assert [r.task_id for r in by_code if not r.by_code.fits] == []  # type: ignore[union-attr]
 
 
 def test_the_markdown_table_has_one_row_per_task(retriever: CodeSimRetriever) -> None:
     table = markdown(build_rows(retriever)).splitlines()
-    assert table[0].startswith("| task | source | retrieved example |")
+    assert table[0].startswith("| task | source | by instruction |")
     assert len(table) == 2 + 31

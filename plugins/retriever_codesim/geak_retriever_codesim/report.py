@@ -5,7 +5,9 @@ kept in docs/retrieval.md. Each task comes from the installed ``rocm`` suite
 when it provides it (its instruction, entry points and reference file, so
 the contamination guard is active); otherwise from ``FACT_SHEET_QUERIES``,
 short instructions written from the suite's public interface description.
-The "source" column says which.
+The "source" column says which. "By code" queries with the task's reference
+file standing in for a lineage's latest correct code (default mode:
+code, plus half the instruction's score).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from geak_core.components import RetrievalQuery
 from geak_core.tasks import EntryPoint, Task
@@ -206,14 +209,24 @@ FACT_SHEET_QUERIES: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
 
 
 @dataclass(frozen=True)
-class Row:
-    task_id: str
-    source: str  # "suite" | "fact sheet"
+class Pick:
     example: str
     kind: str
     score: float
     fits: bool
     excluded: tuple[str, ...]  # entries the contamination guard removed above the pick
+
+
+@dataclass(frozen=True)
+class Row:
+    task_id: str
+    source: str  # "suite" | "fact sheet"
+    by_instruction: Pick
+    by_code: Pick | None  # the reference file as the lineage's code; None without one
+
+    @property
+    def fits(self) -> bool:
+        return self.by_instruction.fits and (self.by_code is None or self.by_code.fits)
 
 
 def fact_sheet_task(task_id: str) -> Task:
@@ -238,6 +251,17 @@ def suite_tasks() -> dict[str, Task]:
         return {}
 
 
+def pick(retriever: CodeSimRetriever, query: RetrievalQuery, kinds: frozenset[str]) -> Pick:
+    excluded: list[str] = []
+    for ranked in retriever.ranking(query):
+        if ranked.verdict.contaminated:
+            excluded.append(ranked.entry.id)
+            continue
+        kind = kind_of(ranked.entry.id)
+        return Pick(ranked.entry.id, kind, ranked.score, kind in kinds, tuple(excluded))
+    return Pick("-", "-", 0.0, False, tuple(excluded))
+
+
 def build_rows(retriever: CodeSimRetriever | None = None) -> list[Row]:
     retriever = retriever or CodeSimRetriever(CodeSimOptions())
     installed = suite_tasks()
@@ -246,35 +270,34 @@ def build_rows(retriever: CodeSimRetriever | None = None) -> list[Row]:
         task = installed.get(task_id)
         source = "suite" if task is not None else "fact sheet"
         task = task or fact_sheet_task(task_id)
-        excluded: list[str] = []
-        pick = None
-        for ranked in retriever.ranking(RetrievalQuery(task=task)):
-            if ranked.verdict.contaminated:
-                excluded.append(ranked.entry.id)
-                continue
-            pick = ranked
-            break
-        if pick is None:
-            rows.append(Row(task_id, source, "-", "-", 0.0, False, tuple(excluded)))
-            continue
-        kind = kind_of(pick.entry.id)
+        by_code = None
+        reference = Path(task.reference) if task.reference else None
+        if reference is not None and reference.is_file():
+            code = reference.read_text(encoding="utf-8")
+            by_code = pick(retriever, RetrievalQuery(task=task, code=code), kinds)
         rows.append(
-            Row(task_id, source, pick.entry.id, kind, pick.score, kind in kinds, tuple(excluded))
+            Row(task_id, source, pick(retriever, RetrievalQuery(task=task), kinds), by_code)
         )
     return rows
 
 
+def _cells(p: Pick | None) -> str:
+    if p is None:
+        return "- | - | -"
+    return f"{p.example} ({p.kind}) | {p.score:.1f} | {'yes' if p.fits else 'NO'}"
+
+
 def markdown(rows: list[Row]) -> str:
     lines = [
-        "| task | source | retrieved example | kind | BM25 score | fits | excluded by the guard |",
-        "|---|---|---|---|---|---|---|",
+        "| task | source | by instruction | score | fits | by code | score | fits "
+        "| excluded by the guard |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        excluded = ", ".join(r.excluded) or "-"
-        fits = "yes" if r.fits else "NO"
+        excluded = set(r.by_instruction.excluded) | set(r.by_code.excluded if r.by_code else ())
         lines.append(
-            f"| {r.task_id} | {r.source} | {r.example} | {r.kind} | {r.score:.2f} | {fits} "
-            f"| {excluded} |"
+            f"| {r.task_id} | {r.source} | {_cells(r.by_instruction)} | {_cells(r.by_code)} "
+            f"| {', '.join(sorted(excluded)) or '-'} |"
         )
     return "\n".join(lines)
 

@@ -33,6 +33,7 @@ from geak_retriever_codesim.tokens import code_shingles, tokenize
 QUERY_MODES = ("instruction_then_code", "instruction", "code")
 RANKERS = ("bm25",)
 SECONDARY_WEIGHT = 0.5
+INSTRUCTION_WEIGHT = 0.5  # of the instruction's score, in "instruction_then_code" code queries
 _LEAD = re.compile(r".+?(?:\.(?=\s)|\n|$)", re.DOTALL)
 _DEF_NAME = re.compile(r"^\s*def\s+([A-Za-z_]\w*)", re.MULTILINE)
 
@@ -124,22 +125,42 @@ class CodeSimRetriever:
             self._guards[key] = ContaminationGuard(task, self.options.contamination_threshold)
         return self._guards[key]
 
-    def query_text(self, query: RetrievalQuery) -> tuple[str, str]:
-        """(``"code"`` or ``"instruction"``, the text ranked against the corpus). Mode "code"
-        falls back to the instruction while a lineage has no code yet."""
-        if self.options.query != "instruction" and query.code and query.code.strip():
-            return "code", query.code
-        return "instruction", instruction_text(query.task)
+    def query_kind(self, query: RetrievalQuery) -> str:
+        """What the query ranks by: "instruction", "code" or "code+instruction".
+
+        Modes "code" and "instruction_then_code" fall back to the instruction while a
+        lineage has no code yet (there is nothing else to ask with).
+        """
+        has_code = bool(query.code and query.code.strip())
+        if self.options.query == "instruction" or not has_code:
+            return "instruction"
+        return "code" if self.options.query == "code" else "code+instruction"
+
+    def _field_scores(self, text: str, primary: BM25, secondary: BM25) -> list[float]:
+        tokens = tokenize(text)
+        return [
+            p + SECONDARY_WEIGHT * s
+            for p, s in zip(primary.scores(tokens), secondary.scores(tokens), strict=True)
+        ]
 
     def scores(self, query: RetrievalQuery) -> list[float]:
-        """One score per entry: the primary field's BM25 plus half the other field's."""
-        kind, text = self.query_text(query)
-        tokens = tokenize(text)
-        text_scores = self._text.scores(tokens)
-        code_scores = self._code.scores(tokens)
+        """One score per entry.
+
+        An instruction ranks against the text field (plus half the code field), code
+        against the code field (plus half the text field). "code+instruction" adds half
+        the instruction's score to the code's: the code decides, the task's own words
+        keep variable names (``offsets``, ``mask``) from deciding alone.
+        """
+        kind = self.query_kind(query)
+        instruction = instruction_text(query.task)
+        if kind == "instruction":
+            return self._field_scores(instruction, self._text, self._code)
+        assert query.code is not None
+        by_code = self._field_scores(query.code, self._code, self._text)
         if kind == "code":
-            return [c + SECONDARY_WEIGHT * t for t, c in zip(text_scores, code_scores, strict=True)]
-        return [t + SECONDARY_WEIGHT * c for t, c in zip(text_scores, code_scores, strict=True)]
+            return by_code
+        by_instruction = self._field_scores(instruction, self._text, self._code)
+        return [c + INSTRUCTION_WEIGHT * i for c, i in zip(by_code, by_instruction, strict=True)]
 
     def _verdict(self, task: Task, index: int) -> Verdict:
         guard = self._guard(task)
