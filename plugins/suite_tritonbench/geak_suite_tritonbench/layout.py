@@ -48,8 +48,9 @@ def locate(path: str, json_path: str = "", perf_dir: str = "") -> DataLayout:
     """Resolve the folders and files for ``path``; InputError names what is missing."""
     if not path:
         raise InputError(
-            "suite 'tritonbench' needs [suite] path: the TritonBench data/ folder, or its "
-            f"{TASK_FOLDER}/ folder of task files"
+            "suite 'tritonbench' needs [suite] path (or the environment variable "
+            f"GEAK_TRITONBENCH_DATA): the TritonBench data/ folder, or its {TASK_FOLDER}/ "
+            "folder of task files"
         )
     root = _expand(path)
     if not root.exists():

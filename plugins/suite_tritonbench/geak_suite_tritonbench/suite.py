@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 SUITE_NAME = "tritonbench"
 HARNESS = "geak_suite_tritonbench.harness:Harness"
 CACHE_ENV = "GEAK_CACHE_DIR"
+PATH_ENV = "GEAK_TRITONBENCH_DATA"  # the data folder when no path is given (command line use)
 
 # (atol, rtol) per output dtype. Looser than the core defaults: a candidate may tile and
 # accumulate in another order than the reference, and tl.dot on float32 inputs uses TF32
@@ -58,8 +59,10 @@ class TritonBenchOptions:
     """``[suite]`` keys of ``name = "tritonbench"``; relative paths are relative to the recipe."""
 
     path: str = field(
+        default_factory=lambda: os.environ.get(PATH_ENV, ""),
         metadata={"path": True,
-                  "help": "TritonBench data/ folder, or its TritonBench_G_v1/ folder of task files"},
+                  "help": "TritonBench data/ folder, or its TritonBench_G_v1/ folder of task "
+                          f"files (default: ${PATH_ENV})"},
     )
     instruction: str = field(default="complete", metadata={"choices": ["simple", "complete"]})
     json: str = field(
@@ -139,12 +142,7 @@ class TritonBenchSuite:
     )
 
     def __init__(self, options: TritonBenchOptions | None = None) -> None:
-        if options is None:
-            raise InputError(
-                "suite 'tritonbench' needs [suite] path: the TritonBench data/ folder, or its "
-                "TritonBench_G_v1/ folder of task files"
-            )
-        self.options = options
+        self.options = options if options is not None else TritonBenchOptions()
         self.layout: DataLayout = locate(
             self.options.path, self.options.json, self.options.perf_scripts
         )

@@ -30,11 +30,19 @@ def test_a_folder_without_task_files_is_an_input_error_naming_it(make_suite, tmp
         make_suite(tmp_path)
 
 
-def test_without_options_the_suite_asks_for_a_path():
+def test_without_a_path_the_suite_asks_for_one(monkeypatch):
     from geak_suite_tritonbench.suite import TritonBenchSuite
 
-    with pytest.raises(InputError, match=r"\[suite\] path"):
+    monkeypatch.delenv("GEAK_TRITONBENCH_DATA", raising=False)
+    with pytest.raises(InputError, match=r"needs \[suite\] path \(or the environment variable"):
         TritonBenchSuite(None)
+
+
+def test_without_a_path_the_data_folder_comes_from_the_environment(monkeypatch):
+    from geak_suite_tritonbench.suite import TritonBenchSuite
+
+    monkeypatch.setenv("GEAK_TRITONBENCH_DATA", str(DATA))
+    assert {t.id for t in TritonBenchSuite(None).tasks()} == USABLE
 
 
 def test_broken_files_are_listed_as_unusable_with_their_reason(make_suite):
