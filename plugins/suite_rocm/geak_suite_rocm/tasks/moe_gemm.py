@@ -70,7 +70,7 @@ TASK = Task(
         "stride_bsn): result = (A @ B[e].T as fp16 dot after converting B) * B_scale[e, n]. "
         "use_fp8_w8a8: A and B fp8 (float8_e4m3fn or float8_e5m2 on NVIDIA and gfx95x, the fnuz "
         "types on other AMD GPUs), A_scale a 1-element float32 tensor, B_scale float32 (E,): "
-        "result = fp32 dot * A_scale * B_scale[e]. use_int8_w8a8: A and B int8, scales as fp8 "
+        "result = fp32 dot * A_scale * B_scale[e]. use_int8_w8a8: A and B int8, scales as in use_fp8_w8a8 "
         "(accumulate exactly in int32, then scale). Out is fp16 in the quantised modes. "
         "Accumulate in float32 otherwise.\n"
         "Launch: 1-D grid of cdiv(EM, BLOCK_SIZE_M) * cdiv(N, BLOCK_SIZE_N) programs, one block "
