@@ -48,15 +48,12 @@ def test_a_candidate_without_the_wrapper_the_test_calls_breaks_the_contract(make
     assert result.failed_stage == "contract" and "'relu'" in result.reason
 
 
-@pytest.mark.xfail(reason="the judge's contract check does not yet accept an autograd alias "
-                          "(square = _Square.apply) as the candidate's own entry point")
 def test_an_autograd_alias_entry_point_is_accepted(make_suite, judge):
     task = make_suite().get("square_fn")
     result = _judge(judge, task, open(task.reference).read())
     assert result.correct, result.reason
 
 
-@pytest.mark.xfail(reason="the judge does not yet call Harness.weak_result_reason")
 def test_a_correct_candidate_on_a_weak_test_is_flagged(make_suite, judge):
     task = make_suite().get("scale_check")
     result = _judge(judge, task, open(task.reference).read())
