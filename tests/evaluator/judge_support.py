@@ -24,13 +24,17 @@ def judge_options(**overrides):
     return TritonEvaluatorOptions(**settings)
 
 
+# Cheats that only a GPU timing run can expose (tests/evaluator/test_gpu.py).
+GPU_ONLY_CHEATS = ("add_side_stream", "add_lazy_when_timed")
+
+
 # Candidates judged by the session judge, as (id, task id, code).
 def batch_candidates(tasks):
     out = []
     for task in tasks.values():
         out.append((f"reference:{task.id}", task.id, Path(task.reference).read_text()))
     for path in sorted(CHEATS.glob("*.py")):
-        if path.stem in ("add_side_stream",):  # GPU-only cheat
+        if path.stem in GPU_ONLY_CHEATS:
             continue
         out.append((f"cheat:{path.stem}", path.stem.split("_")[0], path.read_text()))
     out += [(f"inline:{name}", task_id, code) for name, (task_id, code) in INLINE.items()]

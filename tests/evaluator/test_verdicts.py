@@ -101,3 +101,9 @@ def test_a_mismatch_reports_indices_and_values(verdicts):
     assert first["first"][0]["index"] == [0]
     assert first["first"][0]["actual"] == "nan"
     assert first["stage"] == "stage1" and first["case"] == "n100_float32" and first["seed"] == 0
+
+
+def test_check_reference_compares_the_reference_with_the_harness_oracle(judge, mini_tasks):
+    report = judge.check_reference(mini_tasks["rowsum"])
+    assert report["problems"] == []
+    assert report["checked"] == 2 * len(judge.seeds_for(mini_tasks["rowsum"]))

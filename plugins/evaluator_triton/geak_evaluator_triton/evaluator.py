@@ -652,6 +652,7 @@ class TritonEvaluator:
         cases = {c.name: c for c in ref.cases}
         shapes: list[ShapeResult] = []
         verdict = Verdict()
+        timed_runs: list[dict[str, Any]] = []
         for message in sandbox.messages:
             if not isinstance(message, dict):
                 continue
@@ -664,17 +665,25 @@ class TritonEvaluator:
             elif kind == "timing":
                 case = cases[message["case"]]
                 for problem in message.get("violations", []):
-                    verdict.fail("anticheat", f"while being timed on case {case.name!r}, the candidate {problem}")
+                    verdict.fail("anticheat", f"while being timed on case {case.name!r}, the candidate "
+                                 f"{problem}", key=f"violation:{problem}")
                 if message.get("zero_launch_calls"):
                     verdict.fail("anticheat", f"{message['zero_launch_calls']} timed call(s) of case "
-                                 f"{case.name!r} launched none of the candidate's kernels")
-                expected = ref.outputs.get(("stage1", case.name, message["seed"]))
-                overrides = {**task.tolerances, **case.tolerances}
-                diffs = self._compare_outputs(expected, message.get("outputs"), overrides, None)
-                if diffs:
-                    verdict.fail("anticheat", f"the outputs of the timed runs of case {case.name!r} differ "
-                                 f"from the reference: {diffs[0]['message']}", mismatches=diffs)
+                                 f"{case.name!r} launched none of the candidate's kernels", key="no_launch")
+                timed_runs.append({"stage": "stage1", "case": case.name, "seed": message["seed"],
+                                   "outputs": message.get("outputs")})
                 shapes.append(shape_result(case, message, profile, verdict))
+        # The outputs of the last timed call must still be right (seed B, checked here).
+        custom = self._custom_compare(task, ref, timed_runs, cases, slot) if ref.custom_compare else {}
+        for index, run in enumerate(timed_runs):
+            case = cases[run["case"]]
+            expected = ref.outputs.get(("stage1", case.name, run["seed"]))
+            overrides = {**task.tolerances, **case.tolerances}
+            diffs = self._compare_outputs(expected, run["outputs"], overrides, custom.get(index))
+            if diffs:
+                verdict.fail("anticheat", f"the outputs of the timed runs of case {case.name!r} differ "
+                             f"from the reference: {diffs[0]['message']}", mismatches=diffs,
+                             key="timed_outputs")
         if not verdict.failures and (not sandbox.completed or len(shapes) < len(timed)):
             verdict.fail("timing", f"the timing process {sandbox.describe_exit()}", _tail(sandbox.stderr, 4000))
         for flag in verdict.flags:

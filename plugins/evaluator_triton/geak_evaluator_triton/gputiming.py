@@ -18,10 +18,11 @@ Order of events, chosen so the candidate has as little leverage as possible:
    (``harness.allocate``), an L2/last-level-cache flush, then CUDA events
    around ``harness.run`` alone, queued back to back like
    ``triton.testing.do_bench`` so host overhead hides behind the flush.
-5. Cross-check: a device-wide synchronised wall clock over back-to-back
-   calls. Work on another stream or thread escapes the events but not
-   ``torch.cuda.synchronize()``; the judge flags the case and uses the
-   wall-clock figure.
+5. Cross-check: a few more calls, each timed both by CUDA events and by a
+   host clock that ends with a device-wide ``torch.cuda.synchronize()``.
+   Launch overhead appears in both; work on another stream or thread only in
+   the second. A candidate whose gap exceeds the reference's is flagged and
+   charged the synchronised time.
 6. Every timed call must launch one of the candidate's own kernels; the
    identity snapshot and thread list are verified again after timing.
 """
@@ -178,18 +179,25 @@ def _time_case(
     torch.cuda.synchronize()
     times = {side: [s.elapsed_time(e) for s, e in pairs] for side, pairs in events.items()}
 
-    # Wall-clock cross-check: back-to-back calls, then a device-wide synchronize.
-    wall = {}
-    wall_calls = max(3, min(reps, 50))
-    for side in sides:
-        module, inputs = sides[side]
-        outputs = harness.allocate(case, inputs)
-        torch.cuda.synchronize()
-        start_wall = time.perf_counter()
-        for _ in range(wall_calls):
+    # Cross-check: per call, CUDA events on the current stream and a host clock that waits
+    # for the whole device. Both include the same launch overhead; only work the events
+    # cannot see (another stream, another thread) widens the gap between them.
+    gaps: dict[str, list[float]] = {side: [] for side in sides}
+    synced: dict[str, list[float]] = {side: [] for side in sides}
+    for _ in range(max(3, min(reps, 20))):
+        for side in sides:
+            module, inputs = sides[side]
+            outputs = harness.allocate(case, inputs)
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin = time.perf_counter()
+            start.record()
             harness.run(module, case, inputs, outputs)
-        torch.cuda.synchronize()
-        wall[side] = (time.perf_counter() - start_wall) * 1e3 / wall_calls
+            end.record()
+            torch.cuda.synchronize()
+            wall_ms = (time.perf_counter() - begin) * 1e3
+            synced[side].append(wall_ms)
+            gaps[side].append(wall_ms - start.elapsed_time(end))
 
     return {
         "repetitions": reps,
@@ -197,8 +205,9 @@ def _time_case(
         "candidate_ms": statistics.median(times["candidate"]),
         "reference_spread": _spread(times["reference"]),
         "candidate_spread": _spread(times["candidate"]),
-        "reference_wall_ms": wall["reference"],
-        "candidate_wall_ms": wall["candidate"],
+        "reference_gap_ms": statistics.median(gaps["reference"]),
+        "candidate_gap_ms": statistics.median(gaps["candidate"]),
+        "candidate_synced_ms": statistics.median(synced["candidate"]),
         "zero_launch_calls": zero_launch_calls,
         "outputs": last_outputs,
     }

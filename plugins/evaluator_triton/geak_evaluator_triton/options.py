@@ -10,7 +10,7 @@ class TritonEvaluatorOptions:
     """How the judge runs, checks and times candidates. See docs/evaluator.md."""
 
     mode: str = field(default="auto", metadata={"choices": ["auto", "interpreter", "gpu"]})
-    timeout_s: float = 300.0  # wall clock per candidate child (correctness, then timing)
+    timeout_s: float = 600.0  # wall clock per candidate child (correctness, then timing)
     reference_timeout_s: float = 900.0  # wall clock per reference child
     workers: int = 0  # 0: one per visible GPU, or min(4, CPUs) under the interpreter
     seeds: list[int] | None = None  # None: the task's seeds

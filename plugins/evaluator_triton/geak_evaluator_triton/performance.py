@@ -34,14 +34,14 @@ def shape_result(case: Case, message: dict[str, Any], profile: HardwareProfile |
     """One case's timings as a ShapeResult with throughput and roofline figures."""
     ref_ms = float(message["reference_ms"])
     cand_ms = float(message["candidate_ms"])
-    ref_wall = float(message.get("reference_wall_ms", ref_ms))
-    cand_wall = float(message.get("candidate_wall_ms", cand_ms))
-    # Host-side overhead the events do not see, as the reference shows it; a candidate whose
-    # wall clock exceeds its events by much more did work the events missed.
-    ref_gap = max(0.0, ref_wall - ref_ms)
-    if cand_wall > max(1.5 * cand_ms, cand_ms + 2 * ref_gap + 0.05):
+    # Events and a device-synchronised clock see the same launch overhead; a candidate whose
+    # gap between the two exceeds the reference's did work the events missed.
+    ref_gap = float(message.get("reference_gap_ms", 0.0))
+    cand_gap = float(message.get("candidate_gap_ms", 0.0))
+    if cand_gap > ref_gap + max(0.05, 0.5 * cand_ms):
         verdict.flag("timing_mismatch")
-        cand_ms = max(cand_ms, cand_wall - ref_gap)
+        synced = float(message.get("candidate_synced_ms", cand_ms))
+        cand_ms = max(cand_ms, synced - max(ref_gap, 0.0))
     shape = ShapeResult(case=case.name, reference_ms=ref_ms, candidate_ms=cand_ms,
                         flops=case.flops, bytes=case.bytes, dtype=case.dtype)
     seconds = cand_ms * 1e-3

@@ -1,0 +1,64 @@
+"""The judge on a real GPU: timing, speedups and the side-stream cheat (skipped without a GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU"),
+]
+
+
+@pytest.fixture(scope="module")
+def gpu_judge():
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import judge_options
+
+    evaluator = TritonEvaluator(judge_options(mode="gpu", workers=1, rep_ms=50.0))
+    yield evaluator
+    evaluator.close()
+
+
+def test_the_reference_against_itself_is_correct_and_about_as_fast(gpu_judge, mini_tasks):
+    from geak_core.model import Candidate
+
+    task = mini_tasks["add"]
+    result = gpu_judge.evaluate(task, Candidate(id="ref", task_id="add", code=open(task.reference).read()))
+    assert result.correct, result.reason
+    assert result.mode == "gpu" and result.performance_measured, result.performance_note
+    assert all(s.reference_ms and s.candidate_ms for s in result.shapes)
+    assert 0.5 < result.speedup < 2.0
+    assert result.speedup_sum is not None and result.speedup_geomean is not None
+    assert "suspicious_speedup" not in result.flags
+
+
+def test_work_hidden_on_a_side_stream_is_not_credited(gpu_judge, mini_tasks):
+    from geak_core.model import Candidate
+    from judge_support import cheat_code
+
+    result = gpu_judge.evaluate(mini_tasks["add"], Candidate(id="side", task_id="add",
+                                                             code=cheat_code("add_side_stream")))
+    assert "timing_mismatch" in result.flags, (result.reason, result.shapes)
+    assert result.speedup is None or result.speedup < 1.5
+
+
+def test_a_candidate_that_stops_working_once_timed_is_rejected(gpu_judge, mini_tasks):
+    from geak_core.model import Candidate
+    from judge_support import cheat_code
+
+    result = gpu_judge.evaluate(mini_tasks["add"], Candidate(id="lazy", task_id="add",
+                                                             code=cheat_code("add_lazy_when_timed")))
+    assert not result.correct
+    assert result.failed_stage == "anticheat"
+    assert "outputs of the timed runs" in result.reason
+    assert result.speedup is None
+
+
+def test_hardware_is_detected_from_the_device_name(gpu_judge):
+    gpu_judge.runtime()
+    profile = gpu_judge.resolve_hardware()
+    name = torch.cuda.get_device_name(0)
+    if any(key in name for key in ("H100 80GB HBM3", "H200", "MI300X", "MI250", "MI210")):
+        assert profile is not None and profile.matches(name)

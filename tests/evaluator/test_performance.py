@@ -1,0 +1,56 @@
+"""Performance figures from timings: throughput, roofline fraction, bound, side-work flag."""
+
+from __future__ import annotations
+
+import pytest
+from geak_core.tasks import Case
+from geak_evaluator_triton.performance import shape_result
+from geak_evaluator_triton.verdict import Verdict
+from geak_hw_nvidia_hopper.profiles import H100
+
+
+def timing(**overrides):
+    message = {"reference_ms": 2.0, "candidate_ms": 1.0, "reference_gap_ms": 0.02,
+               "candidate_gap_ms": 0.02, "candidate_synced_ms": 1.03}
+    message.update(overrides)
+    return message
+
+
+def test_throughput_and_roofline_come_from_the_candidates_latency():
+    case = Case(name="gemm", flops=2 * 4096**3, bytes=3 * 2 * 4096**2, dtype="float16")
+    shape = shape_result(case, timing(), H100, Verdict())
+    assert shape.speedup == 2.0
+    assert shape.achieved_tflops == pytest.approx(2 * 4096**3 / 1e-3 / 1e12)
+    assert shape.achieved_gbs == pytest.approx(3 * 2 * 4096**2 / 1e-3 / 1e9)
+    assert shape.roofline_fraction == pytest.approx(shape.achieved_tflops / 989.4)
+    assert shape.bound == "compute"
+
+
+def test_a_streaming_kernel_is_memory_bound_against_peak_bandwidth():
+    case = Case(name="add", flops=1 << 24, bytes=3 * 4 * (1 << 24), dtype="float32")
+    shape = shape_result(case, timing(candidate_ms=0.1), H100, Verdict())
+    assert shape.bound == "memory"
+    assert shape.roofline_fraction == pytest.approx(shape.achieved_gbs / 3350.0)
+
+
+def test_without_a_profile_there_is_no_roofline_figure():
+    case = Case(name="add", flops=10, bytes=10, dtype="float32")
+    shape = shape_result(case, timing(), None, Verdict())
+    assert shape.roofline_fraction is None and shape.bound is None
+    assert shape.achieved_gbs is not None
+
+
+def test_work_the_events_missed_is_flagged_and_charged():
+    verdict = Verdict()
+    case = Case(name="add", dtype="float32")
+    shape = shape_result(case, timing(candidate_ms=0.01, candidate_gap_ms=1.5,
+                                      candidate_synced_ms=1.53), None, verdict)
+    assert "timing_mismatch" in verdict.flags
+    assert shape.candidate_ms == pytest.approx(1.51)
+    assert shape.speedup == pytest.approx(2.0 / 1.51)
+
+
+def test_launch_overhead_like_the_references_is_not_flagged():
+    verdict = Verdict()
+    shape_result(Case(name="add"), timing(candidate_gap_ms=0.04), None, verdict)
+    assert verdict.flags == []
