@@ -229,7 +229,8 @@ def run_sandboxed(
             child_env[name] = value
     for name in ("TMPDIR", "TEMP", "TMP"):
         child_env[name] = workdir
-    path = [p for p in (sys_path if sys_path is not None else sys.path) if p and os.path.isdir(p)]
+    path = [os.path.abspath(p) for p in (sys_path if sys_path is not None else sys.path)
+            if p and os.path.isdir(p)]
 
     read_fd, write_fd = os.pipe()
     started = time.monotonic()

@@ -78,3 +78,30 @@ def test_fp8_and_bf16_outputs_are_compared_in_float32():
 def test_numpy_arrays_compare_like_tensors():
     assert compare_values(np.ones(3, np.float32), np.ones(3, np.float32)) == []
     assert compare_values(np.ones(3, np.float32), np.zeros(3, np.float32))[0]["count"] == 3
+
+
+def test_failures_are_described_by_kind():
+    from geak_evaluator_triton.verdict import describe_exception, trim_traceback
+
+    assert describe_exception({"exception": "OutOfMemoryError", "message": "CUDA out of memory. Tried"}) \
+        .startswith("ran out of GPU memory")
+    assert describe_exception({"exception": "RuntimeError",
+                               "message": "CUDA error: an illegal memory access was encountered"}) \
+        .startswith("GPU error")
+    assert describe_exception({"exception": "CompilationError", "message": "at 3:4: bad"}) \
+        .startswith("the kernel failed to compile")
+    assert describe_exception({"exception": "ValueError", "message": "x\ny"}) == "ValueError: x"
+    long = "\n".join(f"line {i}" for i in range(200))
+    trimmed = trim_traceback(long)
+    assert trimmed.startswith("[... earlier frames trimmed ...]") and trimmed.endswith("line 199")
+
+
+def test_the_earliest_stage_leads_the_reason_and_others_follow():
+    from geak_evaluator_triton.verdict import Verdict
+
+    verdict = Verdict()
+    verdict.fail("anticheat", "computed with torch", key="compute")
+    verdict.fail("anticheat", "computed with torch again", key="compute")
+    verdict.fail("stage1", "wrong values")
+    assert verdict.first.stage == "stage1"
+    assert verdict.reason() == "wrong values; also: computed with torch"
