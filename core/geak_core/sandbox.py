@@ -209,7 +209,7 @@ def run_sandboxed(
     sys_path: list[str] | None = None,
     output_limit: int = 64 * 1024,
     result_limit: int = 4 * 1024**3,
-    on_message: Callable[[Any, Replier], None] | None = None,
+    on_message: Callable[[Any, Replier], Any] | None = None,
     keep_dir: bool = False,
     base_env: Mapping[str, str] | None = None,
 ) -> SandboxResult:
@@ -218,7 +218,9 @@ def run_sandboxed(
     ``env`` entries are applied after scrubbing (a ``None`` value removes a
     variable). ``sys_path`` is the child's import path (the caller's by
     default, so the child imports what the caller can). ``on_message`` is
-    called, in a reader thread, for each frame as it arrives.
+    called, in a reader thread, for each frame as it arrives; a non-None return
+    value is kept in ``messages`` instead of the frame (so large frames can be
+    digested as they come and dropped).
     """
     workdir = tempfile.mkdtemp(prefix="geak-sbx-")
     child_env = scrub_env(base_env if base_env is not None else os.environ)
@@ -298,14 +300,16 @@ def run_sandboxed(
                     result.channel_error = f"undecodable result frame: {exc}"
                     _kill_group(proc.pid)
                     break
-                result.messages.append(message)
                 if on_message is not None:
                     try:
-                        on_message(message, replier)
+                        replacement = on_message(message, replier)
                     except Exception:
                         result.channel_error = "judge failed handling a frame:\n" + traceback.format_exc()
                         _kill_group(proc.pid)
                         break
+                    if replacement is not None:
+                        message = replacement
+                result.messages.append(message)
         except OSError:
             pass
         finally:

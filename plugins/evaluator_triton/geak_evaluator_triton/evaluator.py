@@ -447,12 +447,26 @@ class TritonEvaluator:
             "determinism": self.options.check_determinism,
         }
 
-        def on_message(message: Any, replier: Any) -> None:
-            if isinstance(message, dict) and message.get("kind") == "imported":
+        cases = {c.name: c for c in ref.cases}
+
+        def on_message(message: Any, replier: Any) -> Any:
+            if not isinstance(message, dict):
+                return None
+            if message.get("kind") == "imported":
                 if message.get("contract") or message.get("violations"):
                     replier.send({"abort": True})
                 else:
                     replier.send(plan)
+            elif message.get("kind") == "run" and not ref.custom_compare:
+                # Compare as the frames arrive and keep only the findings: a GPU task's
+                # outputs would otherwise pile up in memory until the child ends.
+                digest = {k: v for k, v in message.items() if k not in ("outputs", "rerun")}
+                try:
+                    digest["compared"] = self._compare_frame(task, ref, cases, message, None)
+                except JudgeError as exc:
+                    digest["compared"] = {"judge_error": str(exc)}
+                return digest
+            return None
 
         args = {"task": self._task_payload(task), "code": candidate.code, "case_set": runtime.case_set}
         return self._sandbox(f"{CHILD}:candidate", args, slot.env, timeout=self.options.timeout_s,
@@ -529,6 +543,21 @@ class TritonEvaluator:
 
     # -- comparison -------------------------------------------------------------
 
+    def _compare_frame(self, task: Task, ref: ReferenceRun, cases: dict[str, Case], frame: dict[str, Any],
+                       custom: dict[str, Any] | None) -> dict[str, Any]:
+        """Findings of one run: determinism (run vs rerun) and outputs vs the reference."""
+        case = cases[frame["case"]]
+        overrides = {**task.tolerances, **case.tolerances}
+        found: dict[str, Any] = {}
+        if "rerun" in frame:
+            found["rerun_diffs"] = compare_values(frame["outputs"], frame["rerun"], overrides, "output")
+            found["rerun_bitwise"] = _bitwise_equal(frame["outputs"], frame["rerun"])
+        expected = ref.outputs.get((frame["stage"], frame["case"], frame["seed"]))
+        if expected is None:
+            raise JudgeError(f"no reference output for {where(frame)}")
+        found["mismatches"] = self._compare_outputs(expected, frame["outputs"], overrides, custom)
+        return found
+
     def _compare_runs(self, task: Task, ref: ReferenceRun, runs: list[dict[str, Any]], verdict: Verdict,
                       slot: Slot) -> None:
         cases = {c.name: c for c in ref.cases}
@@ -536,20 +565,19 @@ class TritonEvaluator:
         if ref.custom_compare:
             custom = self._custom_compare(task, ref, runs, cases, slot)
         for index, frame in enumerate(runs):
-            case = cases[frame["case"]]
-            overrides = {**task.tolerances, **case.tolerances}
+            found = frame.get("compared")
+            if found is None:
+                found = self._compare_frame(task, ref, cases, frame, custom.get(index))
+            if "judge_error" in found:
+                raise JudgeError(found["judge_error"])
             at = where(frame)
-            if "rerun" in frame:
-                diffs = compare_values(frame["outputs"], frame["rerun"], overrides, "output")
-                if diffs:
-                    verdict.fail("anticheat", f"{at}: results differ between two runs on the same "
-                                 f"inputs: {diffs[0]['message']}", mismatches=diffs, key="nondeterministic")
-                elif not _bitwise_equal(frame["outputs"], frame["rerun"]):
-                    verdict.flag("nondeterministic_within_tolerance")
-            expected = ref.outputs.get((frame["stage"], frame["case"], frame["seed"]))
-            if expected is None:
-                raise JudgeError(f"no reference output for {at}")
-            mismatches = self._compare_outputs(expected, frame["outputs"], overrides, custom.get(index))
+            diffs = found.get("rerun_diffs")
+            if diffs:
+                verdict.fail("anticheat", f"{at}: results differ between two runs on the same "
+                             f"inputs: {diffs[0]['message']}", mismatches=diffs, key="nondeterministic")
+            elif diffs is not None and not found.get("rerun_bitwise"):
+                verdict.flag("nondeterministic_within_tolerance")
+            mismatches = found["mismatches"]
             if mismatches:
                 stage = frame["stage"]
                 if not verdict.has(stage):
