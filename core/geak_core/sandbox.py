@@ -12,6 +12,10 @@ starts ``python -I -m geak_core.sandbox`` with:
   afterwards;
 * stdout and stderr captured through pipes, keeping at most a head and a tail
   of ``output_limit`` bytes, so a chatty child cannot fill memory or disk;
+* optionally (``isolate=True``, where unprivileged user namespaces work) new
+  user, PID, mount and network namespaces through ``unshare``: the child sees
+  no other process (so not the judge's ``/proc/<pid>/environ`` either) and has
+  no network;
 * a private result channel: an inherited pipe (never a file), on which the
   child sends length-prefixed ``tensorio`` frames. The caller may answer each
   frame through the child's stdin, which is how a handshake can hold data back
@@ -196,8 +200,26 @@ def _write_frame(fd: int, obj: Any) -> None:
             view = view[written:]
 
 
-def _child_command(result_fd: int) -> list[str]:
-    return [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.sandbox", str(result_fd)]
+UNSHARE = ("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--net",
+           "--kill-child")
+_namespaces: bool | None = None
+
+
+def namespaces_available() -> bool:
+    """Whether children can be put in their own user/PID/mount/network namespaces here."""
+    global _namespaces
+    if _namespaces is None:
+        try:
+            probe = subprocess.run([*UNSHARE, "true"], capture_output=True, timeout=20)
+            _namespaces = probe.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            _namespaces = False
+    return _namespaces
+
+
+def _child_command(result_fd: int, isolate: bool) -> list[str]:
+    command = [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.sandbox", str(result_fd)]
+    return [*UNSHARE, *command] if isolate else command
 
 
 def run_sandboxed(
@@ -212,6 +234,7 @@ def run_sandboxed(
     on_message: Callable[[Any, Replier], Any] | None = None,
     keep_dir: bool = False,
     base_env: Mapping[str, str] | None = None,
+    isolate: bool = False,
 ) -> SandboxResult:
     """Run ``entry(args, channel)`` in a fresh, isolated child; never raises for child failures.
 
@@ -238,7 +261,7 @@ def run_sandboxed(
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
-            _child_command(write_fd),
+            _child_command(write_fd, isolate),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -343,6 +366,8 @@ def run_sandboxed(
         if not keep_dir:
             shutil.rmtree(workdir, ignore_errors=True)
     result.returncode = proc.returncode
+    if isolate and result.returncode is not None and 128 < result.returncode < 128 + 65:
+        result.returncode = -(result.returncode - 128)  # the namespace's init reports signals so
     result.stdout = out_buf.text()
     result.stderr = err_buf.text()
     return result
@@ -381,7 +406,27 @@ class Channel:
         return tensorio.loads(body)
 
 
+def _stay_out_of_pid_one() -> None:
+    """In a fresh PID namespace this process is PID 1, which the kernel shields from the
+    signals it raises itself (a crash would not kill it). Fork: the job runs in a child,
+    PID 1 reaps and reports how the job ended as 128 + signal or the exit status."""
+    job = os.fork()
+    if job == 0:
+        return
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(70)
+        if pid == job:
+            if os.WIFSIGNALED(status):
+                os._exit(128 + os.WTERMSIG(status))
+            os._exit(os.WEXITSTATUS(status))
+
+
 def _child_main() -> None:
+    if os.getpid() == 1:
+        _stay_out_of_pid_one()
     try:
         import resource
 

@@ -6,7 +6,7 @@ import os
 import time
 
 import pytest
-from geak_core.sandbox import run_sandboxed, scrub_env
+from geak_core.sandbox import namespaces_available, run_sandboxed, scrub_env
 
 
 def run(entry, args=None, **kwargs):
@@ -105,3 +105,26 @@ def test_an_unknown_entry_is_reported_not_raised(entry):
     result = run(entry)
     assert result.returncode == 70
     assert "AttributeError" in result.stderr
+
+
+needs_namespaces = pytest.mark.skipif(not namespaces_available(),
+                                     reason="unprivileged user namespaces unavailable")
+
+
+@needs_namespaces
+def test_an_isolated_child_sees_no_other_process_and_no_network():
+    plain = run("neighbours").returned
+    assert "geak-sbx-" not in plain["parent_environ"], "without isolation the judge's own environment"
+    isolated = run("neighbours", isolate=True)
+    seen = isolated.returned
+    assert isolated.completed, isolated.stderr
+    # Its parent is the namespace's init, which holds the child's own scrubbed environment.
+    assert "geak-sbx-" in seen["parent_environ"]
+    assert set(seen["processes"]) <= {1, 2, 3}
+    assert seen["network"] is False
+
+
+@needs_namespaces
+def test_a_crash_inside_the_namespaces_is_still_reported_as_a_signal():
+    result = run("crash", isolate=True)
+    assert result.signal_name == "SIGSEGV", (result.returncode, result.stderr)

@@ -22,6 +22,7 @@ class Runtime:
     vendor: str | None
     slots: list[Slot]
     probe: dict[str, Any] = field(default_factory=dict)
+    isolate: bool = False  # children in their own namespaces
 
 
 def gpu_visible() -> bool:

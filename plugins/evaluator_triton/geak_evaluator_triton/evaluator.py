@@ -35,7 +35,7 @@ from typing import Any
 
 from geak_core.components import EvalJob, HardwareProfile
 from geak_core.model import Candidate, EvalResult, ShapeResult, aggregate_speedups
-from geak_core.sandbox import SandboxResult, run_sandboxed
+from geak_core.sandbox import SandboxResult, namespaces_available, run_sandboxed
 from geak_core.tasks import Case, Task
 
 from geak_evaluator_triton.compare import compare_values
@@ -105,6 +105,7 @@ class TritonEvaluator:
                 raise JudgeError(self._runtime_error)
             try:
                 self._runtime = self._resolve_runtime()
+                self._runtime.isolate = self._resolve_isolation(self._runtime.mode)
             except JudgeError as exc:
                 self._runtime_error = str(exc)
                 raise
@@ -141,6 +142,16 @@ class TritonEvaluator:
             slots.append(Slot(i, env, f"GPU {visible[i]}"))
         name = probe["devices"][0]["name"]
         return Runtime("gpu", case_set, name, vendor, slots, probe)
+
+    def _resolve_isolation(self, mode: str) -> bool:
+        choice = self.options.isolation
+        if choice == "none":
+            return False
+        available = namespaces_available()
+        if choice == "namespaces" and not available:
+            raise JudgeError("isolation 'namespaces' was requested but 'unshare --user --pid --net' "
+                             "does not work here (util-linux missing or user namespaces disabled)")
+        return available and (choice == "namespaces" or mode == "interpreter")
 
     def _probe(self, env: dict[str, str | None]) -> dict[str, Any]:
         result = self._sandbox(f"{CHILD}:probe", {}, env, timeout=120.0, cache="reference")
@@ -207,6 +218,7 @@ class TritonEvaluator:
             output_limit=self.options.output_limit_kb * 1024,
             result_limit=self.options.max_result_mb * 1024 * 1024,
             on_message=on_message,
+            isolate=self._runtime.isolate if self._runtime is not None else False,
         )
 
     # -- reference ------------------------------------------------------------

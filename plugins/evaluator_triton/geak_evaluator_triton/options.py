@@ -18,6 +18,9 @@ class TritonEvaluatorOptions:
     check_outliers: bool = True  # stage 2
     check_determinism: bool = True  # run stage-1 cases twice and compare
     static_checks: bool = True  # reject forbidden constructs before running anything
+    # Children in their own user/PID/mount/network namespaces (unshare): "auto" uses them under
+    # the interpreter where available; on GPUs ask for "namespaces" once devices work inside.
+    isolation: str = field(default="auto", metadata={"choices": ["auto", "namespaces", "none"]})
     case_set: str = field(default="auto", metadata={"choices": ["auto", "small", "full"]})
     warmup_ms: float = 25.0
     rep_ms: float = 100.0
@@ -39,6 +42,8 @@ class TritonEvaluatorOptions:
         problems = []
         if self.mode not in ("auto", "interpreter", "gpu"):
             problems.append(f"mode must be auto, interpreter or gpu, not {self.mode!r}")
+        if self.isolation not in ("auto", "namespaces", "none"):
+            problems.append(f"isolation must be auto, namespaces or none, not {self.isolation!r}")
         if self.case_set not in ("auto", "small", "full"):
             problems.append(f"case_set must be auto, small or full, not {self.case_set!r}")
         if self.speedup_method not in ("sum", "geomean"):
