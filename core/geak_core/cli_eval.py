@@ -4,8 +4,12 @@ Candidates come from files (``--task`` names their task, or the file is named
 ``<task_id>.py`` / ``<task_id>__anything.py``), from directories of such files,
 or from a JSONL file whose records name their task (``task`` or ``task_id``)
 and carry ``code``, ``predict`` (a raw model reply; the code is extracted) or
-``file`` (a path, relative to the JSONL file). A record with ``predict`` and
-``file`` but no task names its task by the file's stem (GEAK-eval's format).
+``file`` (a path, relative to the JSONL file). A record without a task is
+given to the suite's optional ``resolve_record(record)`` (a suite may know its
+records by their label or instruction); failing that, a record with
+``predict`` and ``file`` names its task by the file's stem (GEAK-eval's
+format). A suite's optional ``record_code(record, task_id)`` extracts the code
+of a ``predict`` reply; otherwise ``geak_core.extract`` does.
 
 Exit status: 0 when every candidate was judged, whatever the verdicts; 1 when
 the judge itself failed on some task (its reference crashed, say); 2 for bad
@@ -114,17 +118,22 @@ def _from_jsonl(path_text: str, inputs: _Inputs) -> list[_Entry]:
         if not isinstance(record, dict):
             raise InputError(f"{where}: each line must be a JSON object")
         task_id = record.get("task") or record.get("task_id")
+        resolve = getattr(inputs.suite, "resolve_record", None)
+        if not task_id and callable(resolve):
+            task_id = resolve(record)  # the suite knows its own formats (labels, instructions)
         if not task_id and record.get("file") and "predict" in record:
             task_id = Path(str(record["file"])).stem
         if not task_id:
-            raise InputError(f"{where}: the record names no task (fields 'task' or 'task_id')")
+            raise InputError(f"{where}: the record names no task (fields 'task' or 'task_id'), "
+                             f"and suite {inputs.suite.name!r} cannot tell it from the record")
         task = inputs.task(str(task_id), where)
         cid = str(record.get("id") or record.get("candidate_id") or f"{path.name}:{number}")
         verdict = None
+        record_code = getattr(inputs.suite, "record_code", None)
         if isinstance(record.get("code"), str):
             code = record["code"]
         elif isinstance(record.get("predict"), str):
-            code = _extract(record["predict"], task)
+            code = record_code(record, task.id) if callable(record_code) else _extract(record["predict"], task)
             if code is None:
                 verdict = EvalResult(task_id=task.id, candidate_id=cid, failed_stage="extract",
                                      reason="no code could be found in the reply")

@@ -63,6 +63,20 @@ def test_files_a_folder_and_jsonl_records_are_judged_into_one_json_report(mini_c
     assert not list(tmp_path.glob(".geak-eval-*")), "no temporary file is left behind"
 
 
+def test_a_record_without_a_task_is_resolved_by_the_suite(mini_cli, tmp_path):
+    label = (REFERENCES / "add.py").read_text()
+    records = tmp_path / "labelled.jsonl"
+    records.write_text(json.dumps({"label": label, "predict": f"```python\n{label}```", "id": "r"}) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = mini_cli("--candidates", str(records), "--json", str(out))
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["task"] == "add" and record["correct"]
+    records.write_text(json.dumps({"label": "something else", "predict": "x"}) + "\n")
+    result = mini_cli("--candidates", str(records))
+    assert result.exit_code == 2 and "cannot tell it from the record" in result.output
+
+
 def test_a_single_file_needs_its_task(mini_cli, tmp_path):
     candidate = tmp_path / "mine.py"
     candidate.write_text((REFERENCES / "add.py").read_text())
