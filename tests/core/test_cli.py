@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
-
 from geak_core.cli import main
 
 BUNDLED_DISTRIBUTIONS = (
