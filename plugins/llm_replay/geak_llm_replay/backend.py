@@ -38,7 +38,7 @@ _SAMPLING = ("n", "temperature", "top_p", "max_tokens", "seed")
 class ReplayOptions:
     """Recipe keys of ``[llm] backend = "replay"``."""
 
-    source: str  # run directory, store.sqlite, .jsonl of calls; or the script for "scripted"
+    source: str = field(metadata={"path": True})  # run directory, store.sqlite, .jsonl of calls; or the script for "scripted"
     mode: str = field(default="strict", metadata={"choices": ["strict", "sequential", "scripted"]})
     # Which recorded identity to reproduce when the source holds several: the model name,
     # "provider:model", or the identity's JSON.

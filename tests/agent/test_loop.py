@@ -1,0 +1,243 @@
+"""The agent loop end to end: scripted replies over loopback HTTP through the real OpenAI
+backend, candidates judged for real by the evaluator (Triton interpreter on the CPU)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+from geak_core.agent import run_recipe
+from geak_core.plugins import PluginManager
+from geak_core.recipe import load_recipe
+from geak_core.store import RunStore
+
+from tests.support.openai_server import OpenAIServer, Reply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ADD_OK = """Strategy: one chunk per program.
+```python
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n_elements
+    tl.store(output_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+```
+"""
+ADD_OK_2 = ADD_OK.replace("one chunk per program", "same, with a named mask").replace(
+    "mask = offs < n_elements", "mask = n_elements > offs"
+)
+ADD_WRONG = ADD_OK.replace("+ tl.load(y_ptr", "- tl.load(y_ptr").replace("one chunk", "subtract chunk")
+ADD_WRONG_2 = ADD_OK.replace("+ tl.load(y_ptr", "* tl.load(y_ptr").replace("one chunk", "multiply chunk")
+ADD_BROKEN = ADD_OK.replace("tl.arange(0, BLOCK_SIZE)", "tl.arange(0, n_elements)").replace(
+    "one chunk", "whole range"
+)
+
+
+def purpose_of(request) -> str:
+    user = request.body["messages"][-1]["content"]
+    if "## Start over with a different strategy" in user:
+        return "strategy"
+    if "## What the judge reported" in user:
+        return "reflect"
+    if "## Correct versions so far" in user:
+        return "optimize"
+    return "generate"
+
+
+class Script:
+    """Replies chosen by the prompt's purpose, in order per purpose; records what was asked."""
+
+    def __init__(self, **replies):
+        self.replies = {k: list(v) for k, v in replies.items()}
+        self.purposes: list[str] = []
+        self.prompts: list[str] = []
+
+    def __call__(self, request):
+        purpose = purpose_of(request)
+        self.purposes.append(purpose)
+        self.prompts.append(request.body["messages"][-1]["content"])
+        queue = self.replies.get(purpose) or []
+        if not queue:
+            return Reply.error(400, f"script has no more {purpose} replies")
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+def write_recipe(directory, base_url, *, optimizer="opro", **agent):
+    agent_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in agent.items())
+    text = textwrap.dedent(f"""
+        [run]
+        name = "loop-test"
+        output_dir = "{directory / 'runs'}"
+
+        [llm]
+        backend = "openai"
+        model = "scripted-model"
+        base_url = "{base_url}"
+        max_retries = 0
+
+        [suite]
+        name = "rocm"
+        tasks = ["test_add_kernel"]
+
+        [optimizer]
+        name = "{optimizer or 'none'}"
+
+        [agent]
+        lineages = 1
+        """) + agent_lines + "\n"
+    path = directory / "recipe.toml"
+    path.write_text(text)
+    return path
+
+
+def run(tmp_path, script, *, optimizer="opro", **agent):
+    with OpenAIServer(script) as server:
+        path = write_recipe(tmp_path, server.base_url, optimizer=optimizer, **agent)
+        plugins = PluginManager()
+        recipe = load_recipe(path, plugins)
+        summary = run_recipe(recipe, plugins, echo=lambda line: None)
+    return summary, RunStore(Path(recipe.run.output_dir) / summary.run_id)
+
+
+def attempts(store):
+    data = json.loads((store.dir / "tasks" / "test_add_kernel.json").read_text())
+    return [(a["kind"], a["call_ok"], a["correct"]) for a in data["attempts"]]
+
+
+def test_call_failure_is_reflected_on_then_the_correct_kernel_goes_to_the_optimizer(tmp_path):
+    script = Script(generate=[ADD_BROKEN], reflect=[ADD_OK], optimize=[ADD_OK_2])
+    summary, store = run(tmp_path, script, iterations=3)
+    assert script.purposes == ["generate", "reflect", "optimize"]
+    assert attempts(store) == [("generate", False, False), ("reflect", True, True), ("optimize", True, True)]
+    assert "arange" in script.prompts[1] and "did not import, compile or run" in script.prompts[1]
+    assert "tl.arange(0, BLOCK_SIZE)" in script.prompts[2]  # the archive shows the correct code
+    assert summary.execution_accuracy == 1.0 and summary.status == "finished"
+    counts = store.counts()
+    assert (counts["llm_calls"], counts["candidates"], counts["evaluations"]) == (3, 3, 3)
+    assert (store.dir / "best" / "test_add_kernel.py").exists()
+
+
+def test_a_mismatch_is_reflected_on_and_no_optimizer_stops_at_the_first_correct(tmp_path):
+    script = Script(generate=[ADD_WRONG], reflect=[ADD_OK])
+    summary, store = run(tmp_path, script, optimizer=None, iterations=5)
+    assert script.purposes == ["generate", "reflect"]
+    assert "The module ran but its results are wrong" in script.prompts[1]
+    assert "stage1" in script.prompts[1]
+    assert summary.tasks[0].correct
+
+
+def test_the_debugging_trap_restarts_with_a_fresh_strategy(tmp_path):
+    script = Script(generate=[ADD_WRONG], reflect=[ADD_WRONG_2], strategy=[ADD_OK])
+    summary, store = run(tmp_path, script, optimizer=None, iterations=4, max_debug_attempts=1)
+    assert script.purposes == ["generate", "reflect", "strategy"]
+    assert "multiply chunk" in script.prompts[2]  # the abandoned approach is named
+    assert [a[0] for a in attempts(store)] == ["generate", "reflect", "restart", "restart"]
+    assert [e["kind"] for e in store.iter_events("restart")] == ["restart"]
+    assert summary.tasks[0].correct
+
+
+def test_a_lineage_stops_after_patience_rounds_without_improvement(tmp_path):
+    script = Script(generate=[ADD_OK], optimize=[ADD_OK_2])
+    summary, store = run(tmp_path, script, iterations=6, patience=2)
+    # round 0 improves (first correct); rounds 1 and 2 bring nothing new: stop.
+    assert script.purposes == ["generate", "optimize", "optimize"]
+
+
+def test_a_budget_stop_keeps_everything_and_resume_finishes_without_repeating(tmp_path):
+    script = Script(generate=[ADD_BROKEN], reflect=[ADD_OK], optimize=[ADD_OK_2])
+    with OpenAIServer(script) as server:
+        path = write_recipe(tmp_path, server.base_url, iterations=3)
+        path.write_text(path.read_text().replace('[run]\n', '[run]\nmax_llm_calls = 2\n'))
+        plugins = PluginManager()
+        summary = run_recipe(load_recipe(path, plugins), plugins, echo=lambda line: None)
+        assert summary.status == "budget_exhausted" and "budget of 2" in summary.note
+        assert len(server.requests) == 2
+        path.write_text(path.read_text().replace("max_llm_calls = 2", "max_llm_calls = 10"))
+        resumed = run_recipe(load_recipe(path, plugins), plugins, resume=summary.run_id, echo=lambda line: None)
+        assert resumed.status == "finished"
+        assert len(server.requests) == 3  # the two recorded calls were not made again
+        assert script.purposes == ["generate", "reflect", "optimize"]
+        store = RunStore(tmp_path / "runs" / summary.run_id)
+        assert store.counts()["llm_calls"] == 3
+
+
+def _cli(*args, cwd):
+    env = {**os.environ}
+    return subprocess.Popen([sys.executable, "-m", "geak_core.cli", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _comparable(summary_path):
+    data = json.loads(Path(summary_path).read_text())
+    data.pop("run_id")
+    for task in data["tasks"]:
+        task.pop("best_file")
+    return data
+
+
+def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_path):
+    replies = dict(generate=[ADD_WRONG], reflect=[ADD_OK], optimize=[ADD_OK_2])
+    # Uninterrupted reference run.
+    with OpenAIServer(Script(**replies)) as server:
+        (tmp_path / "a").mkdir()
+        path = write_recipe(tmp_path / "a", server.base_url, iterations=3)
+        proc = _cli("run", str(path), cwd=tmp_path)
+        out, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, out
+        (first,) = list((tmp_path / "a" / "runs").iterdir())
+
+    # The same run, killed while its third request is in flight, then resumed.
+    third_request = threading.Event()
+    script = Script(**replies)
+
+    def stalling(request):
+        if len(script.purposes) == 2:
+            third_request.set()
+            script(request)
+            return Reply.stall(600, ADD_OK_2)
+        return script(request)
+
+    (tmp_path / "b").mkdir()
+    with OpenAIServer(stalling) as server:
+        path = write_recipe(tmp_path / "b", server.base_url, iterations=3)
+        proc = _cli("run", str(path), cwd=tmp_path)
+        assert third_request.wait(300), "the run never reached its third LLM call"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        (second,) = list((tmp_path / "b" / "runs").iterdir())
+        assert RunStore(second).counts()["llm_calls"] == 2
+    with OpenAIServer(Script(optimize=[ADD_OK_2])) as server:
+        path.write_text(re.sub(r'base_url = ".*"', f'base_url = "{server.base_url}"', path.read_text()))
+        proc = _cli("run", str(path), "--resume", second.name, cwd=tmp_path)
+        out, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, out
+        assert [purpose_of(r) for r in server.requests] == ["optimize"]  # only the unrecorded call
+    assert _comparable(first / "summary.json") == _comparable(second / "summary.json")
+
+
+def test_the_quickstart_runs_offline_to_its_summary(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "geak_core.cli", "run", str(ROOT / "recipes" / "quickstart.toml"),
+         "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+        env={k: v for k, v in os.environ.items() if "KEY" not in k},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "[test_add_kernel] L0 I0 generate -> run:" in out  # the failing first attempt
+    assert "[softmax] L0 I0 generate -> stage2:" in out  # caught only by the outlier stage
+    assert "L0 I1 reflect  -> correct" in out and "L0 I2 optimize -> correct" in out
+    assert "execution accuracy 100.00%" in out
+    assert f"run stored in {tmp_path}" in out
