@@ -70,7 +70,12 @@ def bench_task(evaluator: Any, task: Any, repeats: int) -> dict[str, Any]:
         "reason": cold.reason,
         "flags": cold.flags,
         "cold_s": round(cold_s, 2),
+        "failed_stage": cold.failed_stage,
         "performance_measured": cold.performance_measured,
+        "speedup_cold": cold.speedup,
+        "roofline_fraction": cold.roofline_fraction,
+        "skipped": cold.skipped,
+        "shapes": [shape.to_dict() for shape in cold.shapes],
         "speedups": [],
     }
     if not cold.correct or repeats <= 0:
@@ -124,6 +129,13 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _write_json(path: str, environment: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump({"environment": environment, "tasks": rows}, handle, indent=2, default=str)
+    os.replace(tmp, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     suite, evaluator = _build(args)
@@ -153,13 +165,14 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             print(f"{task.id}: cold {row['cold_s']} s, correct={row['correct']}", file=sys.stderr,
                   flush=True)
+            if args.json_out:  # after every task, so an interrupted run keeps what it measured
+                _write_json(args.json_out, environment, rows)
     finally:
         evaluator.close()
     environment["total_s"] = round(time.monotonic() - started, 1)
     print(markdown(rows, environment))
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as handle:
-            json.dump({"environment": environment, "tasks": rows}, handle, indent=2)
+        _write_json(args.json_out, environment, rows)
     return 0 if all(r["correct"] for r in rows) else 1
 
 
