@@ -14,7 +14,7 @@ TASKS1=test_add_kernel,softmax,naive_softmax,layernorm,rmsnorm_fwd,rmsnorm_bwd,t
 TASKS2=test_batched_vecmat,test_block_pointer_matmul,test_cast_matmul,test_chained_matmul,test_gemm_fusion,test_gemm_no_scf,test_iv_dependent_matmul,test_tma_store_gemm,multreduce_matmul_dot_kernel,triton_multreduce_matmul_kernel,test_flashattention_fwd,test_matmul_MXFP,test_chained_dot_fp8,moe_gemm,gemm
 for part in "$@"; do
   case "$part" in
-    tests) timeout 240 python -m pytest -q tests/evaluator/test_gpu.py tests/agent/test_loop.py -k "gpu or quickstart" -x > "$OUT/gpu-tests.log" 2>&1; tail -15 "$OUT/gpu-tests.log" ;;
+    tests) timeout ${TLIMIT:-150} python -m pytest -q tests/evaluator/test_gpu.py > "$OUT/gpu-tests.log" 2>&1; tail -15 "$OUT/gpu-tests.log" ;;
     refs1) timeout ${LIMIT:-500} python bench/evaluator.py --tasks "$TASKS1" --repeats 0 --json "$OUT/refs1.json" > "$OUT/refs1.md" 2> "$OUT/refs1.log"; tail -25 "$OUT/refs1.log" ;;
     refs2) timeout ${LIMIT:-500} python bench/evaluator.py --tasks "$TASKS2" --repeats 0 --json "$OUT/refs2.json" > "$OUT/refs2.md" 2> "$OUT/refs2.log"; tail -25 "$OUT/refs2.log" ;;
     repeat) timeout ${LIMIT:-300} python bench/evaluator.py --tasks "${REPEAT_TASKS:-test_add_kernel,softmax,layernorm,test_gemm_fusion}" --repeats 5 --json "$OUT/repeat.json" > "$OUT/repeat.md" 2> "$OUT/repeat.log"; cat "$OUT/repeat.md" ;;
