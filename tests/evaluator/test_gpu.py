@@ -40,7 +40,11 @@ def test_work_hidden_on_a_side_stream_is_not_credited(gpu_judge, mini_tasks):
 
     result = gpu_judge.evaluate(mini_tasks["add"], Candidate(id="side", task_id="add",
                                                              code=cheat_code("add_side_stream")))
-    assert "timing_mismatch" in result.flags, (result.reason, result.shapes)
+    # The hidden work is either caught by the wall-clock cross-check (flagged and charged)
+    # or lands inside the timed region anyway; in both cases it earns no speedup.
+    # (Seen on an H100: the events covered the side-stream work, speedup 0.09.)
+    assert "timing_mismatch" in result.flags or (result.speedup is not None and result.speedup < 1.0), (
+        result.reason, result.shapes)
     assert result.speedup is None or result.speedup < 1.5
 
 

@@ -283,8 +283,19 @@ def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         channel.send(error_frame("import_error", exc))
         return {"ok": False}
     stage2 = {c.name for c in runnable} - {s["case"] for s in stage2_skipped}
+    from geak_evaluator_triton.references import case_seeds
+
+    all_seeds = args.get("all_seeds") or args["seeds"]
+    heavy_bytes = float(args.get("heavy_bytes") or 0.0)
     plan = {
         "seeds": args["seeds"],
+        "case_seeds": {
+            stage: {
+                c.name: [s for s in case_seeds(c.bytes, stage, all_seeds, heavy_bytes) if s in args["seeds"]]
+                for c in runnable
+            }
+            for stage in ("stage1", "stage2")
+        },
         "stage1": [c.name for c in runnable],
         "stage2": [c.name for c in runnable if c.name in stage2] if args.get("outliers", True) else [],
         "determinism": False,
@@ -302,7 +313,7 @@ def run_plan(
     for stage in ("stage1", "stage2"):
         for name in plan.get(stage, []):
             case = cases[name]
-            for seed in plan["seeds"]:
+            for seed in plan.get("case_seeds", {}).get(stage, {}).get(name, plan["seeds"]):
                 where = {"stage": stage, "case": name, "seed": seed}
                 channel.send({"kind": "start", **where})
                 try:
@@ -322,7 +333,7 @@ def run_plan(
                         frame["oracle_missing"] = True
                     except Exception as exc:
                         frame["oracle_error"] = format_exception(exc)
-                if plan.get("determinism") and stage == "stage1":
+                if plan.get("determinism") and stage == "stage1" and name not in plan.get("no_rerun", ()):
                     try:
                         again = _one_run(task, harness, module, case, seed, stage, guard)
                     except Exception as exc:

@@ -242,7 +242,7 @@ class TritonEvaluator:
                 content = hashlib.sha256(handle.read()).hexdigest()
         blob = json.dumps(
             [payload, content, runtime.mode, runtime.device_name, runtime.case_set,
-             self.options.check_outliers],
+             self.options.check_outliers, self.options.heavy_case_mb],
             sort_keys=True, default=str,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
@@ -289,6 +289,7 @@ class TritonEvaluator:
         elif cached:
             run.outputs.update(cached["run"].outputs)
         run.seeds = seeds
+        run.heavy_bytes = self.options.heavy_case_mb * 2**20
         run.nbytes = nbytes_of(list(run.outputs.values()))
         if self._disk:
             self._disk.store(key, run, fixed)
@@ -300,6 +301,8 @@ class TritonEvaluator:
             "task": self._task_payload(task),
             "case_set": runtime.case_set,
             "seeds": seeds,
+            "all_seeds": self.seeds_for(task),
+            "heavy_bytes": self.options.heavy_case_mb * 2**20,
             "outliers": self.options.check_outliers,
             "oracle": oracle,
         }
@@ -340,6 +343,7 @@ class TritonEvaluator:
             stage2_skipped=table["stage2_skipped"],
             custom_compare=bool(table["custom_compare"]),
             seeds=seeds,
+            heavy_bytes=self.options.heavy_case_mb * 2**20,
             outputs=outputs,
             oracle=oracles,
             reference_file=table.get("reference_file", ""),
@@ -452,10 +456,16 @@ class TritonEvaluator:
 
     def _run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot,
                        ref: ReferenceRun) -> SandboxResult:
+        stage2 = ref.stage2_cases(self.options.check_outliers)
         plan = {
             "seeds": ref.seeds,
             "stage1": [c.name for c in ref.runnable],
-            "stage2": ref.stage2_cases(self.options.check_outliers),
+            "stage2": stage2,
+            "case_seeds": {
+                "stage1": {c.name: ref.plan_seeds("stage1", c) for c in ref.runnable},
+                "stage2": {c.name: ref.plan_seeds("stage2", c) for c in ref.runnable if c.name in stage2},
+            },
+            "no_rerun": [c.name for c in ref.runnable if ref.heavy(c)],
             "determinism": self.options.check_determinism,
         }
 
@@ -519,7 +529,10 @@ class TritonEvaluator:
                 self._check_guards(task, message, message.get("checks", {}), verdict)
                 if "rerun_checks" in message:
                     self._check_guards(task, message, message["rerun_checks"], verdict)
-        expected = len(ref.seeds) * (len(ref.runnable) + len(ref.stage2_cases(self.options.check_outliers)))
+        stage2 = set(ref.stage2_cases(self.options.check_outliers))
+        expected = sum(len(ref.plan_seeds("stage1", c)) for c in ref.runnable) + sum(
+            len(ref.plan_seeds("stage2", c)) for c in ref.runnable if c.name in stage2
+        )
         complete = (imported and not aborted and not failed_run and sandbox.completed
                     and len(runs) >= expected)
         if not imported and not verdict.has("import"):

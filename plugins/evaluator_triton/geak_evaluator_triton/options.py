@@ -17,6 +17,7 @@ class TritonEvaluatorOptions:
     secret_seeds: int = 1  # extra seeds drawn per judge session, unknown to candidates
     check_outliers: bool = True  # stage 2
     check_determinism: bool = True  # run stage-1 cases twice and compare
+    heavy_case_mb: float = 64.0  # cases moving more than this are checked on one seed per stage
     static_checks: bool = True  # reject forbidden constructs before running anything
     # Children in their own user/PID/mount/network namespaces (unshare): "auto" uses them under
     # the interpreter where available; on GPUs ask for "namespaces" once devices work inside.

@@ -32,6 +32,13 @@ class ReferenceRun:
     weak: list[str] = field(default_factory=list)  # the harness's weak_result_reason findings
     wall_s: float = 0.0
     nbytes: int = 0
+    heavy_bytes: float = 0.0
+
+    def plan_seeds(self, stage: str, case: Case) -> list[int]:
+        return case_seeds(case.bytes, stage, self.seeds, self.heavy_bytes)
+
+    def heavy(self, case: Case) -> bool:
+        return bool(self.heavy_bytes and case.bytes and case.bytes > self.heavy_bytes)
 
     @property
     def runnable(self) -> list[Case]:
@@ -43,6 +50,20 @@ class ReferenceRun:
             return []
         skipped = {s["case"] for s in self.stage2_skipped}
         return [c.name for c in self.runnable if c.name not in skipped]
+
+
+def case_seeds(case_bytes: float | None, stage: str, all_seeds: list[int], heavy_bytes: float) -> list[int]:
+    """Seeds a case is checked on in one stage.
+
+    Every seed for ordinary cases. A *heavy* case (more than ``heavy_bytes`` of
+    traffic: the large timed shapes) is checked once per stage: stage 1 on the
+    last seed (the session's secret seed when there is one), stage 2 on the first,
+    so a judgement costs seconds instead of minutes. Its determinism is checked by
+    the lighter cases of the same kernel.
+    """
+    if heavy_bytes and case_bytes and case_bytes > heavy_bytes:
+        return [all_seeds[-1]] if stage == "stage1" else [all_seeds[0]]
+    return list(all_seeds)
 
 
 def nbytes_of(value: Any) -> int:
