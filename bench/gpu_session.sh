@@ -18,6 +18,6 @@ for part in "$@"; do
     refs1) timeout ${LIMIT:-500} python bench/evaluator.py --tasks "${T1:-$TASKS1}" --repeats 0 --json "$OUT/refs1.json" > "$OUT/refs1.md" 2> "$OUT/refs1.log"; tail -25 "$OUT/refs1.log" ;;
     refs2) timeout ${LIMIT:-500} python bench/evaluator.py --tasks "${T2:-$TASKS2}" --repeats 0 --json "$OUT/refs2.json" > "$OUT/refs2.md" 2> "$OUT/refs2.log"; tail -25 "$OUT/refs2.log" ;;
     repeat) timeout ${RLIMIT:-300} python bench/evaluator.py --tasks "${REPEAT_TASKS:-test_add_kernel,softmax,layernorm,test_gemm_fusion}" --repeats 5 --json "$OUT/repeat.json" > "$OUT/repeat.md" 2> "$OUT/repeat.log"; cat "$OUT/repeat.md" ;;
-    quickstart) timeout ${QLIMIT:-200} geak-core run recipes/quickstart.toml --output-dir "$OUT/runs" --json "$OUT/quickstart.json" > "$OUT/quickstart.log" 2>&1; tail -22 "$OUT/quickstart.log" ;;
+    quickstart) timeout ${QLIMIT:-200} geak-core run recipes/quickstart.toml --output-dir /tmp/geak-runs --json "$OUT/quickstart.json" > "$OUT/quickstart.log" 2>&1; tail -22 "$OUT/quickstart.log" ;;
   esac
 done

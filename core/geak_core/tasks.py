@@ -205,7 +205,10 @@ class Case:
 # ---------------------------------------------------------------------------
 # Vocabulary of Requirement.name:
 #   "gpu"          a real GPU (not the CPU interpreter)
-#   "cuda" / "hip" that backend
+#   "interpreter"  only under the CPU interpreter
+#   "cuda" / "hip" that backend ("nvidia" / "amd" are aliases)
+#   "bf16"         bfloat16 kernels (NVIDIA cc>=8.0 or AMD; not the interpreter)
+#   "tma"          the tensor memory accelerator (NVIDIA cc>=9.0)
 #   "cc>=X.Y"      CUDA compute capability (HIP devices report e.g. 9.4 for gfx942)
 #   "fp8"          a native fp8 type for tl.dot (NVIDIA cc>=8.9, AMD gfx94x/gfx95x)
 #   "dot_scaled"   tl.dot_scaled (MX formats): NVIDIA cc>=9.0 or AMD gfx950
@@ -246,8 +249,14 @@ def unmet_requirement(requirement: Requirement, device: DeviceInfo) -> str | Non
     cc = device.capability or (0, 0)
     if name == "gpu":
         ok = gpu
-    elif name in ("cuda", "hip"):
-        ok = device.kind == name
+    elif name == "interpreter":
+        ok = device.kind == "interpreter"
+    elif name in ("cuda", "hip", "nvidia", "amd"):
+        ok = device.kind == {"nvidia": "cuda", "amd": "hip"}.get(name, name)
+    elif name == "bf16":
+        ok = device.kind == "hip" or (device.kind == "cuda" and cc >= (8, 0))
+    elif name == "tma":
+        ok = device.kind == "cuda" and cc >= (9, 0)
     elif name.startswith("cc>="):
         major, _, minor = name[4:].partition(".")
         ok = gpu and cc >= (int(major), int(minor or 0))

@@ -129,45 +129,17 @@ def synchronize() -> None:
 # Requirements
 # ---------------------------------------------------------------------------
 
-KNOWN_REQUIREMENTS = ("gpu", "nvidia", "amd", "cc>=X.Y", "fp8", "bf16", "tma", "dot_scaled",
-                      "interpreter")
+_DEVICE: list[Any] = []
 
 
 def unmet_requirement(name: str) -> str | None:
-    """Why requirement ``name`` is not met here, or None when it is."""
-    import torch
+    """Why requirement ``name`` is not met here, or None (core's vocabulary and rules)."""
+    from geak_core.tasks import DeviceInfo, Requirement
+    from geak_core.tasks import unmet_requirement as core_unmet
 
-    interpreter = is_interpreter()
-    gpu = (not interpreter) and torch.cuda.is_available()
-    hip = torch.version.hip is not None
-    cc = torch.cuda.get_device_capability() if gpu else (0, 0)
-    if name == "gpu":
-        return None if gpu else "needs a GPU (running under the Triton interpreter)"
-    if name == "interpreter":
-        return None if interpreter else "runs only under the Triton interpreter"
-    if name == "nvidia":
-        return None if gpu and not hip else "needs an NVIDIA GPU"
-    if name == "amd":
-        return None if gpu and hip else "needs an AMD GPU"
-    if name.startswith("cc>="):
-        try:
-            want = tuple(int(p) for p in name[4:].split("."))
-        except ValueError:
-            return f"malformed requirement {name!r} (expected cc>=X.Y)"
-        return None if gpu and cc >= want else f"needs compute capability {name[4:]} (have {cc[0]}.{cc[1]})"
-    if name == "fp8":
-        ok = gpu and (cc >= (9, 4) if hip else cc >= (8, 9))
-        return None if ok else "needs hardware fp8 (NVIDIA cc>=8.9 or AMD gfx942+)"
-    if name == "bf16":
-        if interpreter:
-            return "bf16 is not supported by the Triton interpreter"
-        return None if gpu and (hip or cc >= (8, 0)) else "needs bf16 support (cc>=8.0)"
-    if name == "tma":
-        return None if gpu and not hip and cc >= (9, 0) else "needs TMA (NVIDIA cc>=9.0)"
-    if name == "dot_scaled":
-        ok = gpu and (cc >= (9, 5) if hip else cc >= (9, 0))
-        return None if ok else "needs tl.dot_scaled support (NVIDIA cc>=9.0 or AMD gfx950)"
-    return f"unknown requirement {name!r} (known: {', '.join(KNOWN_REQUIREMENTS)})"
+    if not _DEVICE:
+        _DEVICE.append(DeviceInfo.detect())
+    return core_unmet(Requirement(name), _DEVICE[0])
 
 
 def unmet(requirements: list[Any]) -> str | None:
