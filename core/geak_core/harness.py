@@ -166,18 +166,22 @@ def randint(
 
 
 def apply_outliers(x: torch.Tensor, fraction: float, scale: float, seed: int) -> torch.Tensor:
-    """Scale a ``fraction`` of ``x``'s elements (at least one) by ``scale``; returns a copy."""
+    """Scale a ``fraction`` of ``x``'s elements (at least one) by ``scale``; returns a copy.
+
+    Positions are drawn from a CPU generator (identical on every device) and the
+    scaling happens where ``x`` lives, so large GPU tensors never travel to the host.
+    """
     import torch
 
     if not x.dtype.is_floating_point or x.numel() == 0:
         return x
     g = torch.Generator(device="cpu")
     g.manual_seed(10_007 + int(seed))
-    flat = x.detach().reshape(-1).to("cpu", torch.float32).clone()
-    count = max(1, int(round(flat.numel() * fraction)))
-    index = torch.randperm(flat.numel(), generator=g)[:count]
-    flat[index] *= scale
-    return flat.reshape(x.shape).to(device=x.device, dtype=x.dtype)
+    count = max(1, int(round(x.numel() * fraction)))
+    index = torch.randint(0, x.numel(), (count,), generator=g).to(x.device)
+    out = x.detach().clone().reshape(-1)
+    out[index] = (out[index].to(torch.float32) * scale).to(x.dtype)
+    return out.reshape(x.shape)
 
 
 def cdiv(a: int, b: int) -> int:

@@ -305,7 +305,9 @@ def run_plan(
                         frame["oracle_missing"] = True
                     except Exception as exc:
                         frame["oracle_error"] = format_exception(exc)
-                if plan.get("determinism") and stage == "stage1" and name not in plan.get("no_rerun", ()):
+                seeds_here = plan.get("case_seeds", {}).get(stage, {}).get(name, plan["seeds"])
+                if (plan.get("determinism") and stage == "stage1" and seed == seeds_here[0]
+                        and name not in plan.get("no_rerun", ())):
                     try:
                         again = _one_run(task, harness, module, case, seed, stage, guard)
                     except Exception as exc:
