@@ -70,3 +70,11 @@ def test_task_is_fully_described(task):
     harness = _harness(task)
     for case in harness.cases("full"):
         assert case.flops is not None and case.bytes is not None, case.name
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_case_names_are_unique_in_each_mode(task):
+    harness = _harness(task)
+    for mode in ("small", "full"):
+        names = [c.name for c in harness.cases(mode)]
+        assert len(names) == len(set(names)), f"{mode}: duplicate case names"

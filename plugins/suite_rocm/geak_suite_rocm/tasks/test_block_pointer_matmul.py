@@ -56,7 +56,7 @@ TASK = Task(
     shapes_note=(
         "(M, N, K): correctness (64,64,16), (64,64,32), (64,64,64) with float16 inputs and a "
         "float32 output; timed (64,64,64), (128,128,128), (64,128,256), (256,64,128), "
-        "(128,256,64) with float16 -> float16 and, where both operands fit in 128 KiB, float32 -> float32. A ~ N(0,1), "
+        "(128,256,64) with float16 -> float16 and, where both operands fit in 64 KiB, float32 -> float32. A ~ N(0,1), "
         "B ~ N(0,1/K)."
     ),
 )
@@ -101,10 +101,10 @@ class Harness(_Base):
             _case(m, n, k, dt, dt, True, _num_warps(m, n))
             for m, n, k in TIMED
             for dt in ("float16", "float32")
-            # One program holds both whole operands: fp32 tiles over 128 KiB do not fit in
-            # shared memory (an H100 has 227 KiB per block and needs extra for the layout
-            # conversion), so those shapes are timed in fp16 only.
-            if dt == "float16" or (m * k + k * n) * 4 <= 128 * 1024
+            # One program holds both whole operands: fp32 operands over 64 KiB overflow shared
+            # memory on an H100 (seen: 245760 and 294912 bytes requested, 232448 available),
+            # so those shapes are timed in fp16 only.
+            if dt == "float16" or (m * k + k * n) * 4 <= 64 * 1024
         ]
         return cases
 
