@@ -1,1 +1,0 @@
-"""An example third-party geak-core plugin: a suite with one task."""
