@@ -5,6 +5,7 @@ Our own reference kernels are trusted code, so they run in this process.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 
@@ -78,3 +79,27 @@ def test_case_names_are_unique_in_each_mode(task):
     for mode in ("small", "full"):
         names = [c.name for c in harness.cases(mode)]
         assert len(names) == len(set(names)), f"{mode}: duplicate case names"
+
+
+def _plain_numeric_globals(tree):
+    names = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.Constant) and isinstance(value.value, (bool, int, float)):
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_kernels_read_only_constexpr_globals(task):
+    """The GPU compiler rejects plain (or merely annotated) module globals in kernels; the
+    interpreter accepts them, so CI checks the source: ``NAME = tl.constexpr(...)``."""
+    with open(task.reference) as handle:
+        tree = ast.parse(handle.read())
+    plain = _plain_numeric_globals(tree)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list):
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            bad = sorted(used & plain)
+            assert not bad, f"{node.name} reads plain globals {bad}; write NAME = tl.constexpr(...)"

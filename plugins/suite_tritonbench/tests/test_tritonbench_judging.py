@@ -108,8 +108,6 @@ def test_geak_core_eval_judges_geak_eval_records_on_the_cpu(make_suite, tmp_path
     assert "execution accuracy 50.0%" in stdout
 
 
-@pytest.mark.xfail(reason="geak-core eval does not yet ask the suite (resolve_record) for the "
-                          "task of a record that only carries a label")
 def test_geak_core_eval_finds_the_task_of_a_labelled_record(make_suite, tmp_path):
     import json
 

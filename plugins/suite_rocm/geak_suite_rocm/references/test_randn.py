@@ -3,7 +3,7 @@
 import triton
 import triton.language as tl
 
-BLOCK: tl.constexpr = 1024
+BLOCK = tl.constexpr(1024)
 
 
 @triton.jit

@@ -3,7 +3,7 @@
 import triton
 import triton.language as tl
 
-SIZE: tl.constexpr = 512
+SIZE = tl.constexpr(512)
 
 
 @triton.jit

@@ -7,8 +7,8 @@ which (i, j) lands on it (the inverse of tl.swizzle2d), so the stores are coales
 import triton
 import triton.language as tl
 
-TILE_I: tl.constexpr = 16
-TILE_J: tl.constexpr = 128
+TILE_I = tl.constexpr(16)
+TILE_J = tl.constexpr(128)
 
 
 @triton.jit

@@ -8,7 +8,7 @@ spill registers; the tl.dot path walks K in BLOCK_SIZE_K steps.
 import triton
 import triton.language as tl
 
-MAX_PRODUCT: tl.constexpr = 8192
+MAX_PRODUCT = tl.constexpr(8192)
 
 
 @triton.jit

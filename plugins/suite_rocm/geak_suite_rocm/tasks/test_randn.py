@@ -35,7 +35,7 @@ TASK = Task(
         "bit for bit). `dtype` is tl.int32 or tl.int64: the integer type in which offsets are "
         "computed (program id cast to it). X is contiguous with N elements. The harness "
         "launches grid (cdiv(N, 1024),) with num_warps=4; program p covers offsets "
-        "p*1024 .. p*1024+1023 masked by N: define a module-level `BLOCK: tl.constexpr = 1024`. "
+        "p*1024 .. p*1024+1023 masked by N: define a module-level `BLOCK = tl.constexpr(1024)` (Triton 3.x rejects a merely annotated global). "
         "seed and dtype are passed by keyword."
     ),
     entry_points=[

@@ -63,7 +63,7 @@ TASK = Task(
         "the 32 bits, int64 holds the zero-extended unsigned value). X is contiguous with N "
         "elements. The harness launches grid (cdiv(N, 1024),) with num_warps=4; program p "
         "covers offsets p*1024 .. p*1024+1023 (computed in X's element type, masked by N): "
-        "define a module-level `BLOCK: tl.constexpr = 1024`. seed_val is passed by keyword; "
+        "define a module-level `BLOCK = tl.constexpr(1024)` (Triton 3.x rejects a merely annotated global). seed_val is passed by keyword; "
         "seeds up to 0xfcafeb0ba (above 2**32) occur."
     ),
     entry_points=[
