@@ -16,7 +16,10 @@ names are the recipe keys, annotations their types, defaults make keys
 optional. A field whose metadata carries ``{"env": True}`` names an
 environment variable that must be set (API keys); a field with
 ``{"choices": [...]}`` only accepts those values; a field with ``{"path":
-True}`` holds a path, resolved relative to the recipe file that sets it.
+True}`` holds a path, resolved relative to the recipe file that sets it. An
+options class may define ``required_env() -> [(key, variable)]`` for variables
+needed by default (an API key for the provider's own host): the recipe check
+reports those too.
 """
 
 from __future__ import annotations

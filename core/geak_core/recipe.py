@@ -341,6 +341,14 @@ def validate_options(
         problem(prefix, f"invalid options: {exc}")
         return None
     if check_env:
+        required = getattr(instance, "required_env", None)
+        for name, var in required() if callable(required) else []:
+            if not os.environ.get(var):
+                problem(
+                    f"{prefix}.{name}",
+                    f"environment variable {var} is not set (this component needs it by default)",
+                    f"export {var}=... or name another variable in {prefix}.{name}",
+                )
         for name, f in fields.items():
             if f.metadata.get("env"):
                 var = getattr(instance, name)

@@ -194,3 +194,13 @@ def test_path_options_resolve_relative_to_the_recipe_that_sets_them(tmp_path):
     child = write(tmp_path, "child.toml", 'include = "sub/base.toml"\n')
     recipe = load_recipe(child, pm)
     assert recipe.components["retriever"].options.source == str(tmp_path / "sub" / "data" / "x.jsonl")
+
+
+def test_a_default_api_key_variable_is_required_for_the_providers_own_host(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    pm = PluginManager()
+    official = write(tmp_path, "o.toml", '[llm]\nbackend = "openai"\nmodel = "gpt-4.1"\n')
+    (problem,) = problems_of(official, pm)
+    assert problem.key == "llm.api_key_env" and "OPENAI_API_KEY is not set" in problem.message
+    local = write(tmp_path, "l.toml", '[llm]\nbackend = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:8000/v1"\n')
+    load_recipe(local, pm)  # no key is ever sent to another server, so none is needed

@@ -65,6 +65,13 @@ class GeminiOptions:
     price_per_mtok_input: float | None = None
     price_per_mtok_output: float | None = None
 
+    def required_env(self) -> list[tuple[str, str]]:
+        """(recipe key, variable) pairs a recipe check must find set: the default key
+        variable, which applies only to the provider's own host."""
+        if self.api_key_env is None and same_host(self.base_url, DEFAULT_HOST):
+            return [("api_key_env", DEFAULT_KEY_ENV)]
+        return []
+
     def __post_init__(self) -> None:
         if not self.model:
             raise ValueError("model must not be empty")
