@@ -418,6 +418,39 @@ def same_host(url: str, host: str) -> bool:
     return parts.scheme == "https" and (parts.hostname or "").lower() == host.lower()
 
 
+def check_http_options(options: Any) -> None:
+    """Validation shared by HTTP backends' options (model, base_url, limits, prices)."""
+    if not options.model:
+        raise ValueError("model must not be empty")
+    if not options.base_url.startswith(("http://", "https://")):
+        raise ValueError(f"base_url must start with http:// or https://, got {options.base_url!r}")
+    if options.max_concurrency < 1:
+        raise ValueError("max_concurrency must be at least 1")
+    if options.max_retries < 0:
+        raise ValueError("max_retries must be 0 or more")
+    if options.timeout_connect_s <= 0 or options.timeout_read_s <= 0:
+        raise ValueError("timeouts must be positive")
+    if (options.price_per_mtok_input is None) != (options.price_per_mtok_output is None):
+        raise ValueError("set both price_per_mtok_input and price_per_mtok_output, or neither")
+
+
+def default_key_requirement(
+    base_url: str, api_key_env: str | None, default_host: str, default_env: str
+) -> list[tuple[str, str]]:
+    """For ``required_env()``: the default key variable, needed only on the provider's host."""
+    if api_key_env is None and same_host(base_url, default_host):
+        return [("api_key_env", default_env)]
+    return []
+
+
+def token_count(value: Any) -> int:
+    """A token count from a server that may send null, a float or a string."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 def resolve_api_key(
     provider: str,
     *,

@@ -24,10 +24,13 @@ from geak_core.llm_http import (
     HTTPFatalError,
     JsonHttpClient,
     RetryPolicy,
+    check_http_options,
+    default_key_requirement,
     price_for,
     resolve_api_key,
     run_concurrently,
     same_host,
+    token_count,
 )
 
 log = logging.getLogger(__name__)
@@ -66,32 +69,11 @@ class GeminiOptions:
     price_per_mtok_output: float | None = None
 
     def required_env(self) -> list[tuple[str, str]]:
-        """(recipe key, variable) pairs a recipe check must find set: the default key
-        variable, which applies only to the provider's own host."""
-        if self.api_key_env is None and same_host(self.base_url, DEFAULT_HOST):
-            return [("api_key_env", DEFAULT_KEY_ENV)]
-        return []
+        return default_key_requirement(self.base_url, self.api_key_env, DEFAULT_HOST, DEFAULT_KEY_ENV)
 
     def __post_init__(self) -> None:
-        if not self.model:
-            raise ValueError("model must not be empty")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
-        if self.max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
-        if self.max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
-        if self.timeout_connect_s <= 0 or self.timeout_read_s <= 0:
-            raise ValueError("timeouts must be positive")
-        if (self.price_per_mtok_input is None) != (self.price_per_mtok_output is None):
-            raise ValueError("set both price_per_mtok_input and price_per_mtok_output, or neither")
+        check_http_options(self)
 
-
-def _count(value: Any) -> int:
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
 
 
 class _CountRefused(Exception):
@@ -303,11 +285,11 @@ class GeminiBackend:
             texts.append(text)
             reasons.append(reason)
         meta = data.get("usageMetadata") if isinstance(data.get("usageMetadata"), dict) else {}
-        completion = _count(meta.get("candidatesTokenCount")) + _count(meta.get("thoughtsTokenCount"))
+        completion = token_count(meta.get("candidatesTokenCount")) + token_count(meta.get("thoughtsTokenCount"))
         return _Batch(
             texts=texts,
             finish_reasons=reasons,
-            usage=Usage(_count(meta.get("promptTokenCount")), completion),
+            usage=Usage(token_count(meta.get("promptTokenCount")), completion),
             model=str(data.get("modelVersion") or self.model),
             raw=data,
         )
