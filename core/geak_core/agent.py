@@ -30,17 +30,15 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from geak_core.components import (
-    EvalJob,
     Example,
     HardwareProfile,
     KnowledgeContext,
     RetrievalQuery,
 )
-from geak_core.errors import GeakError, InputError
+from geak_core.errors import GeakError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, LLMError, Message
 from geak_core.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
 from geak_core.plugins import PluginManager
@@ -581,13 +579,4 @@ def run_recipe(
     return summary
 
 
-def load_run_recipe(run_ref: str, output_dir: str) -> Path:
-    """The stored resolved recipe of a run, for ``run --resume RUN`` without a recipe."""
-    run_dir = resolve_run(run_ref, output_dir)
-    path = run_dir / "recipe.toml"
-    if not path.exists():
-        raise InputError(f"run {run_dir.name} has no stored recipe ({path})")
-    return path
-
-
-__all__ = ["Agent", "run_recipe", "resolve_hardware", "EvalJob"]
+__all__ = ["Agent", "run_recipe", "resolve_hardware"]
