@@ -2,12 +2,15 @@
 
 For each task of a suite the reference implementation is judged as a candidate:
 
-* cold: one full judgement (reference run, candidate run, comparison and, on a
-  GPU, timing), wall seconds;
-* repeatability: the same candidate judged ``--repeats`` more times through the
-  worker pool; its speedup against the reference (ideally 1.0) gives the
-  median and the spread (min..max) the judge's timing noise produces;
-* throughput: evaluations per minute of those repeats.
+* cold: the first full judgement (reference run, candidate run, comparison
+  and, on a GPU, timing), wall seconds, split by phase: the reference run is
+  paid once per task, so "new candidate" = candidate + timing phases of that
+  first judgement (its compiles included) is what each further candidate costs;
+* warm: the same candidate judged again through the worker pool (reference
+  cached, compiled kernels in Triton's cache), mean wall seconds;
+* repeatability: ``--repeats`` speedups of the reference against itself (the
+  cold one and ``repeats - 1`` warm ones), ideally 1.0: median and min..max;
+* throughput: evaluations per minute of the warm judgements.
 
 Prints a markdown table; ``--json`` writes the figures. Under the interpreter
 (``--mode interpreter``, a CPU smoke test) no speedups exist and the table
@@ -33,7 +36,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--suite", default="rocm")
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="speedups per task, the cold judgement included (1: cold only)")
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--pythonpath", action="append", default=[])
@@ -64,38 +68,42 @@ def bench_task(evaluator: Any, task: Any, repeats: int) -> dict[str, Any]:
     started = time.monotonic()
     cold = evaluator.evaluate(task, Candidate(id="reference-cold", task_id=task.id, code=code))
     cold_s = time.monotonic() - started
+    phases = dict(cold.phases)
     row: dict[str, Any] = {
         "task": task.id,
         "correct": cold.correct,
         "reason": cold.reason,
         "flags": cold.flags,
         "cold_s": round(cold_s, 2),
+        "phases_cold": phases,
+        "new_candidate_s": round(phases.get("candidate", 0.0) + phases.get("timing", 0.0), 2),
         "failed_stage": cold.failed_stage,
         "performance_measured": cold.performance_measured,
         "speedup_cold": cold.speedup,
         "roofline_fraction": cold.roofline_fraction,
         "skipped": cold.skipped,
         "shapes": [shape.to_dict() for shape in cold.shapes],
-        "speedups": [],
+        "speedups": [cold.speedup] if cold.speedup is not None else [],
     }
-    if not cold.correct or repeats <= 0:
+    if not cold.correct or repeats <= 1:
         return row
     jobs = [EvalJob(task, Candidate(id=f"reference-{i}", task_id=task.id, code=code))
-            for i in range(repeats)]
+            for i in range(1, repeats)]
     started = time.monotonic()
     results = [result for _, result in evaluator.evaluate_many(jobs)]
     warm_s = time.monotonic() - started
     row["evaluations_per_minute"] = round(60.0 * len(results) / warm_s, 2) if warm_s else None
     row["warm_mean_s"] = round(statistics.mean(r.wall_s for r in results), 2)
-    speedups = [r.speedup for r in results if r.speedup is not None]
-    row["speedups"] = speedups
+    row["phases_warm"] = [r.phases for r in results]
+    row["speedups"] += [r.speedup for r in results if r.speedup is not None]
     row["all_correct"] = all(r.correct for r in results)
-    if speedups:
+    speedups = row["speedups"]
+    if len(speedups) > 1:
         row["speedup_median"] = statistics.median(speedups)
         row["speedup_min"] = min(speedups)
         row["speedup_max"] = max(speedups)
         per_shape: dict[str, list[float]] = {}
-        for result in results:
+        for result in [cold, *results]:
             for shape in result.shapes:
                 if shape.speedup is not None:
                     per_shape.setdefault(shape.case, []).append(shape.speedup)
@@ -108,9 +116,9 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
     lines = [
         f"Judge benchmark: {environment['mode']} on {environment['device']}",
         "",
-        "| task | correct | cold judge (s) | warm judge (s) | evals/min | speedup median | "
-        "speedup min..max | worst shape spread |",
-        "|---|---|---|---|---|---|---|---|",
+        "| task | correct | cold judge (s) | of which reference (s) | new candidate (s) | "
+        "warm judge (s) | evals/min | speedup median | speedup min..max | worst shape spread |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         median = row.get("speedup_median")
@@ -119,7 +127,8 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
         worst = row.get("worst_shape_spread")
         lines.append(
             f"| {row['task']} | {'yes' if row['correct'] else 'NO: ' + str(row['reason'])[:60]} | "
-            f"{row['cold_s']} | {row.get('warm_mean_s', '-')} | "
+            f"{row['cold_s']} | {row['phases_cold'].get('reference', '-')} | "
+            f"{row['new_candidate_s']} | {row.get('warm_mean_s', '-')} | "
             f"{row.get('evaluations_per_minute', '-')} | "
             f"{'-' if median is None else f'{median:.3f}'} | {spread} | "
             f"{'-' if worst is None else f'{worst:.3f}'} |"

@@ -2,8 +2,9 @@
 
     python bench/reference_table.py out1.json out2.json ...
 
-Later files win for a task judged twice. Per task: verdict, cold judgement time,
-speedup of the reference against itself, and at the largest timed shape its latency,
+Later files win for a task judged twice. Per task: verdict, judgement cost (cold, its
+reference phase, a new candidate, warm), speedup of the reference against itself
+(median and range over the repeats), and at the largest timed shape its latency,
 achieved throughput and fraction of the hardware peak.
 """
 
@@ -29,14 +30,24 @@ def main(paths: list[str]) -> None:
         for row in data["tasks"]:
             rows[row["task"]] = row
     print(f"Device: {', '.join(sorted(device))}\n")
-    print("| task | reference correct | cold judge (s) | speedup vs itself | largest timed case | "
+    print("| task | reference correct | cold judge (s) | of which reference (s) | new candidate (s) | "
+          "warm judge (s) | speedup vs itself: median (n) | min..max | largest timed case | "
           "reference latency (ms) | achieved | fraction of peak | bound |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in sorted(rows):
         r = rows[task]
         big = largest(r.get("shapes", []))
         verdict = "yes" if r["correct"] else "NO: " + (r.get("reason") or "")[:110].replace("|", "/")
-        speed = f"{r['speedup_cold']:.3f}" if r.get("speedup_cold") else "-"
+        speedups = [x for x in r.get("speedups", []) if x]
+        if len(speedups) > 1:
+            speed = f"{r['speedup_median']:.3f} ({len(speedups)})"
+            span = f"{r['speedup_min']:.3f}..{r['speedup_max']:.3f}"
+        else:
+            speed = f"{r['speedup_cold']:.3f} (1)" if r.get("speedup_cold") else "-"
+            span = "-"
+        phases = r.get("phases_cold", {})
+        cost = [str(r["cold_s"]), str(phases.get("reference", "-")), str(r.get("new_candidate_s", "-")),
+                str(r.get("warm_mean_s", "-")), speed, span]
         if big:
             achieved = (f"{big['achieved_tflops']:.1f} TFLOP/s" if big.get("bound") == "compute"
                         else f"{big['achieved_gbs']:.0f} GB/s")
@@ -44,7 +55,7 @@ def main(paths: list[str]) -> None:
             cells = [big["case"], f"{big['reference_ms']:.4f}", achieved, fraction, big.get("bound") or "-"]
         else:
             cells = ["-"] * 5
-        print(f"| {task} | {verdict} | {r['cold_s']} | {speed} | " + " | ".join(cells) + " |")
+        print(f"| {task} | {verdict} | " + " | ".join(cost + cells) + " |")
 
 
 if __name__ == "__main__":

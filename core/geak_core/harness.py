@@ -13,8 +13,9 @@ the names in ``Task.entry_points``. The timed call is ``run`` alone.
 
 Rules for harness authors:
 
-* Build every input from ``seed`` alone (``generator(seed, device)``), so the
-  reference process and the candidate process see identical data.
+* Build every input from ``seed`` alone (``generator(seed)`` with ``randn``,
+  ``rand``, ``randint``), so the reference process and the candidate process
+  see identical data.
 * Allocate outputs with ``poisoned(...)``, never ``torch.empty``: a candidate
   that leaves an output unwritten must not inherit a plausible value.
 * Launch kernels with ``launch(kernel, grid, **kwargs)``, passing every
@@ -125,7 +126,13 @@ def poisoned(shape: Sequence[int], dtype: torch.dtype, device: str | torch.devic
 
 
 def generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:
-    """A torch generator seeded for one (case, seed); CPU generators are portable."""
+    """A CPU torch generator seeded for one (case, seed).
+
+    Pass it to ``randn``/``rand``/``randint``: small tensors are drawn from it
+    directly; large ones on a GPU are drawn there by a device generator seeded
+    from it (see ``DEVICE_DRAW_MIN``). Either way, processes on the same kind of
+    device draw identical inputs from the same seed.
+    """
     import torch
 
     g = torch.Generator(device="cpu")
@@ -133,14 +140,34 @@ def generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:
     return g
 
 
+# Tensors with at least this many elements, bound for a GPU, are drawn on the GPU:
+# drawing 64M normals on the host and copying them over costs seconds per input.
+DEVICE_DRAW_MIN = 1 << 20
+
+
+def _draw_on(shape: Sequence[int], device: str | torch.device, gen: torch.Generator) -> tuple[Any, Any]:
+    """(device, generator) to draw ``shape`` with: the CPU and ``gen``, or the GPU and a
+    device generator seeded from ``gen`` (which advances ``gen`` by one draw)."""
+    import torch
+
+    target = torch.device(device)
+    if target.type == "cpu" or math.prod(shape) < DEVICE_DRAW_MIN:
+        return torch.device("cpu"), gen
+    seed = int(torch.randint(0, 2**62, (1,), generator=gen).item())
+    on_device = torch.Generator(device=target)
+    on_device.manual_seed(seed)
+    return target, on_device
+
+
 def randn(
     shape: Sequence[int], dtype: torch.dtype, device: str, gen: torch.Generator,
     mean: float = 0.0, std: float = 1.0,
 ) -> torch.Tensor:
-    """Normal samples drawn on the CPU (identical on every device), then moved."""
+    """Normal samples (float32, then cast) on ``device``; deterministic per device type."""
     import torch
 
-    x = torch.randn(tuple(shape), generator=gen, dtype=torch.float32) * std + mean
+    where, g = _draw_on(shape, device, gen)
+    x = torch.randn(tuple(shape), generator=g, dtype=torch.float32, device=where) * std + mean
     return x.to(device=device, dtype=dtype)
 
 
@@ -148,9 +175,11 @@ def rand(
     shape: Sequence[int], dtype: torch.dtype, device: str, gen: torch.Generator,
     low: float = 0.0, high: float = 1.0,
 ) -> torch.Tensor:
+    """Uniform samples in [low, high) on ``device``; deterministic per device type."""
     import torch
 
-    x = torch.rand(tuple(shape), generator=gen, dtype=torch.float32) * (high - low) + low
+    where, g = _draw_on(shape, device, gen)
+    x = torch.rand(tuple(shape), generator=g, dtype=torch.float32, device=where) * (high - low) + low
     return x.to(device=device, dtype=dtype)
 
 
@@ -158,9 +187,11 @@ def randint(
     shape: Sequence[int], low: int, high: int, dtype: torch.dtype, device: str,
     gen: torch.Generator,
 ) -> torch.Tensor:
+    """Integers in [low, high) on ``device``; deterministic per device type."""
     import torch
 
-    return torch.randint(low, high, tuple(shape), generator=gen, dtype=torch.int64).to(
+    where, g = _draw_on(shape, device, gen)
+    return torch.randint(low, high, tuple(shape), generator=g, dtype=torch.int64, device=where).to(
         device=device, dtype=dtype
     )
 

@@ -118,6 +118,8 @@ class EvalResult:
     device: str = ""
     mode: str = ""  # "interpreter" | "gpu"
     wall_s: float = 0.0
+    # wall seconds by phase: "reference" (0 when cached), "candidate" (run + compare), "timing"
+    phases: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

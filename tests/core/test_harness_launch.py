@@ -30,3 +30,18 @@ def test_launch_runs_a_kernel_whose_loop_bound_is_a_runtime_scalar():
     out = torch.full((3,), float("nan"))
     launch(_row_sums, (3,), x_ptr=x, out_ptr=out, n_cols=10, BLOCK=4)
     assert torch.equal(out, x.sum(dim=1))
+
+
+def test_inputs_are_drawn_from_the_seed_alone_and_large_cpu_draws_stay_on_the_cpu():
+    import torch
+    from geak_core.harness import DEVICE_DRAW_MIN, generator, rand, randint, randn
+
+    shape = (DEVICE_DRAW_MIN // 256, 512)  # above the GPU-draw threshold, but bound for the CPU
+    big = randn(shape, torch.float16, "cpu", generator(3))
+    assert torch.equal(big, torch.randn(shape, generator=generator(3)).half())
+    assert torch.equal(randn((4, 5), torch.float32, "cpu", generator(3)),
+                       randn((4, 5), torch.float32, "cpu", generator(3)))
+    assert not torch.equal(rand((64,), torch.float32, "cpu", generator(3)),
+                           rand((64,), torch.float32, "cpu", generator(4)))
+    ints = randint((1000,), 0, 3, torch.int32, "cpu", generator(3))
+    assert ints.dtype == torch.int32 and set(ints.unique().tolist()) == {0, 1, 2}

@@ -105,3 +105,32 @@ def test_the_earliest_stage_leads_the_reason_and_others_follow():
     verdict.fail("stage1", "wrong values")
     assert verdict.first.stage == "stage1"
     assert verdict.reason() == "wrong values; also: computed with torch"
+
+
+def test_large_outputs_are_scanned_in_slices_with_exact_counts_and_first_indices(monkeypatch):
+    import geak_evaluator_triton.compare as compare
+
+    monkeypatch.setattr(compare, "CHUNK", 16)  # many slices on a small tensor
+    expected = torch.arange(100, dtype=torch.float32).reshape(10, 10)
+    actual = expected.clone()
+    for flat in (3, 40, 41, 99):  # the first slice, two in a later one, the last element
+        actual.view(-1)[flat] += 10.0
+    actual.view(-1)[60] += 5e-6  # within tolerance: not counted
+    (mismatch,) = compare_values(expected, actual)
+    assert mismatch["count"] == 4
+    assert [f["index"] for f in mismatch["first"]] == [[0, 3], [4, 0], [4, 1], [9, 9]]
+    assert mismatch["max_abs_error"] == 10.0
+    ints = torch.arange(50, dtype=torch.int32)
+    bumped = ints.clone()
+    bumped[33] = -1
+    (mismatch,) = compare_values(ints, bumped)
+    assert mismatch["count"] == 1 and mismatch["first"][0]["index"] == [33]
+
+
+def test_identical_bits_are_equal_whatever_the_values_and_signed_zeros_are_close():
+    nan_payload = torch.tensor([math.nan, -math.inf, 0.0]).view(torch.int32)
+    nan_payload[0] = 0x7FC00123  # a NaN with its own payload
+    values = nan_payload.view(torch.float32)
+    assert compare_values(values, values.clone()) == []
+    assert compare_values(torch.tensor([0.0]), torch.tensor([-0.0])) == []
+    assert compare_values(torch.tensor([True, False]), torch.tensor([True, True]))

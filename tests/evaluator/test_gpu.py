@@ -66,3 +66,33 @@ def test_hardware_is_detected_from_the_device_name(gpu_judge):
     name = torch.cuda.get_device_name(0)
     if any(key in name for key in ("H100 80GB HBM3", "H200", "MI300X", "MI250", "MI210")):
         assert profile is not None and profile.matches(name)
+
+
+def test_large_inputs_are_drawn_on_the_gpu_deterministically():
+    from geak_core.harness import DEVICE_DRAW_MIN, generator, rand, randint, randn
+
+    shape = (DEVICE_DRAW_MIN // 512, 1024)
+    first = randn(shape, torch.float16, "cuda", generator(7))
+    again = randn(shape, torch.float16, "cuda", generator(7))
+    other = randn(shape, torch.float16, "cuda", generator(8))
+    assert first.device.type == "cuda" and first.dtype == torch.float16
+    assert torch.equal(first, again) and not torch.equal(first, other)
+    assert abs(float(first.float().std()) - 1.0) < 0.01
+    u = rand(shape, torch.float32, "cuda", generator(7), low=2.0, high=3.0)
+    assert float(u.min()) >= 2.0 and float(u.max()) < 3.0
+    i = randint(shape, -5, 5, torch.int8, "cuda", generator(7))
+    assert int(i.min()) == -5 and int(i.max()) == 4
+
+
+def test_the_queue_ahead_hold_is_calibrated_to_the_clock():
+    from geak_evaluator_triton.gputiming import _hold_cycles
+
+    cycles = _hold_cycles(200.0)
+    assert cycles > 0
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(cycles)
+    end.record()
+    torch.cuda.synchronize()
+    assert 100.0 < start.elapsed_time(end) * 1e3 < 400.0
+    assert _hold_cycles(0.0) == 0

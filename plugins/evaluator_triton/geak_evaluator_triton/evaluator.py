@@ -417,7 +417,9 @@ class TritonEvaluator:
         result.performance_note = INTERPRETER_NOTE if runtime.mode == "interpreter" else f"not measured: {why}"
 
     def _judge(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, result: EvalResult) -> None:
+        mark = time.monotonic()
         ref = self.reference(task, slot)
+        result.phases["reference"] = round(time.monotonic() - mark, 3)
         result.skipped = list(ref.skipped)
         if self.options.check_outliers:
             result.skipped += [{"case": s["case"], "stage": "stage2", "reason": s["reason"]}
@@ -428,10 +430,12 @@ class TritonEvaluator:
             result.reason = "skipped: no case of this task can run here (" + "; ".join(reasons) + ")"
             self._no_performance(result, runtime, "the task was skipped")
             return
+        mark = time.monotonic()
         sandbox = self._run_candidate(task, candidate, runtime, slot, ref)
         verdict, runs = self._read_candidate(task, ref, sandbox)
         if verdict.ran:
             self._compare_runs(task, ref, runs, verdict, slot)
+        result.phases["candidate"] = round(time.monotonic() - mark, 3)
         first = verdict.first
         result.call_ok = verdict.ran
         result.correct = verdict.ran and first is None
@@ -450,7 +454,9 @@ class TritonEvaluator:
         if not result.correct:
             self._no_performance(result, runtime, "only correct candidates are timed")
             return
+        mark = time.monotonic()
         self._time(task, candidate, runtime, slot, ref, result)
+        result.phases["timing"] = round(time.monotonic() - mark, 3)
 
     # -- candidate child ------------------------------------------------------
 
@@ -689,6 +695,7 @@ class TritonEvaluator:
                 "min_repetitions": self.options.min_repetitions,
                 "max_repetitions": self.options.max_repetitions,
                 "l2_flush": self.options.l2_flush,
+                "queue_ahead_us": self.options.queue_ahead_us,
                 "flush_bytes": flush,
             },
         }

@@ -15,9 +15,11 @@ Order of events, chosen so the candidate has as little leverage as possible:
 4. Per case: warm-up until ``warmup_ms`` (autotuning settles), then
    repetitions alternating reference and candidate (the order flips every
    repetition). Each repetition gets fresh poisoned outputs
-   (``harness.allocate``), an L2/last-level-cache flush, then CUDA events
-   around ``harness.run`` alone, queued back to back like
-   ``triton.testing.do_bench`` so host overhead hides behind the flush.
+   (``harness.allocate``), a short GPU busy-wait (``queue_ahead_us``) and an
+   L2/last-level-cache flush, then CUDA events around ``harness.run`` alone:
+   the device is still busy when the host finishes launching, so the events
+   see the kernel, not the host's launch overhead (which matters for kernels
+   of a few microseconds).
 5. Cross-check: a few more calls, each timed both by CUDA events and by a
    host clock that ends with a device-wide ``torch.cuda.synchronize()``.
    Launch overhead appears in both; work on another stream or thread only in
@@ -100,6 +102,7 @@ def time_candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     flush = None
     if options["l2_flush"]:
         flush = torch.empty(int(options["flush_bytes"]) // 4, dtype=torch.int32, device="cuda")
+    options = {**options, "hold_cycles": _hold_cycles(float(options.get("queue_ahead_us", 0.0)))}
 
     for case in cases:
         try:
@@ -162,6 +165,8 @@ def _time_case(
         for side in order:
             module, inputs = sides[side]
             outputs = harness.allocate(case, inputs)
+            if options["hold_cycles"]:
+                torch.cuda._sleep(options["hold_cycles"])
             if flush is not None:
                 flush.zero_()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -211,6 +216,32 @@ def _time_case(
         "zero_launch_calls": zero_launch_calls,
         "outputs": last_outputs,
     }
+
+
+def _hold_cycles(microseconds: float) -> int:
+    """GPU clock cycles that keep the device busy for ``microseconds`` (0: no hold).
+
+    Queued ahead of each timed call, the hold lets the host finish launching
+    the kernel before the start event executes, so a kernel shorter than its
+    own launch path is timed without the host's launch overhead, the same for
+    both sides. Calibrated once per process with CUDA events.
+    """
+    import torch
+
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if microseconds <= 0 or sleep is None:
+        return 0
+    probe = 1_000_000
+    sleep(probe // 10)  # first call loads the kernel
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    sleep(probe)
+    end.record()
+    torch.cuda.synchronize()
+    elapsed_us = start.elapsed_time(end) * 1e3
+    if elapsed_us <= 0:
+        return 0
+    return max(1, int(probe * microseconds / elapsed_us))
 
 
 def _spread(values: list[float]) -> list[float]:

@@ -29,6 +29,7 @@ class TritonEvaluatorOptions:
     min_repetitions: int = 5
     max_repetitions: int = 1000
     l2_flush: bool = True
+    queue_ahead_us: float = 100.0  # GPU busy-wait queued before each timed call (0: none)
     suspicious_speedup: float = 10.0
     speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean"]})
     hardware: str = "auto"  # a hardware profile name, or auto-detect from the device
@@ -57,6 +58,8 @@ class TritonEvaluatorOptions:
             problems.append("secret_seeds must be >= 0")
         if self.seeds is not None and not self.seeds:
             problems.append("seeds, when given, must not be empty")
+        if self.queue_ahead_us < 0:
+            problems.append("queue_ahead_us must be >= 0")
         if self.min_repetitions < 1 or self.max_repetitions < self.min_repetitions:
             problems.append("need 1 <= min_repetitions <= max_repetitions")
         return problems
