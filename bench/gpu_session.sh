@@ -1,30 +1,30 @@
 #!/usr/bin/env bash
 # One device session: install, GPU tests, then judge suite references on the GPU.
 #   bash bench/gpu_session.sh PART...   PART = tests | refs1 | refs2 | refs3 | quickstart
-# refsN judges task list N (or $T1/$T2/$T3) with $REPEATS speedups per task (default 5,
-# the cold judgement included) and writes refsN.json after every task. Results go under
-# $OUT (default ./gpu-out).
+# refsN judges task list N (or $T1/$T2/$T3) with $RN (else $REPEATS, default 5) speedups
+# per task (the cold judgement included), each part under $LIMIT seconds, and writes
+# refsN.json after every task. Results go under $OUT (default ./gpu-out).
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 unset TRITON_INTERPRET
-bash install.sh --no-deps > "$OUT/install.log" 2>&1 || { tail -20 "$OUT/install.log"; exit 1; }
+bash install.sh --no-deps > /tmp/install.log 2>&1 || { cp /tmp/install.log "$OUT/"; tail -20 /tmp/install.log; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt"
 python -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" >> "$OUT/gpu.txt"
 cat "$OUT/gpu.txt"
 TASKS1=test_add_kernel,test_load_reduce,test_reverse_range,test_kernel_sub,test_kernel_dot,test_triton_flip,test_triton_sort,test_triton_swizzle2d,test_randn,test_random_int,test_block_copy,test_gemm_fusion,test_gemm_no_scf,test_iv_dependent_matmul,test_tma_store_gemm
 TASKS2=softmax,naive_softmax,layernorm,rmsnorm_fwd,rmsnorm_bwd,test_batched_vecmat,test_block_pointer_matmul,test_cast_matmul
 TASKS3=test_chained_matmul,multreduce_matmul_dot_kernel,triton_multreduce_matmul_kernel,test_flashattention_fwd,test_matmul_MXFP,test_chained_dot_fp8,moe_gemm,gemm
-refs() {  # refs NAME TASKS
-  timeout ${LIMIT:-500} python bench/evaluator.py --tasks "$2" --repeats ${REPEATS:-5} --json "$OUT/$1.json" > "$OUT/$1.md" 2> "$OUT/$1.log"
+refs() {  # refs NAME TASKS REPEATS
+  timeout ${LIMIT:-500} python bench/evaluator.py --tasks "$2" --repeats "$3" --json "$OUT/$1.json" > "$OUT/$1.md" 2> "$OUT/$1.log"
   tail -20 "$OUT/$1.log"
 }
 for part in "$@"; do
   case "$part" in
     tests) timeout ${TLIMIT:-150} python -m pytest -q tests/evaluator/test_gpu.py > "$OUT/gpu-tests.log" 2>&1; tail -15 "$OUT/gpu-tests.log" ;;
-    refs1) refs refs1 "${T1:-$TASKS1}" ;;
-    refs2) refs refs2 "${T2:-$TASKS2}" ;;
-    refs3) refs refs3 "${T3:-$TASKS3}" ;;
+    refs1) refs refs1 "${T1:-$TASKS1}" "${R1:-${REPEATS:-5}}" ;;
+    refs2) refs refs2 "${T2:-$TASKS2}" "${R2:-${REPEATS:-5}}" ;;
+    refs3) refs refs3 "${T3:-$TASKS3}" "${R3:-${REPEATS:-5}}" ;;
     quickstart) timeout ${QLIMIT:-200} geak-core run recipes/quickstart.toml --output-dir /tmp/geak-runs --json "$OUT/quickstart.json" > "$OUT/quickstart.log" 2>&1; tail -22 "$OUT/quickstart.log" ;;
   esac
 done

@@ -3,7 +3,8 @@
     python bench/reference_table.py out1.json out2.json ...
 
 Later files win for a task judged twice. Per task: verdict, judgement cost (cold, its
-reference phase, a new candidate, warm), speedup of the reference against itself
+reference phase, a new candidate, warm
+with evaluations per minute through the pool), speedup of the reference against itself
 (median and range over the repeats), and at the largest timed shape its latency,
 achieved throughput and fraction of the hardware peak.
 """
@@ -31,7 +32,7 @@ def main(paths: list[str]) -> None:
             rows[row["task"]] = row
     print(f"Device: {', '.join(sorted(device))}\n")
     print("| task | reference correct | cold judge (s) | of which reference (s) | new candidate (s) | "
-          "warm judge (s) | speedup vs itself: median (n) | min..max | largest timed case | "
+          "warm judge (s), per minute | speedup vs itself: median (n) | min..max | largest timed case | "
           "reference latency (ms) | achieved | fraction of peak | bound |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in sorted(rows):
@@ -46,8 +47,11 @@ def main(paths: list[str]) -> None:
             speed = f"{r['speedup_cold']:.3f} (1)" if r.get("speedup_cold") else "-"
             span = "-"
         phases = r.get("phases_cold", {})
+        warm = "-"
+        if r.get("warm_mean_s"):
+            warm = f"{r['warm_mean_s']} ({r.get('evaluations_per_minute', '-')})"
         cost = [str(r["cold_s"]), str(phases.get("reference", "-")), str(r.get("new_candidate_s", "-")),
-                str(r.get("warm_mean_s", "-")), speed, span]
+                warm, speed, span]
         if big:
             achieved = (f"{big['achieved_tflops']:.1f} TFLOP/s" if big.get("bound") == "compute"
                         else f"{big['achieved_gbs']:.0f} GB/s")

@@ -573,3 +573,71 @@ def run_concurrently(fn: Callable[[int], T], count: int, max_workers: int) -> li
     if first_error is not None:
         raise first_error
     return outcomes
+
+
+class SamplesRefused(Exception):
+    """Raised by a backend's send function when the server rejects more than one sample in
+    one request (``n`` for OpenAI, ``candidateCount`` for Gemini)."""
+
+
+class SampleFanOut:
+    """Gets ``n`` samples from a server that may or may not return ``n`` in one request.
+
+    ``n_mode`` is the backends' option: ``"native"`` asks once for all ``n`` (a refusal or
+    a short answer is a :class:`FatalLLMError`); ``"concurrent"`` sends ``n`` requests of one
+    sample, at most ``max_concurrency`` at a time; ``"auto"`` asks once and learns from the
+    answer: after a refusal or a short answer, this backend sends one request per sample for
+    good (logged once), after a full answer it keeps asking natively.
+
+    ``who`` names the server or model in messages, ``param`` the request field that carries
+    the count. Thread-safe: one instance serves a backend's concurrent calls.
+    """
+
+    def __init__(self, provider: str, n_mode: str, who: str, param: str, max_concurrency: int):
+        self.provider, self.n_mode, self.who, self.param = provider, n_mode, who, param
+        self.max_concurrency = max_concurrency
+        self._native: bool | None = {"native": True, "concurrent": False}.get(n_mode)
+        self._lock = threading.Lock()
+
+    def collect(self, n: int, send: Callable[[int, int], T], count: Callable[[T], int]) -> list[T]:
+        """Batches answering ``n`` samples in all. ``send(k, first)`` asks for ``k`` samples
+        (numbered from ``first``, for per-sample seeds) and may raise :class:`SamplesRefused`;
+        ``count(batch)`` is how many samples a batch holds."""
+        if n < 1:
+            raise FatalLLMError(f"{self.provider}: n must be at least 1, got {n}", provider=self.provider)
+        batches: list[T] = []
+        have = 0
+        hint = 'use n_mode = "auto" or "concurrent"'
+        if n == 1 or self._native is not False:
+            try:
+                first = send(n, 0)
+                batches.append(first)
+                have = count(first)
+            except SamplesRefused as exc:
+                if self.n_mode == "native":
+                    raise FatalLLMError(
+                        f"{self.provider}: {self.who} refuses {self.param}={n} ({exc}); {hint}",
+                        status=400, provider=self.provider,
+                    ) from exc
+                self._learn(False, f"refuses {self.param}={n}")
+        if have < n:
+            if have and self.n_mode == "native":
+                raise FatalLLMError(
+                    f"{self.provider}: asked {self.who} for {self.param}={n}, got {have} samples; {hint}",
+                    provider=self.provider,
+                )
+            if have and n > 1:
+                self._learn(False, f"returned {have} of {self.param}={n} samples")
+            start = have
+            batches += run_concurrently(lambda i: send(1, start + i), n - have, self.max_concurrency)
+        elif n > 1 and self._native is None:
+            self._learn(True, "")
+        return batches
+
+    def _learn(self, works: bool, why: str) -> None:
+        with self._lock:
+            if self._native is None and not works:
+                log.warning("%s: %s %s; further samples are separate requests",
+                            self.provider, self.who, why)
+            if self.n_mode == "auto":
+                self._native = works

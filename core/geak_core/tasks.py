@@ -13,6 +13,7 @@ points, the tolerances and the shapes. Never the reference or the oracle.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,6 +214,7 @@ class Case:
 #   "fp8"          a native fp8 type for tl.dot (NVIDIA cc>=8.9, AMD gfx94x/gfx95x)
 #   "dot_scaled"   tl.dot_scaled (MX formats): NVIDIA cc>=9.0 or AMD gfx950
 #   "clusters"     thread-block clusters / num_ctas > 1 (NVIDIA cc>=9.0)
+#   "block_ptr"    tl.make_block_ptr / tl.advance (Triton before 3.9, which removed them)
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,7 @@ class DeviceInfo:
     name: str = "cpu-interpreter"
     capability: tuple[int, int] | None = None
     arch: str = ""  # "sm_90", "gfx942", ...
+    triton: tuple[int, int] | None = None  # (major, minor) of the installed Triton
 
     @classmethod
     def detect(cls) -> DeviceInfo:
@@ -231,14 +234,25 @@ class DeviceInfo:
 
         import torch
 
+        version = triton_version()
         if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
-            return cls("interpreter")
+            return cls("interpreter", triton=version)
         props = torch.cuda.get_device_properties(0)
         capability = (props.major, props.minor)
         if torch.version.hip is not None:
             arch = getattr(props, "gcnArchName", "").split(":")[0]
-            return cls("hip", props.name, capability, arch)
-        return cls("cuda", props.name, capability, f"sm_{props.major}{props.minor}")
+            return cls("hip", props.name, capability, arch, version)
+        return cls("cuda", props.name, capability, f"sm_{props.major}{props.minor}", version)
+
+
+def triton_version() -> tuple[int, int] | None:
+    """(major, minor) of the installed Triton, None when it is absent or unreadable."""
+    try:
+        import triton
+    except ImportError:
+        return None
+    parts = re.match(r"(\d+)\.(\d+)", getattr(triton, "__version__", ""))
+    return (int(parts.group(1)), int(parts.group(2))) if parts else None
 
 
 def unmet_requirement(requirement: Requirement, device: DeviceInfo) -> str | None:
@@ -270,6 +284,10 @@ def unmet_requirement(requirement: Requirement, device: DeviceInfo) -> str | Non
         )
     elif name == "clusters":
         ok = device.kind == "cuda" and cc >= (9, 0)
+    elif name == "block_ptr":
+        if device.triton is not None and device.triton >= (3, 9):
+            return f"needs block_ptr but Triton {device.triton[0]}.{device.triton[1]} removed tl.make_block_ptr{why}"
+        ok = True
     else:
         return f"unknown requirement {name!r}{why}"
     if ok:

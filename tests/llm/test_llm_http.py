@@ -233,3 +233,33 @@ def test_run_concurrently_keeps_order_and_raises_the_first_failure():
 
     with pytest.raises(ValueError, match="call 1"):
         run_concurrently(flaky, 4, 4)
+
+
+def test_sample_fan_out_learns_once_that_a_server_refuses_native_samples():
+    from geak_core.llm_http import SampleFanOut, SamplesRefused
+
+    asked: list[tuple[int, int]] = []
+
+    def send(k: int, first: int) -> list[str]:
+        asked.append((k, first))
+        if k > 1:
+            raise SamplesRefused("n must be 1")
+        return [f"s{first}"]
+
+    fan = SampleFanOut("prov", "auto", "http://x", "n", max_concurrency=1)
+    assert fan.collect(3, send, len) == [["s0"], ["s1"], ["s2"]]
+    assert asked == [(3, 0), (1, 0), (1, 1), (1, 2)]
+    asked.clear()
+    assert fan.collect(2, send, len) == [["s0"], ["s1"]]
+    assert asked == [(1, 0), (1, 1)]  # no second native attempt
+
+
+def test_sample_fan_out_native_mode_makes_a_short_answer_fatal():
+    from geak_core.llm_http import SampleFanOut
+
+    fan = SampleFanOut("prov", "native", "http://x", "n", max_concurrency=4)
+    with pytest.raises(FatalLLMError, match="asked http://x for n=3, got 1 samples"):
+        fan.collect(3, lambda k, first: ["only one"], len)
+    assert fan.collect(1, lambda k, first: ["one"], len) == [["one"]]
+    with pytest.raises(FatalLLMError, match="n must be at least 1"):
+        fan.collect(0, lambda k, first: [], len)

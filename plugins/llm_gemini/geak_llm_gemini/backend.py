@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,11 +23,12 @@ from geak_core.llm_http import (
     HTTPFatalError,
     JsonHttpClient,
     RetryPolicy,
+    SampleFanOut,
+    SamplesRefused,
     check_http_options,
     default_key_requirement,
     price_for,
     resolve_api_key,
-    run_concurrently,
     same_host,
     token_count,
 )
@@ -74,10 +74,6 @@ class GeminiOptions:
     def __post_init__(self) -> None:
         check_http_options(self)
 
-
-
-class _CountRefused(Exception):
-    """The model rejected ``candidateCount > 1``."""
 
 
 @dataclass
@@ -131,8 +127,9 @@ class GeminiBackend:
             "name the variable holding one with api_key_env",
             transport=transport,
         )
-        self._lock = threading.Lock()
-        self._native_n: bool | None = {"native": True, "concurrent": False}.get(options.n_mode)
+        self._fan_out = SampleFanOut(
+            PROVIDER, options.n_mode, f"model {self.model}", "candidateCount", options.max_concurrency
+        )
 
     # -- LLMBackend --------------------------------------------------------
 
@@ -140,54 +137,18 @@ class GeminiBackend:
         return {"provider": PROVIDER, "base_url": self.base_url, "model": self.model}
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        if request.n < 1:
-            raise FatalLLMError(f"{PROVIDER}: n must be at least 1, got {request.n}", provider=PROVIDER)
         started = time.monotonic()
-        batches: list[_Batch] = []
-        have = 0
-        if request.n == 1 or self._native_n is not False:
-            try:
-                first = self._send(self._payload(request, request.n, 0))
-                batches.append(first)
-                have = len(first.texts)
-            except _CountRefused as exc:
-                if self.options.n_mode == "native":
-                    raise FatalLLMError(
-                        f"{PROVIDER}: model {self.model} refuses candidateCount={request.n} ({exc}); "
-                        "use n_mode = \"auto\" or \"concurrent\"",
-                        status=400, provider=PROVIDER,
-                    ) from exc
-                self._learn_native_n(False, f"refuses candidateCount={request.n}")
-        if have < request.n:
-            if have and self.options.n_mode == "native":
-                raise FatalLLMError(
-                    f"{PROVIDER}: asked model {self.model} for {request.n} candidates, got {have}; "
-                    "use n_mode = \"auto\" or \"concurrent\"",
-                    provider=PROVIDER,
-                )
-            if have and request.n > 1:
-                self._learn_native_n(False, f"returned {have} of {request.n} candidates")
-            batches += run_concurrently(
-                lambda i: self._send(self._payload(request, 1, have + i)),
-                request.n - have,
-                self.max_concurrency,
-            )
-        elif request.n > 1 and self._native_n is None:
-            self._learn_native_n(True, "")
+        batches = self._fan_out.collect(
+            request.n,
+            lambda k, first: self._send(self._payload(request, k, first)),
+            lambda batch: len(batch.texts),
+        )
         return self._merge(batches, request.n, time.monotonic() - started)
 
     def close(self) -> None:
         self.client.close()
 
     # -- internals ---------------------------------------------------------
-
-    def _learn_native_n(self, works: bool, why: str) -> None:
-        with self._lock:
-            if self._native_n is None and not works:
-                log.warning("%s: model %s %s; further samples are separate requests",
-                            PROVIDER, self.model, why)
-            if self.options.n_mode == "auto":
-                self._native_n = works
 
     def _payload(self, request: ChatRequest, n: int, sample_index: int) -> dict[str, Any]:
         opts = self.options
@@ -227,7 +188,7 @@ class GeminiBackend:
         except HTTPFatalError as error:
             count = body.get("generationConfig", {}).get("candidateCount")
             if error.status == 400 and count and _CANDIDATES_REFUSAL.search(error.detail.message):
-                raise _CountRefused(error.detail.message) from error
+                raise SamplesRefused(error.detail.message) from error
             raise
         return self._parse(reply.data)
 

@@ -24,11 +24,12 @@ from geak_core.llm_http import (
     HTTPFatalError,
     JsonHttpClient,
     RetryPolicy,
+    SampleFanOut,
+    SamplesRefused,
     check_http_options,
     default_key_requirement,
     price_for,
     resolve_api_key,
-    run_concurrently,
     same_host,
     token_count,
 )
@@ -97,10 +98,6 @@ class OpenAIOptions:
 
 
 
-class _NRefused(Exception):
-    """The server rejected ``n > 1``."""
-
-
 @dataclass
 class _Batch:
     texts: list[str]
@@ -158,7 +155,9 @@ class OpenAIBackend:
         self._lock = threading.Lock()
         self._dropped: set[str] = set()
         self._renamed: dict[str, str] = {}
-        self._native_n: bool | None = {"native": True, "concurrent": False}.get(options.n_mode)
+        self._fan_out = SampleFanOut(
+            PROVIDER, options.n_mode, self.base_url, "n", options.max_concurrency
+        )
 
     # -- LLMBackend --------------------------------------------------------
 
@@ -166,55 +165,18 @@ class OpenAIBackend:
         return {"provider": PROVIDER, "base_url": self.base_url, "model": self.options.model}
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        if request.n < 1:
-            raise FatalLLMError(f"{PROVIDER}: n must be at least 1, got {request.n}", provider=PROVIDER)
         started = time.monotonic()
-        batches: list[_Batch] = []
-        have = 0
-        if request.n == 1 or self._native_n is not False:
-            try:
-                first = self._send(self._payload(request, request.n, 0))
-                batches.append(first)
-                have = len(first.texts)
-            except _NRefused as exc:
-                if self.options.n_mode == "native":
-                    raise FatalLLMError(
-                        f"{PROVIDER}: {self.base_url} refuses n={request.n} ({exc}); "
-                        "use n_mode = \"auto\" or \"concurrent\"",
-                        status=400, provider=PROVIDER,
-                    ) from exc
-                self._learn_native_n(False, f"it refuses n={request.n}")
-        if have < request.n:
-            if have and self.options.n_mode == "native":
-                raise FatalLLMError(
-                    f"{PROVIDER}: asked {self.base_url} for n={request.n}, got {have} choices; "
-                    "use n_mode = \"auto\" or \"concurrent\"",
-                    provider=PROVIDER,
-                )
-            if have and request.n > 1:
-                self._learn_native_n(False, f"it returned {have} of n={request.n} choices")
-            missing = request.n - have
-            batches += run_concurrently(
-                lambda i: self._send(self._payload(request, 1, have + i)),
-                missing,
-                self.max_concurrency,
-            )
-        elif request.n > 1 and self._native_n is None:
-            self._learn_native_n(True, "")
+        batches = self._fan_out.collect(
+            request.n,
+            lambda k, first: self._send(self._payload(request, k, first)),
+            lambda batch: len(batch.texts),
+        )
         return self._merge(batches, request.n, time.monotonic() - started)
 
     def close(self) -> None:
         self.client.close()
 
     # -- internals ---------------------------------------------------------
-
-    def _learn_native_n(self, works: bool, why: str) -> None:
-        with self._lock:
-            if self._native_n is None and not works:
-                log.warning("%s: %s %s; further samples are separate requests", PROVIDER,
-                            self.base_url, why)
-            if self.options.n_mode == "auto":
-                self._native_n = works
 
     def _payload(self, request: ChatRequest, n: int, sample_index: int) -> dict[str, Any]:
         opts = self.options
@@ -285,7 +247,7 @@ class OpenAIBackend:
                     raise
                 adjusted.add(param)
                 if param == "n":
-                    raise _NRefused(error.detail.message) from error
+                    raise SamplesRefused(error.detail.message) from error
                 with self._lock:
                     if param in _TOKEN_FIELDS:
                         self._renamed[param] = _TOKEN_FIELDS[param]

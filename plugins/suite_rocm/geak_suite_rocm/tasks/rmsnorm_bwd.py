@@ -29,12 +29,13 @@ from geak_core.harness import (
     element_size,
     generator,
     launch,
-    next_power_of_2,
     poisoned,
     rand,
     randn,
 )
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+
+from geak_suite_rocm.tasks._rows import block_size
 
 PARAMS = (
     "grad_output_ptr", "input_ptr", "g_ptr", "rsigma_ptr", "dx_ptr", "dg_ptr", "input_row_stride",
@@ -124,10 +125,6 @@ def sm_count(device: str) -> int:
     if device.startswith("cuda") and torch.cuda.is_available():
         return torch.cuda.get_device_properties(torch.device(device)).multi_processor_count
     return 4
-
-
-def block_size(n_cols: int, dtype: str) -> int:
-    return min(65536 // element_size(dtype), next_power_of_2(n_cols))
 
 
 def _case(m, n, din, dout, zcg, pad, timed, block=None) -> Case:

@@ -28,12 +28,13 @@ from geak_core.harness import (
     element_size,
     generator,
     launch,
-    next_power_of_2,
     poisoned,
     rand,
     randn,
 )
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+
+from geak_suite_rocm.tasks._rows import block_size, num_warps_for
 
 PARAMS = (
     "output_ptr", "input_ptr", "g_ptr", "rsigma_ptr", "input_row_stride", "output_row_stride",
@@ -118,14 +119,6 @@ def sm_count(device: str) -> int:
     if device.startswith("cuda") and torch.cuda.is_available():
         return torch.cuda.get_device_properties(torch.device(device)).multi_processor_count
     return 4
-
-
-def block_size(n_cols: int, dtype: str) -> int:
-    return min(65536 // element_size(dtype), next_power_of_2(n_cols))
-
-
-def num_warps_for(block: int) -> int:
-    return 4 if block <= 1024 else 8 if block <= 4096 else 16
 
 
 def _case(m, n, din, dout, zcg, timed, block=None) -> Case:

@@ -25,11 +25,12 @@ from geak_core.harness import (
     element_size,
     generator,
     launch,
-    next_power_of_2,
     poisoned,
     randn,
 )
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+
+from geak_suite_rocm.tasks._rows import block_size, num_warps_for, row_cases
 
 TASK = Task(
     suite="rocm",
@@ -104,23 +105,9 @@ def _case(m: int, n: int, pad: int, dt: str, timed: bool, block: int | None = No
     )
 
 
-def block_size(n_cols: int, dtype: str) -> int:
-    return min(65536 // element_size(dtype), next_power_of_2(n_cols))
-
-
-def num_warps_for(block: int) -> int:
-    return 4 if block <= 1024 else 8 if block <= 4096 else 16
-
-
 class Harness(_Base):
     def cases(self, mode: str) -> list[Case]:
-        if mode == "small":
-            return [_case(m, n, pad, dt, False, block) for m, n, pad, dt, block in SMALL]
-        cases = [_case(m, n, pad, "float32", False) for m, n, pad in CORRECTNESS]
-        cases += [
-            _case(m, n, 0, dt, True) for m, n in TIMED for dt in ("float16", "bfloat16", "float32")
-        ]
-        return cases
+        return row_cases(mode, SMALL, CORRECTNESS, TIMED, _case)
 
     def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
         p = case.params

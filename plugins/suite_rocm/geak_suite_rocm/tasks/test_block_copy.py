@@ -61,6 +61,7 @@ TASK = Task(
     difficulty=1,
     category="Index",
     tolerances={"*": [0.0, 0.0]},
+    requires=[Requirement("block_ptr", "the reference works through tl.make_block_ptr")],
     outliers=OutlierSpec(inputs=("a",)),
     shapes_note=(
         "N (destination length): correctness 100, 512, 1000, 1024 over bool, int16, int32, "

@@ -18,7 +18,7 @@ from typing import Any
 
 from geak_core.harness import Harness as _Base
 from geak_core.harness import dtype_of, element_size, generator, launch, poisoned, randn
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
 TASK = Task(
     suite="rocm",
@@ -52,6 +52,7 @@ TASK = Task(
     difficulty=2,
     category="MatrixMultiply",
     tolerances={"float32": [1e-4, 1e-4]},
+    requires=[Requirement("block_ptr", "the reference works through tl.make_block_ptr")],
     outliers=OutlierSpec(inputs=("a", "b")),
     shapes_note=(
         "(M, N, K): correctness (64,64,16), (64,64,32), (64,64,64) with float16 inputs and a "

@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from geak_core.harness import Harness as _Base
-from geak_core.harness import generator, launch, poisoned, randn
+from geak_core.harness import launch, poisoned
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
+
+from geak_suite_rocm.tasks._tiles import fp16_operands
 
 TASK = Task(
     suite="rocm",
@@ -47,6 +49,7 @@ TASK = Task(
     difficulty=2,
     category="MatrixMultiply",
     tolerances={"float16": [1e-3, 1e-2], "float32": [1e-3, 1e-2]},
+    requires=[Requirement("block_ptr", "the reference works through tl.make_block_ptr")],
     outliers=OutlierSpec(inputs=("a", "b")),
     shapes_note=(
         "Checks (column-major B): (M, N, K) = (64, 16, 16), (128, 128, 16), (16, 16, 16), "
@@ -105,16 +108,7 @@ class Harness(_Base):
         return checks + timed
 
     def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
-        import torch
-
-        g = generator(seed)
-        m, n, k = case.params["M"], case.params["N"], case.params["K"]
-        a = randn((m, k), torch.float16, device, g)
-        if case.params["b_col_major"]:
-            b = randn((n, k), torch.float16, device, g).t()
-        else:
-            b = randn((k, n), torch.float16, device, g)
-        return {"a": a, "b": b}
+        return fp16_operands(case, seed, device)
 
     def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
