@@ -190,7 +190,11 @@ def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
     width = max((len(t.id) for t in tasks), default=4)
     click.echo(f"{'task':<{width}}  diff  {'category':<14}  requires")
     for t in tasks:
-        needs = ", ".join(r.name for r in t.requires) or "-"
+        needs = ", ".join(r.name for r in t.requires)
+        if t.case_requires:
+            some = "some cases: " + ", ".join(r.name for r in t.case_requires)
+            needs = f"{needs}; {some}" if needs else some
+        needs = needs or "-"
         click.echo(f"{t.id:<{width}}  {t.difficulty or '-':>4}  {t.category or '-':<14}  {needs}")
     click.echo(f"{len(tasks)} tasks")
 
@@ -223,6 +227,8 @@ def task_show(ref: str, options: tuple[str, ...]) -> None:
         click.echo("Tolerances (atol, rtol): " + ", ".join(f"{k}: {v}" for k, v in view["tolerances"].items()))
     if view["requires"]:
         click.echo("Requires: " + ", ".join(view["requires"]))
+    if view["case_requires"]:
+        click.echo("Some cases require: " + ", ".join(view["case_requires"]))
 
 
 # ---------------------------------------------------------------------------

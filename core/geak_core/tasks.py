@@ -114,6 +114,8 @@ class Task:
     outlier_note: str = ""  # why stage 2 does not apply, when outliers is None
     seeds: tuple[int, ...] = (0, 1, 2)
     requires: list[Requirement] = field(default_factory=list)
+    # Needs of some cases only, for listings (each Case declares its own; the judge reads those).
+    case_requires: list[Requirement] = field(default_factory=list)
     forbid_torch_compute: bool = True  # entry points may not compute with torch
     shapes_note: str = ""  # shapes and dtypes as shown to the model
     extra: dict[str, Any] = field(default_factory=dict)  # suite-specific, JSON-serialisable
@@ -139,6 +141,7 @@ class Task:
             "difficulty": self.difficulty,
             "category": self.category,
             "requires": [r.name for r in self.requires],
+            "case_requires": [r.name for r in self.case_requires],
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,6 +168,7 @@ class Task:
                 inputs=tuple(o["inputs"]) if o.get("inputs") is not None else None,
             )
         data["requires"] = [Requirement(**r) for r in data.get("requires", [])]
+        data["case_requires"] = [Requirement(**r) for r in data.get("case_requires", [])]
         data["seeds"] = tuple(data.get("seeds", (0, 1, 2)))
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

@@ -94,6 +94,7 @@ TASK = Task(
     harness="",
     difficulty=4,
     category="MatrixMultiply",
+    case_requires=[Requirement("fp8", "the fp8 operand cases")],
     tolerances={"float16": [5e-3, 1e-2], "bfloat16": [1e-2, 1e-2], "float32": [1e-4, 1e-4]},
     outliers=OutlierSpec(inputs=("a", "b")),
     shapes_note=(

@@ -85,6 +85,7 @@ TASK = Task(
     harness="",
     difficulty=4,
     category="MatrixMultiply",
+    case_requires=[Requirement("fp8", "the fp8_w8a8 cases")],
     tolerances={"float16": [1e-2, 1e-2], "bfloat16": [1e-2, 1e-2]},
     outliers=OutlierSpec(inputs=("A", "B")),
     shapes_note=(

@@ -60,6 +60,7 @@ TASK = Task(
     harness="",
     difficulty=1,
     category="Index",
+    case_requires=[Requirement("gpu", "the bfloat16 NaN-padding case")],
     tolerances={"*": [0.0, 0.0]},
     requires=[Requirement("block_ptr", "the reference works through tl.make_block_ptr")],
     outliers=OutlierSpec(inputs=("a",)),

@@ -64,6 +64,7 @@ TASK = Task(
     harness="",
     difficulty=4,
     category="Fusion",
+    case_requires=[Requirement("fp8", "the fp8 cases")],
     tolerances={"float8_e4m3fn": ONE_ULP, "float8_e4m3fnuz": ONE_ULP},
     outliers=OutlierSpec(inputs=("Q", "K", "V")),
     shapes_note=(

@@ -48,6 +48,7 @@ TASK = Task(
     harness="",
     difficulty=2,
     category="MatrixMultiply",
+    case_requires=[Requirement("clusters", "the num_ctas=4 cases")],
     tolerances={"float16": [1e-3, 1e-2], "float32": [1e-3, 1e-2]},
     requires=[Requirement("block_ptr", "the reference works through tl.make_block_ptr")],
     outliers=OutlierSpec(inputs=("a", "b")),

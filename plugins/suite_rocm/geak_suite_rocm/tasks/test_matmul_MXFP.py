@@ -72,6 +72,7 @@ TASK = Task(
     harness="",
     difficulty=4,
     category="Quantization",
+    case_requires=[Requirement("dot_scaled", "the MX-scaled cases")],
     tolerances={"float16": [1e-3, 1e-3], "bfloat16": [1e-2, 1e-2]},
     outliers=OutlierSpec(inputs=("a", "b")),
     shapes_note=(
