@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from geak_core.harness import Harness as _Base
-from geak_core.harness import launch, poisoned
+from geak_core.harness import generator, launch, poisoned
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
 from geak_suite_rocm.tasks._tiles import fp16_operands
@@ -109,7 +109,7 @@ class Harness(_Base):
         return checks + timed
 
     def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
-        return fp16_operands(case, seed, device)
+        return fp16_operands(case, device, generator(seed))
 
     def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch

@@ -20,6 +20,8 @@ from geak_core.harness import Harness as _Base
 from geak_core.harness import cdiv, generator, launch, poisoned, randn
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
 
+from geak_suite_rocm.tasks._tiles import fp16_operands
+
 PARAMS = ("a_ptr", "b_ptr", "c_ptr", "bias_ptr", "M", "N", "K", "stride_am", "stride_ak",
           "stride_bk", "stride_bn", "stride_cm", "stride_cn", "stride_bias", "BLOCK_SIZE_M",
           "BLOCK_SIZE_N", "BLOCK_SIZE_K", "USE_BIAS")
@@ -122,15 +124,9 @@ class Harness(_Base):
         import torch
 
         g = generator(seed)
-        m, n, k = case.params["M"], case.params["N"], case.params["K"]
-        a = randn((m, k), torch.float16, device, g)
-        if case.params["b_col_major"]:
-            b = randn((n, k), torch.float16, device, g).t()
-        else:
-            b = randn((k, n), torch.float16, device, g)
-        inputs = {"a": a, "b": b}
+        inputs = fp16_operands(case, device, g)
         if case.params["bias"]:
-            inputs["bias"] = randn((m,), torch.float16, device, g)
+            inputs["bias"] = randn((case.params["M"],), torch.float16, device, g)
         return inputs
 
     def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
