@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One device session: install, GPU tests, then judge suite references on the GPU.
-#   bash bench/gpu_session.sh PART...   PART = tests | refs1 | refs2 | refs3 | quickstart
+# One GPU machine run: install, GPU tests, then judge suite references on the GPU.
+#   bash bench/gpu_run.sh PART...   PART = tests | refs1 | refs2 | refs3 | quickstart
 # refsN judges task list N (or $T1/$T2/$T3) with $RN (else $REPEATS, default 5) speedups
 # per task (the cold judgement included), each part under $LIMIT seconds, and writes
 # refsN.json after every task. Results go under $OUT (default ./gpu-out).
