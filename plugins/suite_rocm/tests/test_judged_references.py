@@ -18,6 +18,7 @@ from geak_suite_rocm.suite import RocmSuite
 pytestmark = pytest.mark.slow
 
 TASKS = RocmSuite().tasks()
+DEVICE = DeviceInfo.detect()
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def verdicts():
 
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 def test_the_reference_judged_as_a_candidate_is_correct(verdicts, task):
-    unmet = [why for r in task.requires if (why := unmet_requirement(r, DeviceInfo.detect()))]
+    unmet = [why for r in task.requires if (why := unmet_requirement(r, DEVICE))]
     if unmet:
         pytest.skip("; ".join(unmet))
     result = verdicts[task.id]

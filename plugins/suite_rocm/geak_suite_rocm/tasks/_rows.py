@@ -23,6 +23,15 @@ def num_warps_for(block: int) -> int:
     return 4 if block <= 1024 else 8 if block <= 4096 else 16
 
 
+def sm_count(device: str) -> int:
+    """Programs of the persistent grid: SMs/CUs on a GPU, 4 under the CPU interpreter."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.device(device)).multi_processor_count
+    return 4
+
+
 def row_cases(
     mode: str,
     small: Iterable[tuple],

@@ -34,7 +34,7 @@ from geak_core.harness import (
 )
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
 
-from geak_suite_rocm.tasks._rows import block_size, num_warps_for
+from geak_suite_rocm.tasks._rows import block_size, num_warps_for, sm_count
 
 PARAMS = (
     "output_ptr", "input_ptr", "g_ptr", "rsigma_ptr", "input_row_stride", "output_row_stride",
@@ -112,15 +112,6 @@ SMALL = [
 
 
 @functools.cache
-def sm_count(device: str) -> int:
-    """Programs of the persistent grid: SMs/CUs on a GPU, 4 under the CPU interpreter."""
-    import torch
-
-    if device.startswith("cuda") and torch.cuda.is_available():
-        return torch.cuda.get_device_properties(torch.device(device)).multi_processor_count
-    return 4
-
-
 def _case(m, n, din, dout, zcg, timed, block=None) -> Case:
     es_in, es_out = element_size(din), element_size(dout)
     params: dict[str, Any] = {

@@ -60,9 +60,9 @@ TASK = Task(
     harness="",
     difficulty=1,
     category="Index",
-    case_requires=[Requirement("gpu", "the bfloat16 NaN-padding case")],
     tolerances={"*": [0.0, 0.0]},
     requires=[Requirement("block_ptr", "the reference works through tl.make_block_ptr")],
+    case_requires=[Requirement("gpu", "the bfloat16 NaN-padding case")],
     outliers=OutlierSpec(inputs=("a",)),
     shapes_note=(
         "N (destination length): correctness 100, 512, 1000, 1024 over bool, int16, int32, "

@@ -48,9 +48,9 @@ TASK = Task(
     harness="",
     difficulty=2,
     category="MatrixMultiply",
-    case_requires=[Requirement("clusters", "the num_ctas=4 cases")],
     tolerances={"float16": [1e-3, 1e-2], "float32": [1e-3, 1e-2]},
     requires=[Requirement("block_ptr", "the reference works through tl.make_block_ptr")],
+    case_requires=[Requirement("clusters", "the num_ctas=4 cases")],
     outliers=OutlierSpec(inputs=("a", "b")),
     shapes_note=(
         "Checks (column-major B): (M, N, K) = (64, 16, 16), (128, 128, 16), (16, 16, 16), "
