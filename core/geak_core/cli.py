@@ -182,7 +182,7 @@ def _build_suite(name: str, options_kv: tuple[str, ...] = ()):
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Suite option, e.g. path=...")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
-    """List SUITE's tasks with difficulty, category and hardware needs."""
+    """List SUITE's tasks with difficulty, category and needs (hardware, Triton features)."""
     tasks = _build_suite(suite, options).tasks()
     if as_json:
         click.echo(json.dumps([t.prompt_view() for t in tasks], indent=2))
