@@ -118,6 +118,9 @@ class Task:
     case_requires: list[Requirement] = field(default_factory=list)
     forbid_torch_compute: bool = True  # entry points may not compute with torch
     shapes_note: str = ""  # shapes and dtypes as shown to the model
+    # A module timed in place of the reference (the original expert kernels, say); the
+    # reference still decides correctness. Empty: the reference is the timing baseline.
+    timing_baseline: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # suite-specific, JSON-serialisable
 
     @property
@@ -192,6 +195,7 @@ class Case:
     tolerances: dict[str, Any] = field(default_factory=dict)  # per-output-dtype overrides
     requires: list[Requirement] = field(default_factory=list)
     outliers: bool = True  # False: stage 2 skipped for this case (say why in note)
+    checked: bool = True  # False: a timing-only case, never compared in the correctness stages
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
