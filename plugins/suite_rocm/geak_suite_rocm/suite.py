@@ -2,10 +2,13 @@
 
 Every task is a module in ``geak_suite_rocm.tasks`` that defines ``TASK`` (a
 ``geak_core.tasks.Task`` without ``harness``/``reference``, filled in here)
-and a ``Harness`` class. Its reference kernels live in
-``geak_suite_rocm/references/<task id>.py``: our own Triton code, used as the
+and a ``Harness`` class. Its reference kernels live in the module of the same
+name under ``geak_suite_rocm/references/``: our own Triton code, used as the
 baseline for speedups and as the source of expected outputs; the harness's
-``oracle`` (torch / numpy) checks the reference itself in the tests.
+``oracle`` (torch / numpy) checks the reference itself in the tests. Module
+names are the task ids without the original's ``test_`` prefix (task
+``test_add_kernel`` lives in ``tasks/add_kernel.py``), so that no tool takes
+them for test files.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ def _load_task(module_name: str) -> Task:
         task,
         suite=SUITE_NAME,
         harness=f"geak_suite_rocm.tasks.{module_name}:Harness",
-        reference=str(REFERENCES / f"{task.id}.py"),
+        reference=str(REFERENCES / f"{module_name}.py"),
     )
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 from geak_core.harness import dtype_name
 from geak_core.tasks import DeviceInfo, tolerance_for, unmet_requirement
-from geak_suite_rocm.suite import RocmSuite
+from geak_suite_rocm.suite import REFERENCES, RocmSuite
 
 TASKS = RocmSuite().tasks()
 
@@ -114,3 +115,19 @@ def test_listed_case_needs_match_the_cases(task):
     harness = _harness(task)
     needs = {r.name for mode in ("small", "full") for case in harness.cases(mode) for r in case.requires}
     assert {r.name for r in task.case_requires} == needs
+
+
+def test_task_and_reference_modules_are_not_named_like_tests():
+    """pytest (and editors, coverage tools) collect ``test_*.py`` / ``*_test.py``."""
+    tasks = Path(importlib.import_module("geak_suite_rocm.tasks").__path__[0])
+    for folder in (tasks, REFERENCES):
+        named = sorted(p.name for p in folder.glob("*.py")
+                       if p.name.startswith("test_") or p.stem.endswith("_test"))
+        assert not named, f"{folder}: {named}"
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_modules_are_named_for_the_task_id_without_its_test_prefix(task):
+    name = task.id.removeprefix("test_")
+    assert task.harness == f"geak_suite_rocm.tasks.{name}:Harness"
+    assert Path(task.reference) == REFERENCES / f"{name}.py"

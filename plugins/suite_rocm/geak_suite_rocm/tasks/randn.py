@@ -16,7 +16,7 @@ from geak_core.harness import Harness as _Base
 from geak_core.harness import cdiv, launch, poisoned
 from geak_core.tasks import Case, EntryPoint, Task
 
-from geak_suite_rocm.tasks.test_random_int import philox4x32_first_word
+from geak_suite_rocm.tasks.random_int import philox4x32_first_word
 
 BLOCK = 1024
 # tl.rand: the word as int32, negatives folded (x < 0 -> -x - 1), times the largest float32
