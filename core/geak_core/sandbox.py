@@ -87,6 +87,7 @@ class SandboxResult:
     timed_out: bool = False
     wall_s: float = 0.0
     channel_error: str | None = None  # an undecodable or oversized frame
+    waited_s: float = 0.0  # time the judge kept the child waiting (not counted against it)
 
     @property
     def returned(self) -> Any:
@@ -111,7 +112,8 @@ class SandboxResult:
 
     def describe_exit(self) -> str:
         if self.timed_out:
-            return f"timed out after {self.wall_s:.0f} s (process group killed)"
+            waited = f", of which {self.waited_s:.0f} s waiting for the judge" if self.waited_s >= 1 else ""
+            return f"timed out after {self.wall_s:.0f} s{waited} (process group killed)"
         if self.channel_error:
             return self.channel_error
         name = self.signal_name
@@ -129,9 +131,14 @@ class Replier:
 
     def __init__(self, outbox: queue.Queue[Any]):
         self._outbox = outbox
+        self.excluded_s = 0.0  # time the judge kept the child waiting, not charged to it
 
     def send(self, obj: Any) -> None:
         self._outbox.put(obj)
+
+    def exclude(self, seconds: float) -> None:
+        """Extend the child's deadline by ``seconds`` the judge made it wait (for a device, say)."""
+        self.excluded_s += max(0.0, seconds)
 
     def close(self) -> None:
         self._outbox.put(_CLOSE)
@@ -347,13 +354,22 @@ def run_sandboxed(
     for thread in threads:
         thread.start()
     try:
-        proc.wait(timeout=timeout_s)
+        while True:
+            left = started + timeout_s + replier.excluded_s - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s)
+            try:
+                proc.wait(timeout=min(left, 1.0))
+                break
+            except subprocess.TimeoutExpired:
+                continue
     except subprocess.TimeoutExpired:
         result.timed_out = True
         _kill_group(proc.pid)
         proc.wait()
     finally:
         result.wall_s = time.monotonic() - started
+        result.waited_s = replier.excluded_s
         _kill_group(proc.pid)  # stragglers the child left behind
         outbox.put(_CLOSE)
         for thread in threads:

@@ -77,7 +77,7 @@ def test_mi300x_has_its_infinity_cache_and_xcd_notes(manager):
     ("some unnamed AMD device", "gfx942:sramecc+", "mi300x"),
 ])
 def test_device_names_select_the_matching_profile(manager, device, arch, expected):
-    from geak_evaluator_triton.evaluator import match_profile
+    from geak_evaluator_triton.performance import match_profile
 
     profiles = [spec.build(None) for spec in manager.components("hardware_profile").values()]
     match = match_profile(profiles, device, arch)

@@ -6,12 +6,15 @@
 ``candidate``  imports the candidate under guards, tells the judge it is
                ready, and only then receives the seeds and cases to run;
                streams outputs and guard findings back. Never sees expected
-               outputs.
+               outputs. On a GPU, once every run is done and the judge has
+               found them correct, the same process times the candidate
+               against the reference (``gputiming``): one start-up and one
+               compile serve both.
 ``compare``    runs a harness's own ``compare`` hook on outputs the judge
                sends (a trusted process: harness only, no candidate).
 
-GPU timing lives in ``gputiming``. Every job reports through frames on the
-sandbox channel; the judge decides every verdict.
+Every job reports through the frames of ``protocol`` on the sandbox channel;
+the judge decides every verdict.
 """
 
 from __future__ import annotations
@@ -259,20 +262,26 @@ def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
 
     all_seeds = args.get("all_seeds") or args["seeds"]
     heavy_bytes = float(args.get("heavy_bytes") or 0.0)
+    checked = [c for c in runnable if c.checked]
+    timing_seed = args.get("timing_seed")
     plan = {
         "seeds": args["seeds"],
         "case_seeds": {
             stage: {
                 c.name: [s for s in case_seeds(c.bytes, stage, all_seeds, heavy_bytes) if s in args["seeds"]]
-                for c in runnable
+                for c in checked
             }
             for stage in ("stage1", "stage2")
         },
-        "stage1": [c.name for c in runnable],
-        "stage2": [c.name for c in runnable if c.name in stage2] if args.get("outliers", True) else [],
+        "stage1": [c.name for c in checked],
+        "stage2": [c.name for c in checked if c.name in stage2] if args.get("outliers", True) else [],
+        "timing": [c.name for c in runnable if c.timed] if timing_seed is not None else [],
         "determinism": False,
         "oracle": bool(args.get("oracle")),
+        "noise": bool(args.get("noise")),
     }
+    if timing_seed is not None:
+        plan["case_seeds"]["timing"] = {name: [timing_seed] for name in plan["timing"]}
     ok = run_plan(task, harness, module, {c.name: c for c in runnable}, plan, channel, guard=None)
     return {"ok": ok}
 
@@ -281,26 +290,42 @@ def run_plan(
     task: Any, harness: Any, module: Any, cases: dict[str, Any], plan: dict[str, Any], channel: Any,
     guard: Any, hide: dict[str, str] | None = None,
 ) -> bool:
-    """Run every (stage, case, seed) of ``plan``; stop at the first exception."""
-    for stage in ("stage1", "stage2"):
+    """Run every (stage, case, seed) of ``plan``; stop at the first exception.
+
+    The reference's plan may add a ``timing`` stage (the timed cases on the
+    secret timing seed, inputs as in stage 1); an exception there only costs
+    that case its timing.
+    """
+    for stage in ("stage1", "stage2", "timing"):
         for name in plan.get(stage, []):
             case = cases[name]
             for seed in plan.get("case_seeds", {}).get(stage, {}).get(name, plan["seeds"]):
                 where = {"stage": stage, "case": name, "seed": seed}
                 channel.send({"kind": "start", **where})
+                if plan.get("gate") and channel.receive().get("abort"):
+                    return False
                 try:
                     frame = _one_run(task, harness, module, case, seed, stage, guard)
                 except Exception as exc:
                     channel.send(error_frame("error", exc, hide, **where))
+                    if stage == "timing":
+                        synchronize_quietly()
+                        continue
                     return False
                 weak = getattr(harness, "weak_result_reason", None) if guard is None else None
                 if callable(weak) and isinstance(frame["outputs"], dict):
                     reasons = [weak(value) for value in frame["outputs"].values()]
                     frame["weak"] = [r for r in reasons if r]
-                if plan.get("oracle") and guard is None:
+                wants_noise = plan.get("noise") and stage in ("stage1", "stage2")
+                if (plan.get("oracle") or wants_noise) and guard is None:
                     try:
                         inputs = make_inputs(harness, task, case, seed, stage)
-                        frame["oracle"] = harness.oracle(case, inputs)
+                        oracle = harness.oracle(case, inputs)
+                        if plan.get("oracle"):
+                            frame["oracle"] = oracle
+                        if wants_noise:
+                            frame["noise"] = row_noise(frame["outputs"], oracle)
+                        del inputs, oracle
                     except NotImplementedError:
                         frame["oracle_missing"] = True
                     except Exception as exc:
@@ -318,6 +343,35 @@ def run_plan(
                         frame["rerun_checks"] = again["checks"]
                 channel.send({"kind": "run", **where, **frame})
     return True
+
+
+def row_noise(outputs: Any, oracle: Any) -> Any:
+    """The reference's own error against the oracle: per row (last dimension) the largest
+    ``|output - oracle|``, shaped like the output with a last dimension of 1, in float32 on
+    the CPU; the structure follows ``outputs``; None where the two do not line up."""
+    import torch
+
+    if isinstance(outputs, torch.Tensor):
+        if (not isinstance(oracle, torch.Tensor) or not outputs.dtype.is_floating_point
+                or tuple(outputs.shape) != tuple(oracle.shape) or outputs.numel() == 0):
+            return None
+        diff = (outputs.to(torch.float64) - oracle.to(device=outputs.device, dtype=torch.float64)).abs()
+        diff = torch.nan_to_num(diff, nan=0.0, posinf=0.0)  # no allowance from non-finite values
+        if diff.dim() == 0:
+            return diff.float().cpu()
+        return diff.amax(dim=-1, keepdim=True).float().cpu()
+    if isinstance(outputs, dict) and isinstance(oracle, dict):
+        return {k: row_noise(v, oracle[k]) for k, v in outputs.items() if k in oracle}
+    if isinstance(outputs, (list, tuple)) and isinstance(oracle, (list, tuple)) and len(outputs) == len(oracle):
+        return [row_noise(o, r) for o, r in zip(outputs, oracle, strict=True)]
+    return None
+
+
+def synchronize_quietly() -> None:
+    try:
+        synchronize()
+    except Exception:
+        pass
 
 
 def _one_run(task: Any, harness: Any, module: Any, case: Any, seed: int, stage: str, guard: Any) -> dict[str, Any]:
@@ -431,18 +485,37 @@ def prepare_candidate(task: Any, code: str, harness: Any, log: Any, extra_watch:
 
 
 def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
-    """Import the candidate under guards, handshake for the plan, run it."""
+    """Import the candidate under guards, handshake for the plan, run it; then time it if asked.
+
+    With ``args["timing"]`` (GPU only) the timing baseline (the reference, or the
+    task's ``timing_baseline``) is imported and warmed *before* the candidate
+    exists, under the reference's Triton cache; after the last run the child
+    says ``checked`` and waits: the judge answers with the timing seed only if
+    every run was correct, and only once it holds the device exclusively.
+    """
+    from geak_evaluator_triton import gputiming
     from geak_evaluator_triton.guards import guard_entry_points
 
     log = setup_runtime()
     task = load_task(args["task"])
+    timing = args.get("timing")
     try:
         harness = load_harness(task)
         cases = {c.name: c for c in _case_table(harness, args["case_set"])}
     except Exception as exc:
         channel.send(error_frame("setup_error", exc))
         return {"ok": False}
-    module, guard, frame = prepare_candidate(task, args["code"], harness, log)
+    baseline = None
+    if timing:
+        try:
+            baseline = gputiming.Baseline.warm(task, harness, [cases[n] for n in timing["cases"]],
+                                               timing["reference_seed"])
+        except Exception as exc:
+            channel.send(error_frame("setup_error", exc, where="reference warm-up"))
+            return {"ok": False}
+        gputiming.set_cache_dir(args["candidate_cache"])
+    module, guard, frame = prepare_candidate(
+        task, args["code"], harness, log, extra_watch={"reference": baseline.module} if baseline else None)
     channel.send(frame)
     if module is None or frame["contract"] or frame["violations"]:
         return {"ok": False}
@@ -450,9 +523,17 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     if plan.get("abort"):
         return {"ok": False}
     guarded = guard_entry_points(module, task.entry_points, guard.monitor)
-    ok = run_plan(task, harness, guarded, cases, plan, channel, guard,
-                  hide={guard.files["candidate"]: "candidate.py"})
-    return {"ok": ok}
+    hide = {guard.files["candidate"]: "candidate.py"}
+    ok = run_plan(task, harness, guarded, cases, plan, channel, guard, hide=hide)
+    if not ok or baseline is None:
+        return {"ok": ok}
+    channel.send({"kind": "checked"})
+    answer = channel.receive()
+    if answer.get("abort"):
+        return {"ok": True}
+    timed = gputiming.time_cases(channel, task, harness, baseline, module, guard, log, timing["options"],
+                                 answer["time"]["seed"], hide)
+    return {"ok": timed}
 
 
 def compare(args: dict[str, Any], channel: Any) -> list[Any]:

@@ -1,10 +1,81 @@
-"""Where children run: worker slots pinned to one device each."""
+"""Where children run: devices, the worker slots pinned to them, and each device's gate.
+
+Several candidates may be checked on one GPU at once (``candidates_per_gpu``
+slots share a device), but timing must have the device to itself. Each device
+has a :class:`DeviceGate`, a writer-preferring readers-writer lock: every
+correctness run and every reference computation holds it shared, a timing
+phase holds it exclusively, so nothing else runs on the GPU while a candidate
+is timed and a waiting timing phase is not starved by a stream of runs.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+
+class DeviceGate:
+    """Shared holders (correctness runs) or one exclusive holder (timing)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._exclusive = False
+        self._writers_waiting = 0
+
+    def acquire_shared(self) -> float:
+        """Block while timing holds or waits for the device; returns seconds waited."""
+        started = time.monotonic()
+        with self._cond:
+            while self._exclusive or self._writers_waiting:
+                self._cond.wait()
+            self._shared += 1
+        return time.monotonic() - started
+
+    def release_shared(self) -> None:
+        with self._cond:
+            self._shared -= 1
+            if self._shared <= 0:
+                self._shared = 0
+                self._cond.notify_all()
+
+    def acquire_exclusive(self) -> float:
+        started = time.monotonic()
+        with self._cond:
+            self._writers_waiting += 1
+            try:
+                while self._exclusive or self._shared:
+                    self._cond.wait()
+            finally:
+                self._writers_waiting -= 1
+            self._exclusive = True
+        return time.monotonic() - started
+
+    def release_exclusive(self) -> None:
+        with self._cond:
+            self._exclusive = False
+            self._cond.notify_all()
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        self.acquire_shared()
+        try:
+            yield
+        finally:
+            self.release_shared()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        self.acquire_exclusive()
+        try:
+            yield
+        finally:
+            self.release_exclusive()
 
 
 @dataclass
@@ -12,6 +83,7 @@ class Slot:
     index: int
     env: dict[str, str | None]
     label: str
+    gate: DeviceGate = field(default_factory=DeviceGate)  # shared by the slots of one device
 
 
 @dataclass
@@ -23,6 +95,23 @@ class Runtime:
     slots: list[Slot]
     probe: dict[str, Any] = field(default_factory=dict)
     isolate: bool = False  # children in their own namespaces
+
+
+def gpu_slots(vendor: str, visible: list[str], per_device: int) -> list[Slot]:
+    """``per_device`` slots for each visible device, the slots of a device sharing its gate."""
+    slots: list[Slot] = []
+    for device in visible:
+        env: dict[str, str | None] = {"TRITON_INTERPRET": None}
+        if vendor == "amd":
+            env.update({"HIP_VISIBLE_DEVICES": device, "CUDA_VISIBLE_DEVICES": None})
+        else:
+            env.update({"CUDA_VISIBLE_DEVICES": device})
+        gate = DeviceGate()
+        for k in range(per_device):
+            label = f"GPU {device}" + (f" (slot {k + 1} of {per_device})" if per_device > 1 else "")
+            slots.append(Slot(len(slots), dict(env), label, gate))
+    # Interleave devices so that a partly used pool spreads its work over all GPUs.
+    return sorted(slots, key=lambda s: (s.index % per_device, s.index // per_device))
 
 
 def gpu_visible() -> bool:

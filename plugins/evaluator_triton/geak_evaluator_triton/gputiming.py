@@ -1,29 +1,37 @@
-"""GPU timing child: reference and candidate timed interleaved in one process.
+"""GPU timing, inside the candidate's process: baseline and candidate interleaved.
 
 Order of events, chosen so the candidate has as little leverage as possible:
 
-1. Import the harness and the reference and compile/warm the reference on
-   seed A under the reference's Triton cache, *before* the candidate exists.
+1. Before the candidate is imported, import the timing baseline (the task's
+   reference, or its ``timing_baseline`` module: the original expert kernels,
+   say) and compile/warm it on seed A under the reference's Triton cache
+   (:meth:`Baseline.warm`, called by ``child.candidate``).
 2. Switch Triton's cache directory to the candidates' cache, snapshot the
-   identities of everything timing relies on (the reference module and the
-   harness included), import the candidate, verify them.
-3. Handshake: only now does the judge send seed B. The candidate is timed on
-   seed B's inputs and the reference on seed A's, so copying the reference's
-   outputs from this process gives wrong answers; the candidate's last
-   outputs go back to the judge, which compares them with the reference
-   outputs for seed B computed in the (separate) reference process.
+   identities of everything timing relies on (the baseline module and the
+   harness included), import the candidate, verify them; run the correctness
+   plan.
+3. Handshake: only once the judge has found every run correct and holds the
+   device exclusively does it send the timing seed T, a secret drawn for
+   timing alone (no correctness run used it, so outputs remembered from those
+   runs are of no use). The candidate is timed on seed T's inputs and the
+   baseline on seed A's; the candidate's last outputs go back to the judge,
+   which compares them with the reference's outputs for seed T, computed in
+   the (separate) reference process.
 4. Per case: warm-up until ``warmup_ms`` (autotuning settles), then
-   repetitions alternating reference and candidate (the order flips every
+   repetitions alternating baseline and candidate (the order flips every
    repetition). Each repetition gets fresh poisoned outputs
    (``harness.allocate``), a short GPU busy-wait (``queue_ahead_us``) and an
    L2/last-level-cache flush, then CUDA events around ``harness.run`` alone:
    the device is still busy when the host finishes launching, so the events
    see the kernel, not the host's launch overhead (which matters for kernels
-   of a few microseconds).
+   of a few microseconds). Repetitions stop once both medians are known to
+   within ``target_ci`` (the distribution-free 95 % interval of a median,
+   from order statistics), after at least ``min_repetitions``, or when the
+   loop has run for ``rep_ms``.
 5. Cross-check: a few more calls, each timed both by CUDA events and by a
    host clock that ends with a device-wide ``torch.cuda.synchronize()``.
    Launch overhead appears in both; work on another stream or thread only in
-   the second. A candidate whose gap exceeds the reference's is flagged and
+   the second. A candidate whose gap exceeds the baseline's is flagged and
    charged the synchronised time.
 6. Every timed call must launch one of the candidate's own kernels; the
    identity snapshot and thread list are verified again after timing.
@@ -31,26 +39,25 @@ Order of events, chosen so the candidate has as little leverage as possible:
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from geak_evaluator_triton.child import (
     REFERENCE_MODULE,
-    _case_table,
     error_frame,
     import_file,
-    load_harness,
-    load_task,
     make_inputs,
-    prepare_candidate,
     resolve_reference,
-    setup_runtime,
 )
 
+CHECK_EVERY = 8  # repetitions between two looks at the confidence interval
 
-def _set_cache_dir(path: str) -> None:
+
+def set_cache_dir(path: str) -> None:
     import triton
 
     os.makedirs(path, exist_ok=True)
@@ -61,62 +68,51 @@ def _set_cache_dir(path: str) -> None:
         pass
 
 
-def time_candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
+@dataclass
+class Baseline:
+    """The module timed against the candidate, warmed on its own inputs (seed A)."""
+
+    module: Any
+    cases: list[Any]
+    inputs: dict[str, Any]
+
+    @classmethod
+    def warm(cls, task: Any, harness: Any, cases: list[Any], seed: int) -> Baseline:
+        import torch
+
+        path = task.timing_baseline or resolve_reference(task, harness)
+        module = import_file(REFERENCE_MODULE, path)
+        inputs = {}
+        for case in cases:
+            inputs[case.name] = make_inputs(harness, task, case, seed, "stage1")
+            outputs = harness.allocate(case, inputs[case.name])
+            harness.run(module, case, inputs[case.name], outputs)
+        torch.cuda.synchronize()
+        return cls(module, cases, inputs)
+
+
+def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module: Any, guard: Any,
+               log: Any, options: dict[str, Any], seed: int, hide: dict[str, str]) -> bool:
+    """Time every case of ``baseline``; one ``timing`` frame per case."""
     import torch
 
-    log = setup_runtime()
-    task = load_task(args["task"])
-    options = args["timing"]
-    try:
-        harness = load_harness(task)
-        table = {c.name: c for c in _case_table(harness, args["case_set"])}
-        cases = [table[name] for name in args["cases"]]
-        reference = import_file(REFERENCE_MODULE, resolve_reference(task, harness))
-    except Exception as exc:
-        channel.send(error_frame("setup_error", exc))
-        return {"ok": False}
-
-    ref_seed = args["reference_seed"]
-    ref_inputs = {}
-    try:
-        for case in cases:
-            ref_inputs[case.name] = make_inputs(harness, task, case, ref_seed, "stage1")
-            outputs = harness.allocate(case, ref_inputs[case.name])
-            harness.run(reference, case, ref_inputs[case.name], outputs)
-        torch.cuda.synchronize()
-    except Exception as exc:
-        channel.send(error_frame("setup_error", exc, where="reference warm-up"))
-        return {"ok": False}
-
-    _set_cache_dir(args["candidate_cache"])
-    module, guard, frame = prepare_candidate(task, args["code"], harness, log,
-                                             extra_watch={"reference": reference})
-    channel.send(frame)
-    if module is None or frame["contract"] or frame["violations"]:
-        return {"ok": False}
-    plan = channel.receive()
-    if plan.get("abort"):
-        return {"ok": False}
-    cand_seed = plan["seed"]
-    hide = {guard.files["candidate"]: "candidate.py"}
     flush = None
     if options["l2_flush"]:
         flush = torch.empty(int(options["flush_bytes"]) // 4, dtype=torch.int32, device="cuda")
     options = {**options, "hold_cycles": _hold_cycles(float(options.get("queue_ahead_us", 0.0)))}
-
-    for case in cases:
+    for case in baseline.cases:
         try:
-            cand_inputs = make_inputs(harness, task, case, cand_seed, "stage1")
-            record = _time_case(harness, case, reference, module, ref_inputs[case.name], cand_inputs,
-                                options, flush, guard, log)
+            cand_inputs = make_inputs(harness, task, case, seed, "stage1")
+            record = _time_case(harness, case, baseline.module, module, baseline.inputs[case.name],
+                                cand_inputs, options, flush, guard, log)
         except Exception as exc:
-            channel.send(error_frame("error", exc, hide, stage="timing", case=case.name, seed=cand_seed))
-            return {"ok": False}
+            channel.send(error_frame("error", exc, hide, stage="timing", case=case.name, seed=seed))
+            return False
         record["violations"] = guard.violations()
-        channel.send({"kind": "timing", "case": case.name, "seed": cand_seed, **record})
+        channel.send({"kind": "timing", "case": case.name, "seed": seed, **record})
         del cand_inputs
         torch.cuda.empty_cache()
-    return {"ok": True}
+    return True
 
 
 def _time_case(
@@ -136,7 +132,6 @@ def _time_case(
         return outputs, own
 
     # Warm-up: the first call compiles and autotunes; keep calling until warmup_ms has passed.
-    estimates = {}
     for side in sides:
         call(side)
         torch.cuda.synchronize()
@@ -149,18 +144,18 @@ def _time_case(
             elapsed = (time.perf_counter() - start) * 1e3
             if elapsed >= options["warmup_ms"] and calls >= 2:
                 break
-        estimates[side] = elapsed / calls
-    if options["repetitions"] > 0:
-        reps = int(options["repetitions"])
-    else:
-        per_call = max(max(estimates.values()), 1e-3)
-        reps = int(options["rep_ms"] / per_call)
-        reps = max(options["min_repetitions"], min(options["max_repetitions"], reps))
+    fixed = int(options["repetitions"]) > 0
+    limit = int(options["repetitions"]) if fixed else int(options["max_repetitions"])
+    target = float(options.get("target_ci", 0.0) or 0.0)
+    budget_s = float(options["rep_ms"]) / 1e3
 
     events: dict[str, list[tuple[Any, Any]]] = {side: [] for side in sides}
     zero_launch_calls = 0
     last_outputs = None
-    for rep in range(reps):
+    loop_started = time.perf_counter()
+    reps = 0
+    for rep in range(limit):
+        reps = rep + 1
         order = ("reference", "candidate") if rep % 2 == 0 else ("candidate", "reference")
         for side in order:
             module, inputs = sides[side]
@@ -179,8 +174,19 @@ def _time_case(
                 own = sum(1 for _, path, _ in log.since(mark) if path == guard.files["candidate"])
                 zero_launch_calls += own == 0
                 last_outputs = outputs
-        if rep % 32 == 31:
+        if fixed or reps < options["min_repetitions"]:
+            if reps % 32 == 0:
+                torch.cuda.synchronize()
+            continue
+        if reps % CHECK_EVERY == 0 or time.perf_counter() - loop_started >= budget_s:
             torch.cuda.synchronize()
+            if time.perf_counter() - loop_started >= budget_s:
+                break
+            if target > 0 and all(
+                median_interval(sorted(s.elapsed_time(e) for s, e in pairs)) <= target
+                for pairs in events.values()
+            ):
+                break
     torch.cuda.synchronize()
     times = {side: [s.elapsed_time(e) for s, e in pairs] for side, pairs in events.items()}
 
@@ -189,7 +195,7 @@ def _time_case(
     # cannot see (another stream, another thread) widens the gap between them.
     gaps: dict[str, list[float]] = {side: [] for side in sides}
     synced: dict[str, list[float]] = {side: [] for side in sides}
-    for _ in range(max(3, min(reps, 20))):
+    for _ in range(max(3, min(reps, 10))):
         for side in sides:
             module, inputs = sides[side]
             outputs = harness.allocate(case, inputs)
@@ -210,6 +216,8 @@ def _time_case(
         "candidate_ms": statistics.median(times["candidate"]),
         "reference_spread": _spread(times["reference"]),
         "candidate_spread": _spread(times["candidate"]),
+        "reference_ci": _finite(median_interval(sorted(times["reference"]))),
+        "candidate_ci": _finite(median_interval(sorted(times["candidate"]))),
         "reference_gap_ms": statistics.median(gaps["reference"]),
         "candidate_gap_ms": statistics.median(gaps["candidate"]),
         "candidate_synced_ms": statistics.median(synced["candidate"]),
@@ -250,3 +258,26 @@ def _spread(values: list[float]) -> list[float]:
         return [ordered[0], ordered[-1]]
     q = statistics.quantiles(ordered, n=5)
     return [q[0], q[-1]]  # 20th and 80th percentiles
+
+
+def median_interval(ordered: list[float]) -> float:
+    """Half-width of the distribution-free 95 % interval of the median, relative to it.
+
+    For n sorted samples the interval runs from the j-th to the k-th value with
+    j, k = (n -/+ 1.96 sqrt(n)) / 2 (the binomial order-statistic bound); below
+    six samples no such interval exists and the answer is infinite.
+    """
+    n = len(ordered)
+    if n < 6:
+        return math.inf
+    half = 1.96 * math.sqrt(n) / 2
+    lo = max(0, int(math.floor(n / 2 - half)) - 1)
+    hi = min(n - 1, int(math.ceil(n / 2 + half)) - 1)
+    median = statistics.median(ordered)
+    if median <= 0:
+        return math.inf
+    return (ordered[hi] - ordered[lo]) / 2 / median
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -13,6 +13,8 @@ class TritonEvaluatorOptions:
     timeout_s: float = 600.0  # wall clock per candidate child (correctness, then timing)
     reference_timeout_s: float = 900.0  # wall clock per reference child
     workers: int = 0  # 0: one per visible GPU, or min(4, CPUs) under the interpreter
+    # Candidates checked at once on one GPU; their runs share it, timing always has it alone.
+    candidates_per_gpu: int = 4
     seeds: list[int] | None = None  # None: the task's seeds
     secret_seeds: int = 1  # extra seeds drawn per judge session, unknown to candidates
     check_outliers: bool = True  # stage 2
@@ -23,11 +25,15 @@ class TritonEvaluatorOptions:
     # the interpreter where available; on GPUs ask for "namespaces" once devices work inside.
     isolation: str = field(default="auto", metadata={"choices": ["auto", "namespaces", "none"]})
     case_set: str = field(default="auto", metadata={"choices": ["auto", "small", "full"]})
+    # A case's outputs may also differ from the reference's by this multiple of the
+    # reference's own per-row error against the harness oracle (0: task tolerances only).
+    noise_multiple: float = 4.0
     warmup_ms: float = 25.0
-    rep_ms: float = 100.0
+    rep_ms: float = 200.0  # the most one case's timed loop may take
     repetitions: int = 0  # > 0: exactly this many timed repetitions per side and case
-    min_repetitions: int = 5
-    max_repetitions: int = 1000
+    min_repetitions: int = 10
+    max_repetitions: int = 2000
+    target_ci: float = 0.01  # stop once both medians' 95 % intervals are within +-1 %
     l2_flush: bool = True
     queue_ahead_us: float = 100.0  # GPU busy-wait queued before each timed call (0: none)
     suspicious_speedup: float = 10.0
@@ -54,6 +60,12 @@ class TritonEvaluatorOptions:
             problems.append("timeouts must be positive")
         if self.workers < 0:
             problems.append("workers must be >= 0")
+        if self.candidates_per_gpu < 1:
+            problems.append("candidates_per_gpu must be >= 1")
+        if self.noise_multiple < 0:
+            problems.append("noise_multiple must be >= 0")
+        if not 0 <= self.target_ci < 1:
+            problems.append("target_ci must be in [0, 1)")
         if self.secret_seeds < 0:
             problems.append("secret_seeds must be >= 0")
         if self.seeds is not None and not self.seeds:

@@ -28,6 +28,11 @@ class ReferenceRun:
     seeds: list[int]
     outputs: dict[tuple[str, str, int], Any]
     oracle: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    # The reference's own per-row error against the oracle, per run (see compare.py).
+    noise: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    timing_seed: int | None = None  # secret seed of the timed runs (outputs under stage "timing")
+    untimed: dict[str, str] = field(default_factory=dict)  # case -> why the reference could not be timed
+    flags: list[str] = field(default_factory=list)  # e.g. reference_seed_fallback
     reference_file: str = ""
     weak: list[str] = field(default_factory=list)  # the harness's weak_result_reason findings
     wall_s: float = 0.0
@@ -45,11 +50,20 @@ class ReferenceRun:
         skipped = {s["case"] for s in self.skipped}
         return [c for c in self.cases if c.name not in skipped]
 
+    @property
+    def checked(self) -> list[Case]:
+        """Runnable cases that the correctness stages compare (timing-only cases excluded)."""
+        return [c for c in self.runnable if c.checked]
+
+    @property
+    def timed(self) -> list[Case]:
+        return [c for c in self.runnable if c.timed and c.name not in self.untimed]
+
     def stage2_cases(self, enabled: bool) -> list[str]:
         if not enabled:
             return []
         skipped = {s["case"] for s in self.stage2_skipped}
-        return [c.name for c in self.runnable if c.name not in skipped]
+        return [c.name for c in self.checked if c.name not in skipped]
 
 
 def case_seeds(case_bytes: float | None, stage: str, all_seeds: list[int], heavy_bytes: float) -> list[int]:
@@ -117,6 +131,8 @@ class DiskCache:
                 )
             for stage, case, value in data["runs"]:
                 run.outputs[(stage, case, seed)] = value
+            for stage, case, value in data.get("noise", []):
+                run.noise[(stage, case, seed)] = value
             found.append(seed)
         return {"run": run, "seeds": found}
 
@@ -134,8 +150,9 @@ class DiskCache:
             path = self.path(key, seed)
             if os.path.exists(path):
                 continue
-            runs = [[s, c, v] for (s, c, sd), v in run.outputs.items() if sd == seed]
-            atomic_write(path, tensorio.dumps({"meta": meta, "runs": runs}))
+            runs = [[s, c, v] for (s, c, sd), v in run.outputs.items() if sd == seed and s != "timing"]
+            noise = [[s, c, v] for (s, c, sd), v in run.noise.items() if sd == seed]
+            atomic_write(path, tensorio.dumps({"meta": meta, "runs": runs, "noise": noise}))
 
 
 def atomic_write(path: str, data: bytes) -> None:

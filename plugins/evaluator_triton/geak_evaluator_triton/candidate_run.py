@@ -1,0 +1,285 @@
+"""One candidate's child, judge side: the plan it gets, its frames as they come, its verdict.
+
+The candidate child imports the code, runs the correctness plan and, on a GPU,
+times it in the same process. The judge reads the frames as they arrive
+(:class:`CandidateFrames`): each run is compared at once and only the findings
+are kept; with several candidates on one device every run waits for the
+device gate, and when the child reports ``checked`` the judge decides, from
+what it has seen, whether the candidate earned timing. Timing then holds the
+device exclusively until the child ends.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from geak_core.sandbox import Replier, SandboxResult
+from geak_core.tasks import Case, Task
+
+from geak_evaluator_triton.comparison import JudgeError, compare_frame, custom_compare, tail
+from geak_evaluator_triton.devices import Slot
+from geak_evaluator_triton.options import TritonEvaluatorOptions
+from geak_evaluator_triton.protocol import ABORT, GO, FrameHandler, Plan, where
+from geak_evaluator_triton.references import ReferenceRun
+from geak_evaluator_triton.verdict import Verdict, describe_exception
+
+
+def correctness_plan(ref: ReferenceRun, options: TritonEvaluatorOptions, gate: bool) -> Plan:
+    checked = ref.checked
+    stage2 = ref.stage2_cases(options.check_outliers)
+    return {
+        "seeds": ref.seeds,
+        "stage1": [c.name for c in checked],
+        "stage2": stage2,
+        "case_seeds": {
+            "stage1": {c.name: ref.plan_seeds("stage1", c) for c in checked},
+            "stage2": {c.name: ref.plan_seeds("stage2", c) for c in checked if c.name in stage2},
+        },
+        "no_rerun": [c.name for c in checked if ref.heavy(c)],
+        "determinism": options.check_determinism,
+        "gate": gate,
+    }
+
+
+def expected_runs(ref: ReferenceRun, plan: Plan) -> int:
+    cases = {c.name: c for c in ref.cases}
+    return sum(len(ref.plan_seeds(stage, cases[name])) for stage in ("stage1", "stage2")
+               for name in plan.get(stage, []))
+
+
+@dataclass
+class Gating:
+    """How the child shares its device: per-run shared holds, then an exclusive timing hold."""
+
+    slot: Slot
+    shared_runs: bool  # several slots on this device: each run holds the gate shared
+    holding: str | None = None  # None | "shared" | "exclusive"
+    waited_s: float = 0.0
+    timing_s: float = 0.0
+    _since: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hold_shared(self, replier: Replier) -> None:
+        waited = self.slot.gate.acquire_shared()
+        with self._lock:
+            self.holding = "shared"
+        self.waited_s += waited
+        replier.exclude(waited)
+
+    def hold_exclusive(self, replier: Replier) -> None:
+        self.release()
+        waited = self.slot.gate.acquire_exclusive()
+        with self._lock:
+            self.holding = "exclusive"
+            self._since = time.monotonic()
+        self.waited_s += waited
+        replier.exclude(waited)
+
+    def release(self) -> None:
+        with self._lock:
+            holding, self.holding = self.holding, None
+        if holding == "shared":
+            self.slot.gate.release_shared()
+        elif holding == "exclusive":
+            self.timing_s += time.monotonic() - self._since
+            self.slot.gate.release_exclusive()
+
+
+class CandidateFrames(FrameHandler):
+    """Reads a candidate child's frames as they arrive and builds the verdict."""
+
+    def __init__(self, task: Task, ref: ReferenceRun, plan: Plan, options: TritonEvaluatorOptions,
+                 gating: Gating, timing_wanted: bool, run_child: Any) -> None:
+        self.task = task
+        self.ref = ref
+        self.plan = plan
+        self.options = options
+        self.gating = gating
+        self.timing_wanted = timing_wanted
+        self.run_child = run_child
+        self.cases: dict[str, Case] = {c.name: c for c in ref.cases}
+        self.verdict = Verdict()
+        self.timing_errors = Verdict()  # failures while timing: no speed, but still correct
+        self.runs: list[dict[str, Any]] = []  # digests, or whole frames when a custom compare needs them
+        self.timings: list[dict[str, Any]] = []
+        self.imported = self.aborted = self.failed_run = False
+        self.current: dict[str, Any] | None = None
+        self.checked_at: float | None = None
+        self.timing_granted = False
+        self.replier: Replier | None = None
+        self.judge_error: JudgeError | None = None
+        self._settled = False
+
+    def __call__(self, message: Any, replier: Replier) -> Any:
+        self.replier = replier
+        try:
+            return self.handle(message)
+        except JudgeError as exc:  # kept for the judge's thread; the child is told to stop
+            if self.judge_error is None:
+                self.judge_error = exc
+            replier.send(ABORT)
+            return None
+
+    # -- frames -------------------------------------------------------------
+
+    def on_setup_error(self, frame: dict[str, Any]) -> Any:
+        if frame.get("where") == "reference warm-up":
+            raise JudgeError(f"the timing baseline of {self.task.key} failed before the candidate was "
+                             f"imported: {describe_exception(frame)}\n{frame.get('error', '')}")
+        raise JudgeError(f"the harness of {self.task.key} failed in the candidate's process: "
+                         f"{describe_exception(frame)}\n{frame.get('error', '')}")
+
+    def on_import_error(self, frame: dict[str, Any]) -> Any:
+        self.verdict.fail("import", f"importing the candidate failed: {describe_exception(frame)}",
+                          frame.get("error"))
+        return frame
+
+    def on_imported(self, frame: dict[str, Any]) -> Any:
+        self.imported = True
+        self.aborted = bool(frame.get("contract") or frame.get("violations"))
+        for problem in frame.get("contract", []):
+            self.verdict.fail("contract", problem)
+        for problem in frame.get("violations", []):
+            self.verdict.fail("anticheat", f"at import, the candidate {problem}")
+        assert self.replier is not None
+        self.replier.send(ABORT if self.aborted else dict(self.plan))
+        return frame
+
+    def on_start(self, frame: dict[str, Any]) -> Any:
+        self.current = frame
+        if self.plan.get("gate"):
+            assert self.replier is not None
+            if self.gating.shared_runs:
+                self.gating.hold_shared(self.replier)
+            self.replier.send(GO)
+        return frame
+
+    def on_error(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        if frame.get("stage") == "timing":
+            self.timing_errors.fail("timing", f"timing failed on case {frame.get('case')!r}: "
+                              f"{describe_exception(frame)}", frame.get("error"))
+            return frame
+        self.failed_run = True
+        rerun = " (second run of the determinism check)" if frame.get("rerun") else ""
+        self.verdict.fail("run", f"{where(frame)}{rerun} raised {describe_exception(frame)}", frame.get("error"))
+        return frame
+
+    def on_run(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        self.current = None
+        self._check_guards(frame, frame.get("checks", {}))
+        if "rerun_checks" in frame:
+            self._check_guards(frame, frame["rerun_checks"])
+        if self.ref.custom_compare:
+            self.runs.append(frame)  # the harness hook needs the outputs themselves
+            return {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
+        # Compare as the frames arrive and keep only the findings: a GPU task's outputs
+        # would otherwise pile up in memory until the child ends.
+        digest = {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
+        try:
+            digest["compared"] = compare_frame(self.task, self.ref, self.cases, frame, None,
+                                               self.options.noise_multiple)
+        except JudgeError as exc:
+            digest["compared"] = {"judge_error": str(exc)}
+        self.runs.append(digest)
+        return digest
+
+    def on_checked(self, frame: dict[str, Any]) -> Any:
+        """Every run is done: compare what is left, then grant timing to a correct candidate."""
+        self.checked_at = time.monotonic()
+        assert self.replier is not None
+        self.settle()
+        if self.verdict.failures or not self.timing_wanted or self.ref.timing_seed is None:
+            self.replier.send(ABORT)
+            return frame
+        self.gating.hold_exclusive(self.replier)
+        self.timing_granted = True
+        self.replier.send({"time": {"seed": self.ref.timing_seed}})
+        return frame
+
+    def on_timing(self, frame: dict[str, Any]) -> Any:
+        self.timings.append(frame)
+        return {k: v for k, v in frame.items() if k != "outputs"} | {"has_outputs": True}
+
+    # -- verdict --------------------------------------------------------------
+
+    def settle(self) -> None:
+        """Fold the comparisons (custom hooks included) into the verdict; idempotent."""
+        if self._settled:
+            return
+        self._settled = True
+        custom: dict[int, Any] = {}
+        if self.ref.custom_compare and self.runs:
+            custom = custom_compare(self.task, self.ref, self.runs, self.cases, self.run_child)
+        for index, frame in enumerate(self.runs):
+            found = frame.get("compared")
+            if found is None:
+                found = compare_frame(self.task, self.ref, self.cases, frame, custom.get(index),
+                                      self.options.noise_multiple)
+            if "judge_error" in found:
+                raise JudgeError(found["judge_error"])
+            at = where(frame)
+            diffs = found.get("rerun_diffs")
+            if diffs:
+                self.verdict.fail("anticheat", f"{at}: results differ between two runs on the same "
+                                  f"inputs: {diffs[0]['message']}", mismatches=diffs, key="nondeterministic")
+            elif diffs is not None and not found.get("rerun_bitwise"):
+                self.verdict.flag("nondeterministic_within_tolerance")
+            mismatches = found["mismatches"]
+            if mismatches:
+                stage = frame["stage"]
+                if not self.verdict.has(stage):
+                    detail = mismatches[0]["message"]
+                    self.verdict.fail(stage, f"{at}: {detail}" + (
+                        f" (+{len(mismatches) - 1} more)" if len(mismatches) > 1 else ""),
+                        mismatches=[{**m, "stage": stage, "case": frame["case"], "seed": frame["seed"]}
+                                    for m in mismatches])
+        if self.ref.custom_compare:
+            self.runs = [{k: v for k, v in f.items() if k not in ("outputs", "rerun")} for f in self.runs]
+
+    def finish(self, sandbox: SandboxResult) -> Verdict:
+        """The correctness verdict once the child has ended (timing frames are read elsewhere)."""
+        self.gating.release()
+        if self.judge_error is not None:
+            raise self.judge_error
+        complete = (self.imported and not self.aborted and not self.failed_run
+                    and (sandbox.completed or self.checked_at is not None)
+                    and len(self.runs) >= expected_runs(self.ref, self.plan))
+        verdict = self.verdict
+        if not self.imported and not verdict.has("import"):
+            verdict.fail("import", f"the candidate's process {sandbox.describe_exit()} while importing it",
+                         tail(sandbox.stderr, 4000) or None)
+        elif self.imported and not self.aborted and not self.failed_run and not complete:
+            location = f" during {where(self.current)}" if self.current else ""
+            verdict.fail("run", f"the candidate's process {sandbox.describe_exit()}{location}",
+                         tail(sandbox.stderr, 4000) or None)
+        if complete:
+            self.settle()
+        verdict.ran = complete
+        return verdict
+
+    def _check_guards(self, frame: dict[str, Any], checks: dict[str, Any]) -> None:
+        """Guard findings of one run; each kind of finding is reported once, where first seen."""
+        verdict = self.verdict
+        at = where(frame)
+        for problem in checks.get("violations", []):
+            verdict.fail("anticheat", f"during {at}, the candidate {problem}", key=f"violation:{problem}")
+        mutated = checks.get("mutated", [])
+        if mutated:
+            verdict.fail("anticheat", f"during {at}, the candidate modified its input(s) "
+                         f"{', '.join(mutated)} (inputs must stay unchanged)", key="mutated")
+        compute = checks.get("compute", [])
+        if compute and self.task.forbid_torch_compute:
+            verdict.fail("anticheat", f"during {at}, the entry point computed with torch/numpy instead "
+                         f"of a Triton kernel ({', '.join(compute[:3])})", key="compute")
+        launches = checks.get("launches", {})
+        if launches.get("other"):
+            verdict.fail("anticheat", f"during {at}, the entry point launched kernels that are not the "
+                         "candidate's own: " + ", ".join(launches["other"][:3]), key="foreign")
+        if launches.get("candidate", 0) == 0:
+            verdict.fail("anticheat", f"during {at}, no Triton kernel defined in the candidate was "
+                         "launched", key="no_launch")

@@ -1,0 +1,94 @@
+"""The message protocol between the judge and its children, in one place.
+
+Children send frames (dicts with a ``kind``) on the sandbox channel; the judge
+answers some of them through the child's stdin. Who sends what:
+
+=============  =========================  ==============================================
+kind           sent by                    carries / what happens next
+=============  =========================  ==============================================
+``cases``      reference                  the case table, skips, ``custom_compare``
+``imported``   candidate                  contract problems and guard findings of the
+                                          import; the child waits for a :data:`Plan`
+                                          (or :data:`ABORT`)
+``start``      reference, candidate       a run begins (``stage``, ``case``, ``seed``);
+                                          with ``plan["gate"]`` the child waits for
+                                          :data:`GO` (the device is free of timing)
+``run``        reference, candidate       the run's ``outputs`` (+ ``checks``,
+                                          ``rerun``, ``weak``, ``oracle``)
+``error``      reference, candidate       a run raised (``exception``, ``message``,
+                                          ``error`` traceback)
+``checked``    candidate (timing asked)   every planned run is done; the child waits for
+                                          ``{"time": {"seed": S}}`` or :data:`ABORT`
+``timing``     candidate                  one case timed: medians, spreads, gaps,
+                                          the last timed outputs
+``setup_error`` / ``import_error``        the harness / the module under test failed
+=============  =========================  ==============================================
+
+The judge's side reads every child's frames through :class:`FrameHandler`, so
+the dispatch is written once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+CASES = "cases"
+IMPORTED = "imported"
+START = "start"
+RUN = "run"
+ERROR = "error"
+CHECKED = "checked"
+TIMING = "timing"
+SETUP_ERROR = "setup_error"
+IMPORT_ERROR = "import_error"
+
+GO: dict[str, Any] = {"go": True}
+ABORT: dict[str, Any] = {"abort": True}
+
+
+class Plan(TypedDict, total=False):
+    """What a child runs: cases per stage, seeds per case, and how."""
+
+    seeds: list[int]
+    stage1: list[str]
+    stage2: list[str]
+    case_seeds: dict[str, dict[str, list[int]]]  # stage -> case -> seeds
+    no_rerun: list[str]  # cases without a determinism rerun (heavy ones)
+    determinism: bool
+    oracle: bool  # reference only: also return the harness oracle's outputs
+    gate: bool  # wait for GO after each ``start`` (several children share the device)
+
+
+class TimingOptions(TypedDict, total=False):
+    warmup_ms: float
+    rep_ms: float  # the most time one case's timed loop may take
+    repetitions: int  # > 0: exactly this many (no adaptive stop)
+    min_repetitions: int
+    max_repetitions: int
+    target_ci: float  # stop once the median's 95 % interval is within this fraction, both sides
+    l2_flush: bool
+    flush_bytes: int
+    queue_ahead_us: float
+
+
+def where(frame: dict[str, Any] | None) -> str:
+    frame = frame or {}
+    return f"{frame.get('stage')} case {frame.get('case')!r} seed {frame.get('seed')}"
+
+
+class FrameHandler:
+    """Judge side: ``handle(frame)`` calls ``on_<kind>(frame)``; unknown kinds are kept aside."""
+
+    def handle(self, frame: Any) -> Any:
+        if not isinstance(frame, dict):
+            return None
+        kind = frame.get("kind")
+        if kind is None:
+            return None
+        method = getattr(self, f"on_{kind}", None)
+        if method is None:
+            return self.on_other(frame)
+        return method(frame)
+
+    def on_other(self, frame: dict[str, Any]) -> Any:
+        return None

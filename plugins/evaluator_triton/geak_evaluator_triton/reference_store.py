@@ -1,0 +1,212 @@
+"""Reference outputs: computed once per (task, device, seeds), kept for every later candidate.
+
+The reference runs in a trusted child that never sees candidate code. Its
+outputs stay in the judge's memory (up to ``reference_cache_mb``) and, with
+``reference_cache_dir``, on disk for the tasks' fixed seeds (secret seeds and
+the timing seed are drawn anew by every judge and never written). Several
+candidates of one task wait for one reference run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+from geak_core.tasks import Case, Task
+
+from geak_evaluator_triton.children import Children, task_payload
+from geak_evaluator_triton.comparison import JudgeError, tail
+from geak_evaluator_triton.devices import Runtime, Slot
+from geak_evaluator_triton.protocol import FrameHandler, where
+from geak_evaluator_triton.references import DiskCache, ReferenceRun, nbytes_of
+from geak_evaluator_triton.verdict import describe_exception, trim_traceback
+
+
+class ReferenceStore:
+    def __init__(self, children: Children, secret_seeds: list[int], timing_seed: int) -> None:
+        self.children = children
+        self.options = children.options
+        self.secret_seeds = secret_seeds
+        self.timing_seed = timing_seed
+        self._lock = threading.Lock()
+        self._runs: OrderedDict[str, ReferenceRun] = OrderedDict()
+        self._key_locks: dict[str, threading.Lock] = {}
+        root = self.options.reference_cache_dir
+        self._disk = DiskCache(root) if root else None
+
+    def seeds_for(self, task: Task) -> list[int]:
+        fixed = list(self.options.seeds) if self.options.seeds else list(task.seeds)
+        return fixed + [s for s in self.secret_seeds if s not in fixed]
+
+    def key(self, task: Task, runtime: Runtime) -> str:
+        payload = task_payload(task)
+        content = ""
+        if payload.get("reference") and os.path.isfile(payload["reference"]):
+            with open(payload["reference"], "rb") as handle:
+                content = hashlib.sha256(handle.read()).hexdigest()
+        versions = runtime.probe.get("torch"), runtime.probe.get("triton")
+        blob = json.dumps(
+            [payload, content, runtime.mode, runtime.device_name, runtime.case_set, versions,
+             self.options.check_outliers, self.options.heavy_case_mb, self.options.noise_multiple > 0],
+            sort_keys=True, default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def get(self, task: Task, runtime: Runtime, slot: Slot) -> ReferenceRun:
+        """The reference outputs of ``task`` (cached); raises JudgeError if the reference fails."""
+        key = self.key(task, runtime)
+        with self._lock:
+            lock = self._key_locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                if key in self._runs:
+                    self._runs.move_to_end(key)
+                    return self._runs[key]
+            run = self._compute(task, runtime, slot, key)
+            with self._lock:
+                self._runs[key] = run
+                self._evict()
+            return run
+
+    def clear(self) -> None:
+        with self._lock:
+            self._runs.clear()
+
+    def _evict(self) -> None:
+        limit = self.options.reference_cache_mb * 1024 * 1024
+        while len(self._runs) > 1 and sum(r.nbytes for r in self._runs.values()) > limit:
+            self._runs.popitem(last=False)
+
+    def _compute(self, task: Task, runtime: Runtime, slot: Slot, key: str) -> ReferenceRun:
+        seeds = self.seeds_for(task)
+        fixed = [s for s in seeds if s not in self.secret_seeds]
+        timing_seed = self.timing_seed if runtime.mode == "gpu" else None
+        cached = self._disk.load(key, fixed) if self._disk else {}
+        missing = [s for s in seeds if s not in cached.get("seeds", [])]
+        flags: list[str] = []
+        try:
+            if cached and not missing and timing_seed is None:
+                run = cached["run"]
+                cached = {}
+            else:  # the timing seed is secret and never on disk: its runs are always computed
+                run = self.run(task, runtime, slot, missing if cached else seeds, all_seeds=seeds,
+                               timing_seed=timing_seed)
+        except JudgeError as exc:
+            # A reference that fails only under the judge's extra seeds is judged on the
+            # task's own first seed alone, with a flag (published harnesses often hold
+            # references that index out of bounds for other inputs).
+            protocol_seed = seeds[0]
+            failed_seed = getattr(exc, "seed", None)
+            if failed_seed is None or failed_seed == protocol_seed:
+                raise
+            run = self.run(task, runtime, slot, [protocol_seed], all_seeds=[protocol_seed],
+                           timing_seed=protocol_seed if timing_seed is not None else None)
+            seeds, cached = [protocol_seed], {}
+            flags.append("reference_seed_fallback")
+        if cached:
+            run.outputs.update(cached["run"].outputs)
+            run.noise.update(cached["run"].noise)
+        run.seeds = seeds
+        run.flags = flags
+        run.heavy_bytes = self.options.heavy_case_mb * 2**20
+        run.nbytes = nbytes_of(list(run.outputs.values()))
+        if self._disk and not flags:
+            self._disk.store(key, run, fixed)
+        return run
+
+    def run(self, task: Task, runtime: Runtime, slot: Slot, seeds: list[int], *, oracle: bool = False,
+            all_seeds: list[int] | None = None, timing_seed: int | None = None) -> ReferenceRun:
+        """One reference child over ``seeds``; holds the device shared while it runs."""
+        started = time.monotonic()
+        args = {
+            "task": task_payload(task),
+            "case_set": runtime.case_set,
+            "seeds": seeds,
+            "all_seeds": all_seeds or self.seeds_for(task),
+            "heavy_bytes": self.options.heavy_case_mb * 2**20,
+            "outliers": self.options.check_outliers,
+            "oracle": oracle,
+            "noise": self.options.noise_multiple > 0 and not oracle,
+            "timing_seed": timing_seed,
+        }
+        reader = _ReferenceFrames(task)
+        with slot.gate.shared():
+            result = self.children.run("reference", args, slot.env, timeout=self.options.reference_timeout_s,
+                                       cache="reference", on_message=lambda m, _r: reader.handle(m))
+        if reader.failure is not None:
+            raise reader.failure
+        if reader.table is None or not result.completed:
+            raise JudgeError(f"the reference of {task.key} did not finish: {result.describe_exit()}"
+                             + tail(result.stderr))
+        table = reader.table
+        return ReferenceRun(
+            cases=[Case.from_dict(c) for c in table["cases"]],
+            skipped=table["skipped"],
+            stage2_skipped=table["stage2_skipped"],
+            custom_compare=bool(table["custom_compare"]),
+            seeds=seeds,
+            heavy_bytes=self.options.heavy_case_mb * 2**20,
+            outputs=reader.outputs,
+            oracle=reader.oracles,
+            noise=reader.noise,
+            timing_seed=timing_seed,
+            untimed=reader.untimed,
+            reference_file=table.get("reference_file", ""),
+            weak=reader.weak,
+            wall_s=time.monotonic() - started,
+        )
+
+
+class _ReferenceFrames(FrameHandler):
+    """Collects a reference child's frames; the first failure is kept as a JudgeError."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.table: dict[str, Any] | None = None
+        self.outputs: dict[tuple[str, str, int], Any] = {}
+        self.oracles: dict[tuple[str, str, int], Any] = {}
+        self.noise: dict[tuple[str, str, int], Any] = {}
+        self.untimed: dict[str, str] = {}
+        self.weak: list[str] = []
+        self.failure: JudgeError | None = None
+
+    def on_cases(self, frame: dict[str, Any]) -> Any:
+        self.table = frame
+        return {"kind": "cases"}
+
+    def on_run(self, frame: dict[str, Any]) -> Any:
+        index = (frame["stage"], frame["case"], frame["seed"])
+        self.outputs[index] = frame["outputs"]
+        self.weak += [w for w in frame.get("weak", []) if w not in self.weak]
+        if "noise" in frame:
+            self.noise[index] = frame["noise"]
+        if "oracle" in frame:
+            self.oracles[index] = frame["oracle"]
+        elif "oracle_error" in frame:
+            self.oracles[index] = {"$oracle_error": frame["oracle_error"]}
+        return {"kind": "run", "stage": frame["stage"], "case": frame["case"], "seed": frame["seed"]}
+
+    def on_error(self, frame: dict[str, Any]) -> Any:
+        if frame.get("stage") == "timing":
+            self.untimed[frame["case"]] = f"the reference raised on the timing inputs: {describe_exception(frame)}"
+            return {"kind": "error"}
+        self._fail(frame, f" at {where(frame)}")
+        return {"kind": "error"}
+
+    def on_setup_error(self, frame: dict[str, Any]) -> Any:
+        self._fail(frame, "")
+        return {"kind": "error"}
+
+    on_import_error = on_setup_error
+
+    def _fail(self, frame: dict[str, Any], location: str) -> None:
+        if self.failure is None:
+            self.failure = JudgeError(
+                f"the reference of {self.task.key} failed{location}: {describe_exception(frame)}\n"
+                + (trim_traceback(frame.get("error")) or ""))
+            self.failure.seed = frame.get("seed")  # type: ignore[attr-defined]
