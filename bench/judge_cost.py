@@ -1,0 +1,205 @@
+"""What one verdict costs: this judge against GEAK-eval's harness, side by side in one run.
+
+Per task of the rocm suite:
+
+* the candidate is the original expert kernel of the task (the kernel part of
+  ``<geak-eval>/geak_eval/data/ROCm/data/ROCm_v1/<task>.py``, everything before
+  its line of 146 ``#``) when ``--geak-eval`` names a checkout, else our own
+  reference file;
+* **cold**: a fresh judge judges it once (reference run, candidate run, timing;
+  Triton's disk cache as earlier tasks of the call left it); per-phase seconds;
+* **warm**: the same judge judges a second copy (reference cached);
+* **8 at once**: ``--parallel`` (8) further copies through ``evaluate_many``,
+  wall seconds for all of them, and that against one warm judgement;
+* **timing quality**: ``--self`` (3) judgements of our reference against itself
+  (ideally 1.00) and the spread of the candidate's speedups over its warm and
+  parallel judgements;
+* **GEAK-eval per candidate**, with ``--geak-eval``: its pytest harness on the
+  same file, as GEAK-eval judges a candidate: the correctness tests of the
+  reference file, those of the candidate file (here the same file) and its
+  performance tests, each a fresh ``python -m pytest`` process, wall seconds.
+
+Writes ``--json`` after every task (atomically) and prints a markdown table.
+
+    python bench/judge_cost.py --tasks test_add_kernel,softmax --geak-eval ~/GEAK-eval --json cost.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+SEPARATOR = "#" * 146
+DEFAULT_TASKS = ("test_add_kernel,softmax,layernorm,rmsnorm_fwd,test_gemm_no_scf,test_flashattention_fwd")
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", default=DEFAULT_TASKS, help="comma-separated rocm task ids")
+    parser.add_argument("--geak-eval", default="", help="a checkout of AMD-AGI/GEAK-eval")
+    parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--self", dest="self_repeats", type=int, default=3)
+    parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
+    parser.add_argument("--geak-timeout", type=float, default=600.0)
+    parser.add_argument("--json", dest="json_out", default="")
+    return parser.parse_args(argv)
+
+
+def original_kernel(geak_eval: str, task_id: str) -> str | None:
+    path = os.path.join(geak_eval, "geak_eval", "data", "ROCm", "data", "ROCm_v1", f"{task_id}.py")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.strip() == SEPARATOR:
+            return "".join(lines[:index])
+    return None
+
+
+def geak_eval_cost(geak_eval: str, task_id: str, timeout: float) -> dict[str, Any]:
+    """Wall seconds of GEAK-eval's three pytest runs for one candidate of ``task_id``."""
+    folder = os.path.join(geak_eval, "geak_eval", "data", "ROCm", "data", "ROCm_v1")
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(geak_eval) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    steps = {
+        "reference_correctness": ["-k", "not test_performance and not test_save_performance_results"],
+        "candidate_correctness": ["-k", "not test_performance and not test_save_performance_results"],
+        "performance": ["-k", "test_performance or test_save_performance_results"],
+    }
+    out: dict[str, Any] = {}
+    for name, selection in steps.items():
+        started = time.monotonic()
+        try:
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                   f"{task_id}.py", *selection], cwd=folder, env=env, timeout=timeout,
+                                  capture_output=True, text=True)
+            status, ok = (proc.stdout.strip().splitlines() or ["?"])[-1], proc.returncode == 0
+        except subprocess.TimeoutExpired:
+            status, ok = f"timed out after {timeout:.0f} s", False
+        out[name] = {"s": round(time.monotonic() - started, 2), "status": status, "ok": ok}
+    out["total_s"] = round(sum(v["s"] for v in out.values() if isinstance(v, dict)), 2)
+    out["ok"] = all(v["ok"] for v in out.values() if isinstance(v, dict))
+    return out
+
+
+def bench_task(task: Any, code: str, args: argparse.Namespace) -> dict[str, Any]:
+    from geak_core.components import EvalJob
+    from geak_core.model import Candidate
+    from geak_core.plugins import get_plugin_manager
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    def copy(i: int) -> Candidate:  # distinct sources, same kernels
+        return Candidate(id=f"c{i}", task_id=task.id, code=code + f"\n# copy {i}\n")
+
+    judge = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode))
+    row: dict[str, Any] = {"task": task.id}
+    try:
+        started = time.monotonic()
+        cold = judge.evaluate(task, copy(0))
+        row["cold_s"] = round(time.monotonic() - started, 2)
+        row["phases_cold"] = cold.phases
+        row.update(correct=cold.correct, reason=cold.reason, flags=cold.flags, speedup_cold=cold.speedup)
+        started = time.monotonic()
+        warm = judge.evaluate(task, copy(1))
+        row["warm_s"] = round(time.monotonic() - started, 2)
+        row["phases_warm"] = warm.phases
+        speedups = [r.speedup for r in (warm,) if r.speedup is not None]
+        if args.parallel > 0:
+            jobs = [EvalJob(task, copy(2 + i)) for i in range(args.parallel)]
+            started = time.monotonic()
+            results = [r for _, r in judge.evaluate_many(jobs)]
+            row["parallel"] = args.parallel
+            row["parallel_s"] = round(time.monotonic() - started, 2)
+            row["parallel_over_one"] = round(row["parallel_s"] / row["warm_s"], 2) if row["warm_s"] else None
+            row["parallel_correct"] = sum(1 for r in results if r.correct)
+            row["parallel_phases"] = [r.phases for r in results]
+            speedups += [r.speedup for r in results if r.speedup is not None]
+        if speedups:
+            row["speedups"] = speedups
+            row["speedup_spread"] = round((max(speedups) - min(speedups)) / statistics.median(speedups), 4)
+        if args.self_repeats > 0 and task.reference:
+            with open(task.reference, encoding="utf-8") as handle:
+                own = handle.read()
+            selfs = [judge.evaluate(task, Candidate(id=f"self{i}", task_id=task.id, code=own))
+                     for i in range(args.self_repeats)]
+            row["self_speedups"] = [r.speedup for r in selfs]
+            row["self_correct"] = all(r.correct for r in selfs)
+    finally:
+        judge.close()
+    return row
+
+
+def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
+    lines = [
+        f"Judge cost on {environment['device']} ({environment['date']})", "",
+        "| task | correct | cold (s) | warm (s) | GEAK-eval per candidate (s) | GEAK-eval / warm | "
+        "GEAK-eval / cold | 8 at once (s) | 8 / one | speedup spread | self speedups |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        geak = (r.get("geak_eval") or {}).get("total_s")
+        if geak is not None and not r["geak_eval"].get("ok"):
+            geak = None  # its harness failed here: no cost to compare
+        ratio_warm = f"{geak / r['warm_s']:.1f}x" if geak and r.get("warm_s") else "-"
+        ratio_cold = f"{geak / r['cold_s']:.1f}x" if geak and r.get("cold_s") else "-"
+        selfs = ", ".join(f"{s:.3f}" for s in r.get("self_speedups", []) if s is not None) or "-"
+        spread = f"{100 * r['speedup_spread']:.1f} %" if "speedup_spread" in r else "-"
+        lines.append(
+            f"| {r['task']} | {r.get('correct')} | {r.get('cold_s', '-')} | {r.get('warm_s', '-')} | "
+            f"{geak if geak is not None else '-'} | {ratio_warm} | {ratio_cold} | {r.get('parallel_s', '-')} | "
+            f"{r.get('parallel_over_one', '-')} | {spread} | {selfs} |")
+    valid = [r for r in rows if (r.get("geak_eval") or {}).get("ok") and r.get("warm_s") and r.get("cold_s")]
+    ratios = [r["geak_eval"]["total_s"] / r["warm_s"] for r in valid]
+    colds = [r["geak_eval"]["total_s"] / r["cold_s"] for r in valid]
+    if ratios:
+        lines += ["", f"median GEAK-eval / warm: {statistics.median(ratios):.1f}x; "
+                      f"median GEAK-eval / cold: {statistics.median(colds):.1f}x"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    from geak_core.plugins import get_plugin_manager
+    from geak_core.store import atomic_write
+
+    manager = get_plugin_manager()
+    suite = manager.build("suite", "rocm")
+    environment: dict[str, Any] = {"python": platform.python_version(), "date": time.strftime("%Y-%m-%d"),
+                                   "device": "cpu"}
+    try:
+        import torch
+        import triton
+
+        environment.update(torch=torch.__version__, triton=triton.__version__)
+        if torch.cuda.is_available() and args.mode != "interpreter":
+            environment["device"] = torch.cuda.get_device_name(0)
+    except ImportError:
+        pass
+    rows: list[dict[str, Any]] = []
+    for task_id in [t for t in args.tasks.split(",") if t]:
+        task = suite.get(task_id)
+        code = original_kernel(args.geak_eval, task_id) if args.geak_eval else None
+        if code is None:
+            with open(task.reference, encoding="utf-8") as handle:
+                code = handle.read()
+        row = bench_task(task, code, args)
+        row["candidate"] = "GEAK-eval original" if args.geak_eval and original_kernel(args.geak_eval, task_id) else "our reference"
+        if args.geak_eval:
+            row["geak_eval"] = geak_eval_cost(args.geak_eval, task_id, args.geak_timeout)
+        rows.append(row)
+        print(json.dumps(row, default=str), file=sys.stderr, flush=True)
+        if args.json_out:
+            atomic_write(args.json_out, json.dumps({"environment": environment, "tasks": rows}, indent=2, default=str))
+    print(markdown(rows, environment))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
