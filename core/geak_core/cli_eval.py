@@ -9,7 +9,12 @@ given to the suite's optional ``resolve_record(record)`` (a suite may know its
 records by their label or instruction); failing that, a record with
 ``predict`` and ``file`` names its task by the file's stem (GEAK-eval's
 format). A suite's optional ``record_code(record, task_id)`` extracts the code
-of a ``predict`` reply; otherwise ``geak_core.extract`` does.
+of a ``predict`` reply; otherwise ``geak_core.extract`` does. A record whose
+task the suite's optional ``unusable()`` lists (a task file it cannot judge) is
+reported unjudged, flagged ``skipped`` and ``unusable_task``, with the reason.
+
+Scripts that judge records themselves (``bench/``) reuse ``entries_from_jsonl``,
+``build_evaluator``, ``result_record``, ``verdict_line`` and ``summarize``.
 
 Exit status: 0 when every candidate was judged, whatever the verdicts; 1 when
 the judge itself failed on some task (its reference crashed, say); 2 for bad
@@ -126,8 +131,12 @@ def _from_jsonl(path_text: str, inputs: _Inputs) -> list[_Entry]:
         if not task_id:
             raise InputError(f"{where}: the record names no task (fields 'task' or 'task_id'), "
                              f"and suite {inputs.suite.name!r} cannot tell it from the record")
-        task = inputs.task(str(task_id), where)
         cid = str(record.get("id") or record.get("candidate_id") or f"{path.name}:{number}")
+        unusable = _unusable_reason(inputs, str(task_id))
+        if unusable is not None:
+            entries.append(_unusable_entry(inputs.suite.name, str(task_id), cid, unusable))
+            continue
+        task = inputs.task(str(task_id), where)
         verdict = None
         record_code = getattr(inputs.suite, "record_code", None)
         if isinstance(record.get("code"), str):
@@ -147,7 +156,30 @@ def _from_jsonl(path_text: str, inputs: _Inputs) -> list[_Entry]:
     return entries
 
 
-def _build_evaluator(name: str, overrides: dict[str, Any]) -> Any:
+def _unusable_reason(inputs: _Inputs, task_id: str) -> str | None:
+    """Why the suite cannot judge ``task_id`` (its optional ``unusable()``), or None."""
+    if task_id in inputs.tasks():
+        return None
+    unusable = getattr(inputs.suite, "unusable", None)
+    return unusable().get(task_id) if callable(unusable) else None
+
+
+def _unusable_entry(suite_name: str, task_id: str, cid: str, why: str) -> _Entry:
+    task = Task(suite=suite_name, id=task_id, instruction="", entry_points=[], harness="")
+    verdict = EvalResult(task_id=task_id, candidate_id=cid, flags=["skipped", "unusable_task"],
+                         reason=f"skipped: the suite cannot judge task {task_id!r}: {why}")
+    return _Entry(task, Candidate(id=cid, task_id=task_id, code="", origin="file"), verdict)
+
+
+def entries_from_jsonl(path: str, suite: Any) -> list[_Entry]:
+    """The candidates of a JSONL file of records, as ``geak-core eval --candidates`` reads
+    them: ``entry.verdict`` is set where no judging is needed (no code, unusable task)."""
+    return _from_jsonl(path, _Inputs(suite))
+
+
+def build_evaluator(name: str, overrides: dict[str, Any]) -> Any:
+    """The registered evaluator ``name`` with the ``overrides`` its options know (others,
+    and None values, are left at their defaults)."""
     manager = get_plugin_manager()
     spec = manager.spec("evaluator", name)
     options = None
@@ -238,7 +270,8 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _line(task: Task, result: EvalResult) -> str:
+def verdict_line(task: Task, result: EvalResult) -> str:
+    """The printed line of one verdict."""
     if "skipped" in result.flags:
         verdict = "SKIPPED"
     elif "judge_error" in result.flags:
@@ -292,7 +325,7 @@ def eval_command(
                 seed_list = [int(s) for s in seeds.split(",") if s.strip()]
             except ValueError as exc:
                 raise InputError(f"--seeds: expected comma-separated integers, got {seeds!r}") from exc
-        evaluator = _build_evaluator(evaluator_name, {
+        evaluator = build_evaluator(evaluator_name, {
             "mode": mode, "workers": workers, "timeout_s": timeout_s, "hardware": hardware,
             "seeds": seed_list, "extra_pythonpath": [os.path.abspath(p) for p in pythonpath] or None,
         })
@@ -307,12 +340,12 @@ def eval_command(
     decided = [e for e in entries if e.verdict is not None]
     for entry in decided:
         pairs.append((entry.task, entry.verdict))  # type: ignore[arg-type]
-        click.echo(_line(entry.task, entry.verdict))  # type: ignore[arg-type]
+        click.echo(verdict_line(entry.task, entry.verdict))  # type: ignore[arg-type]
     jobs = [EvalJob(e.task, e.candidate) for e in entries if e.verdict is None]
     try:
         for job, result in evaluator.evaluate_many(jobs):
             pairs.append((job.task, result))
-            click.echo(_line(job.task, result))
+            click.echo(verdict_line(job.task, result))
     finally:
         evaluator.close()
 

@@ -6,9 +6,23 @@ test part is executed in a copy of the global namespace of the module under
 judgement (the reference's kernel part, or the candidate), in which the entry
 points are the objects the judge hands over (monitored wrappers, for a
 candidate); then the test function is called and what it returns becomes
-``outputs["result"]``. The reference's process and
-the candidate's process both seed Python's, NumPy's and torch's generators
-with the case's seed right before the call, so both tests draw the same inputs.
+``outputs["result"]``. The reference's process and the candidate's process
+both seed Python's, NumPy's and torch's generators right before the call, so
+both tests draw the same inputs.
+
+``Task.extra["protocol"]`` picks how (see ``suite``):
+
+* ``published`` (TritonBench's and GEAK-eval's way): the candidate and the
+  test share one module namespace, so whatever the test part defines or
+  imports (``import torch``) is also a global of the module under judgement,
+  as when the two are one file; the generators are seeded as GEAK-eval leaves
+  them when the test runs (``seeding.seed_as_imported``: the case's seed, the
+  protocol's 42 among the task's seeds, then the module's own module-level
+  seeding calls); performance-script inputs are timing-only cases
+  (``Case.checked = False``).
+* ``strict``: the test part's names stay in the copy, the generators are
+  seeded with the case's seed alone, and the performance-script outputs are
+  compared too.
 
 Cases:
 
@@ -17,8 +31,9 @@ Cases:
   no performance script it is also the timed case on a GPU, a weaker
   measurement: the timed call includes building the inputs.
 * ``perf_<i>`` (full mode, when ``golden_metrics/<name>_perf.py`` exists): the
-  script's i-th input; ``run`` is the script's ``call_op`` alone and its output
-  is compared too. FLOPs and bytes come from the script's own formulas.
+  script's i-th input; ``run`` is the script's ``call_op`` alone. FLOPs and
+  bytes come from the script's own formulas. Compared with the reference's
+  output only under ``strict``.
 
 A test result with nothing a wrong kernel would change (None, empty, only
 booleans or shapes) is compared all the same; ``weak_result_reason`` tells the
@@ -46,12 +61,15 @@ from geak_suite_tritonbench.rewrite import (
     gpu_backend,
     rewrite_device_literals,
 )
-from geak_suite_tritonbench.seeding import seed_all
+from geak_suite_tritonbench.seeding import module_seeding_of, seed_all, seed_as_imported
 from geak_suite_tritonbench.taskfile import parse_part, plan_test, split_source
 
 TEST_CASE = "test"
 PERF_PREFIX = "perf_"
 PERF_SEEDS_KEPT = 4  # the judge runs each case for every seed: task seeds plus secret ones
+TIMING_ONLY_NOTE = (
+    "timed only: under the published protocol correctness is the test's result alone"
+)
 WEAK_TIMING_NOTE = (
     "timed: the task's whole test function, building its inputs included; a weaker "
     "measurement than a per-shape timing (no performance script for this task)"
@@ -123,6 +141,23 @@ def namespace_for_test(module: Any, entry_points: list[str]) -> dict[str, Any]:
     return namespace
 
 
+def share_test_names(module: dict[str, Any], namespace: dict[str, Any],
+                     before: dict[str, Any]) -> list[str]:
+    """Make what the test part bound (imports, functions, constants) globals of the module.
+
+    In the published protocol the candidate and the test are one file, so a
+    candidate function may use a name only the test part imports. The entry
+    points stay in the copy alone (the test part never binds them).
+    """
+    shared = [
+        name for name, value in namespace.items()
+        if name != DEVICE_NAME and (name not in before or before[name] is not value)
+    ]
+    for name in shared:
+        module[name] = namespace[name]
+    return shared
+
+
 class Harness(BaseHarness):
     def __init__(self, task: Task) -> None:
         super().__init__(task)
@@ -130,6 +165,7 @@ class Harness(BaseHarness):
         perf = task.extra.get("perf_script")
         self.perf_path = Path(perf) if perf else None
         self.libdevice = task.extra.get("libdevice", "auto")
+        self.published = task.extra.get("protocol", "published") == "published"
         self._device: str | None = None
         self._prepared: dict[int, tuple[Any, dict[str, Any], list[tuple[str, Any]]]] = {}
         self._aligned: set[int] = set()
@@ -138,6 +174,7 @@ class Harness(BaseHarness):
         self._current: Any = None  # the module a performance script's call goes to
         self._raw: dict[int, list[Any]] = {}  # the script's inputs (on the CPU) by seed
         self._templates: dict[tuple[str, int], Any] = {}
+        self._module_seeding: dict[int, list[tuple[str, int]]] = {}
 
     # -- cases ---------------------------------------------------------------
 
@@ -193,6 +230,8 @@ class Harness(BaseHarness):
             note = f"input {index} of {script.path.name}"
             if measures.note:
                 note += f" ({measures.note})"
+            if self.published:
+                note += f"; {TIMING_ONLY_NOTE}"
             cases.append(
                 Case(
                     name=f"{PERF_PREFIX}{index}",
@@ -202,6 +241,7 @@ class Harness(BaseHarness):
                     dtype=main_dtype(raw),
                     timed=True,
                     outliers=False,
+                    checked=not self.published,
                     note=note,
                 )
             )
@@ -247,7 +287,10 @@ class Harness(BaseHarness):
             result = script.call(argument)
         else:
             namespace, calls = self._prepare(module)
-            seed_all(seed)
+            if self.published:
+                seed_as_imported(seed, self._module_seeding.get(id(module), []))
+            else:
+                seed_all(seed)
             values = {name: eval(code, namespace) for name, code in calls}
             result = next(iter(values.values())) if len(values) == 1 else values
         outputs["result"] = comparable(result)
@@ -292,7 +335,13 @@ class Harness(BaseHarness):
         tree = parse_part(source, where, "test part", line_offset=line)
         plan = plan_test(tree, where)
         body = [node for i, node in enumerate(tree.body) if i not in plan.dropped]
+        before = dict(namespace)
         exec(compile(ast.Module(body=body, type_ignores=[]), where, "exec"), namespace)
+        if self.published:
+            found = module_globals(module)
+            if found is not None:
+                share_test_names(found, namespace, before)
+            self._module_seeding[key] = module_seeding_of(found)
         calls = [
             (c.variable, compile(c.expression, f"{where} (test call)", "eval")) for c in plan.calls
         ]

@@ -11,6 +11,13 @@ whole task file would run its test at module level (on ``'cuda'``). So the
 reference is the file's kernel part, written once to a cache folder
 (``$GEAK_CACHE_DIR`` or ``~/.cache/geak-core``) with the same line numbers as
 the original; ``Task.extra["file"]`` is the original file.
+
+Two protocols (option ``protocol``): ``published`` judges as TritonBench and
+GEAK-eval do (the candidate and the test in one module namespace, the test's
+result alone decides correctness, the protocol's seed, performance-script
+inputs for timing only); ``strict`` keeps the candidate's namespace apart from
+the test's, compares the performance-script outputs too and seeds with the
+judge's own seeds. ``Task.extra["protocol"]`` tells the harness which.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from geak_suite_tritonbench.layout import (
 )
 from geak_suite_tritonbench.matching import DEFAULT_THRESHOLD, LabelMatcher, normalise
 from geak_suite_tritonbench.records import code_from_reply, reply_of
+from geak_suite_tritonbench.seeding import PROTOCOL_SEED
 from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file
 
 log = logging.getLogger(__name__)
@@ -42,6 +50,8 @@ SUITE_NAME = "tritonbench"
 HARNESS = "geak_suite_tritonbench.harness:Harness"
 CACHE_ENV = "GEAK_CACHE_DIR"
 PATH_ENV = "GEAK_TRITONBENCH_DATA"  # the data folder when no path is given (command line use)
+PROTOCOLS = ("published", "strict")
+STRICT_SEEDS = (0, 1)
 
 # (atol, rtol) per output dtype. Looser than the core defaults: a candidate may tile and
 # accumulate in another order than the reference, and tl.dot on float32 inputs uses TF32
@@ -65,6 +75,16 @@ class TritonBenchOptions:
                           f"files (default: ${PATH_ENV})"},
     )
     instruction: str = field(default="complete", metadata={"choices": ["simple", "complete"]})
+    protocol: str = field(
+        default="published",
+        metadata={
+            "choices": list(PROTOCOLS),
+            "help": "published: as TritonBench / GEAK-eval judge (candidate and test in one "
+                    "namespace, the test's result alone decides, seed 42, performance inputs "
+                    "only timed); strict: separate namespaces, performance outputs compared "
+                    "too, the judge's own seeds",
+        },
+    )
     json: str = field(
         default="",
         metadata={"path": True,
@@ -93,6 +113,9 @@ class TritonBenchOptions:
     label_threshold: float = DEFAULT_THRESHOLD
 
     def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol: expected one of {', '.join(PROTOCOLS)}, "
+                             f"got {self.protocol!r}")
         for dtype, pair in self.tolerances.items():
             if not (isinstance(pair, (list, tuple)) and len(pair) == 2
                     and all(isinstance(v, (int, float)) and v >= 0 for v in pair)):
@@ -124,6 +147,13 @@ def _write_reference(folder: Path, task_file: TaskFile) -> Path:
             f"set {CACHE_ENV} to a writable folder"
         ) from None
     return target
+
+
+def _text_of(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _generated_instruction(task_file: TaskFile) -> str:
@@ -169,22 +199,32 @@ class TritonBenchSuite:
         if not files:
             raise InputError(f"[suite] path: {self.layout.tasks_dir} holds no task .py files")
         for path in files:
+            info = self._instructions.get(path.name)
+            instructions = (info.simple, info.complete) if info else ()
             try:
                 task_file = read_task_file(path)
             except TaskFileError as exc:
                 self._unusable[path.stem] = str(exc)
+                # known to the matcher all the same: its records must find it, not a neighbour
+                self._matcher.add(path.stem, info.output if info else "", _text_of(path),
+                                  instructions=instructions)
                 continue
-            info = self._instructions.get(path.name)
             task = self._task(task_file, info, _write_reference(references, task_file))
             tasks[task.id] = task
             self._matcher.add(task.id, task_file.kernel_source, task_file.text,
-                              info.output if info else "")
-            if info:
-                for text in (info.simple, info.complete):
-                    if text.strip():
-                        self._instruction_texts.append((normalise(text), task.id))
+                              info.output if info else "", instructions=instructions)
+            for text in instructions:
+                if text.strip():
+                    self._instruction_texts.append((normalise(text), task.id))
+        present = {path.name for path in files}
+        for name, info in self._instructions.items():
+            if name not in present:
+                stem = name.removesuffix(".py")
+                self._unusable[stem] = (f"{self.layout.json_path}: lists {name}, which the task "
+                                        f"folder {self.layout.tasks_dir} does not have")
+                self._matcher.add(stem, info.output, instructions=(info.simple, info.complete))
         if self._unusable:
-            log.warning("tritonbench: %d task file(s) unusable: %s", len(self._unusable),
+            log.warning("tritonbench: %d task(s) unusable: %s", len(self._unusable),
                         ", ".join(sorted(self._unusable)))
         self._tasks = tasks
         return tasks
@@ -195,6 +235,7 @@ class TritonBenchSuite:
             instruction = info.simple if self.options.instruction == "simple" else info.complete
         perf = self.layout.perf_script(task_file.stem)
         plan = task_file.plan
+        published = self.options.protocol == "published"
         return Task(
             suite=SUITE_NAME,
             id=task_file.stem,
@@ -210,7 +251,7 @@ class TritonBenchSuite:
             },
             outliers=None,
             outlier_note="the task's own test builds its inputs; there is no outlier stage",
-            seeds=(0, 1),
+            seeds=(PROTOCOL_SEED,) if published else STRICT_SEEDS,
             requires=[
                 Requirement("gpu", f"under the CPU interpreter: {reason}")
                 for reason in task_file.interpreter_blockers
@@ -221,6 +262,9 @@ class TritonBenchSuite:
                 + (f"; speed is measured on the inputs of {perf.name}" if perf else "")
             ),
             extra={
+                "protocol": self.options.protocol,
+                # the seed the published protocol judges with; None: no protocol seed (strict)
+                "protocol_seed": PROTOCOL_SEED if published else None,
                 "file": str(task_file.path),
                 "separator_line": task_file.separator_line,
                 "test_function": plan.test_function,
@@ -253,32 +297,38 @@ class TritonBenchSuite:
     # -- TritonBench specifics -------------------------------------------------
 
     def unusable(self) -> dict[str, str]:
-        """Task files that could not be loaded, by id, with the reason."""
+        """Tasks that cannot be judged, by id, with the reason: task files that could not be
+        loaded, and names the instruction JSON lists without a file in the task folder."""
         self._load()
         return dict(self._unusable)
 
-    def match_label(self, label: str) -> str | None:
-        """The task whose reference code ``label`` is (see ``matching``), or None."""
+    def match_label(self, label: str, hint: str = "") -> str | None:
+        """The task whose reference code ``label`` is (see ``matching``), or None. The id may
+        be one of ``unusable()``: a label is never matched to another task than its own."""
         self._load()
-        return self._matcher.match(label)
+        return self._matcher.match(label, hint)
 
     def resolve_record(self, record: dict[str, Any]) -> str | None:
         """The task a record of another system's outputs is for, or None.
 
         Looks at ``task_id``, then ``file`` (a file name, with or without
-        ``.py``), then ``label`` (the reference code), then ``instruction`` /
-        ``prompt`` (containing a task's instruction text).
+        ``.py``), then ``label`` (the reference code; the record's
+        ``instruction`` / ``prompt`` breaks ties), then ``instruction`` /
+        ``prompt`` (containing a task's instruction text). The id returned may
+        be one of ``unusable()``; the caller reports such a record unjudged.
         """
         tasks = self._load()
         for key in ("task_id", "file"):
             value = record.get(key)
             if isinstance(value, str) and value.strip():
                 stem = Path(value.strip()).name.removesuffix(".py")
-                if stem in tasks:
+                if stem in tasks or stem in self._unusable:
                     return stem
         label = record.get("label")
         if isinstance(label, str) and label.strip():
-            found = self._matcher.match(label)
+            hint = " ".join(v for v in (record.get("instruction"), record.get("prompt"))
+                            if isinstance(v, str))
+            found = self._matcher.match(label, hint)
             if found:
                 return found
         for key in ("instruction", "prompt"):
@@ -291,10 +341,18 @@ class TritonBenchSuite:
         return None
 
     def record_code(self, record: dict[str, Any], task_id: str | None = None) -> str | None:
-        """The candidate code of a record (its ``predict`` reply), or None when it has none."""
+        """The candidate code of a record (its ``predict`` reply), or None when it has none.
+
+        Under the published protocol, module-level calls of ``test_*`` functions are
+        removed, as GEAK-eval removes them (the original TritonBench kept only imports
+        and function definitions): the judge runs the task's own test.
+        """
         reply = reply_of(record)
         if reply is None:
             return None
         task_id = task_id or self.resolve_record(record)
-        names = [e.name for e in self.get(task_id).entry_points] if task_id else []
-        return code_from_reply(reply, names)
+        tasks = self._load()
+        names = [e.name for e in tasks[task_id].entry_points] if task_id in tasks else []
+        # both published judges drop the model's own module-level calls of its test functions
+        return code_from_reply(reply, names,
+                               drop_test_calls=self.options.protocol == "published")

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tritonbench_paths import DATA, TASKS
+from tritonbench_paths import DATA, GEAK_EVAL_ROOT, TASKS
 
 
 @pytest.fixture(autouse=True)
@@ -30,3 +30,12 @@ def copy_of_tasks(tmp_path):
     target = tmp_path / "copy" / "TritonBench_G_v1"
     shutil.copytree(TASKS, target)
     return target
+
+
+@pytest.fixture
+def copy_of_data(tmp_path):
+    """A writable copy of the whole fixture tree: data/ (task files + JSON) and the
+    performance scripts; returns the copy's data/ folder."""
+    target = tmp_path / "copy" / "TritonBench"
+    shutil.copytree(GEAK_EVAL_ROOT, target)
+    return target / "data"

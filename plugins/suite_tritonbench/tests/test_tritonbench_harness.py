@@ -15,6 +15,8 @@ import torch
 from geak_suite_tritonbench.harness import WEAK_TIMING_NOTE, Harness
 from geak_suite_tritonbench.results import comparable, weak_result_reason
 from geak_suite_tritonbench.rewrite import DEVICE_NAME, align_libdevice, rewrite_device_literals
+from geak_suite_tritonbench.seeding import PROTOCOL_SEED, module_seeding_calls
+from geak_suite_tritonbench.suite import STRICT_SEEDS
 
 _count = 0
 
@@ -234,3 +236,102 @@ def test_a_wrapper_not_registered_as_a_module_still_gets_a_namespace(make_suite)
 def test_the_weak_check_also_accepts_the_whole_outputs_dict():
     assert weak_result_reason({"result": {"ok": True}}) is not None
     assert weak_result_reason({"result": {"out": torch.ones(2)}}) is None
+
+
+# -- the published protocol and the strict one --------------------------------
+
+
+def _module_from(tmp_path, code: str):
+    global _count
+    _count += 1
+    path = tmp_path / f"candidate_{_count}.py"
+    path.write_text(code)
+    return _import(str(path))
+
+
+def _without_torch_import(task) -> str:
+    code = open(task.reference).read()
+    assert code.startswith("import torch\n")
+    return code.replace("import torch\n", "", 1)  # the wrapper still calls torch.empty_like
+
+
+def test_published_a_candidate_may_use_a_name_only_the_test_part_imports(make_suite, tmp_path):
+    task = make_suite().get("add_vectors")
+    module = _module_from(tmp_path, _without_torch_import(task))
+    result = _run(task, module=module)
+    assert set(result) == {"n7", "n100"} and result["n7"].shape == (7,)
+    assert module.torch is torch and task.extra["test_function"] in vars(module)
+
+
+def test_strict_the_test_parts_names_stay_out_of_the_candidates_namespace(make_suite, tmp_path):
+    task = make_suite(protocol="strict").get("add_vectors")
+    module = _module_from(tmp_path, _without_torch_import(task))
+    with pytest.raises(NameError, match="torch"):
+        _run(task, module=module)
+    assert "torch" not in vars(module)
+
+
+def test_published_the_entry_points_of_the_module_stay_its_own(make_suite):
+    task = make_suite().get("row_softmax")
+    module = _import(task.reference)
+    own = module.softmax
+    sys.modules[module.__name__] = module
+    try:
+        proxy = _MonitoringProxy(module, "softmax")
+        _run(task, module=proxy)
+    finally:
+        del sys.modules[module.__name__]
+    assert proxy.calls == ["softmax"] * 3 and module.softmax is own
+
+
+def test_published_tasks_are_judged_with_the_protocols_seed(make_suite):
+    task = make_suite().get("add_vectors")
+    assert task.seeds == (PROTOCOL_SEED,) and task.extra["protocol_seed"] == PROTOCOL_SEED
+    strict = make_suite(protocol="strict").get("add_vectors")
+    assert strict.seeds == STRICT_SEEDS and strict.extra["protocol_seed"] is None
+
+
+def test_published_the_tests_inputs_are_those_of_the_protocols_seed(make_suite):
+    result = _run(make_suite().get("relu_kernel"), seed=PROTOCOL_SEED)
+    torch.manual_seed(PROTOCOL_SEED)
+    torch.testing.assert_close(result[0], torch.randn(50).clamp(min=0))
+
+
+def test_published_a_module_level_seed_of_the_module_replaces_the_cases_seed(make_suite,
+                                                                             tmp_path):
+    task = make_suite().get("relu_kernel")
+    module = _module_from(tmp_path, open(task.reference).read() + "\ntorch.manual_seed(1234)\n")
+    torch.manual_seed(1234)
+    expected = torch.randn(50).clamp(min=0)
+    for seed in (PROTOCOL_SEED, 7):
+        torch.testing.assert_close(_run(task, seed=seed, module=module)[0], expected)
+
+
+def test_strict_a_module_level_seed_does_not_decide_the_inputs(make_suite, tmp_path):
+    task = make_suite(protocol="strict").get("relu_kernel")
+    module = _module_from(tmp_path, open(task.reference).read() + "\ntorch.manual_seed(1234)\n")
+    assert not torch.equal(_run(task, seed=0, module=module)[0],
+                           _run(task, seed=1, module=module)[0])
+
+
+def test_module_level_seeding_calls_with_literal_seeds_are_found_in_order():
+    source = (
+        "import torch, random\nimport numpy as np\ntorch.manual_seed(1234)\n"
+        "def f():\n    torch.manual_seed(5)\nnp.random.seed(3)\nrandom.seed(SEED)\n"
+        "torch.cuda.manual_seed_all(9)\n"
+    )
+    assert module_seeding_calls(source) == [("torch", 1234), ("numpy", 3), ("torch.cuda", 9)]
+
+
+def test_published_performance_inputs_are_timing_only_cases(make_suite):
+    cases = Harness(make_suite().get("add_vectors")).cases("full")
+    assert [(c.name, c.timed, c.checked) for c in cases] == [
+        ("test", False, True), ("perf_0", True, False), ("perf_1", True, False),
+        ("perf_2", True, False),
+    ]
+    assert "timed only" in cases[1].note
+
+
+def test_strict_performance_inputs_are_compared_too(make_suite):
+    cases = Harness(make_suite(protocol="strict").get("add_vectors")).cases("full")
+    assert [c.checked for c in cases] == [True] * 4

@@ -117,3 +117,27 @@ def test_geak_core_eval_finds_the_task_of_a_labelled_record(make_suite, tmp_path
     verdicts, _ = _eval_command(tmp_path, records)
     assert [v["task"] for v in verdicts.values()] == ["row_softmax"]
     assert all(v["correct"] for v in verdicts.values())
+
+
+def test_a_candidate_using_the_test_parts_import_is_judged_by_the_protocol_chosen(make_suite,
+                                                                                  judge):
+    published = make_suite().get("add_vectors")
+    code = open(published.reference).read().replace("import torch\n", "", 1)
+    result = _judge(judge, published, code)
+    assert result.correct, result.reason
+    strict = _judge(judge, make_suite(protocol="strict").get("add_vectors"), code)
+    assert not strict.call_ok and strict.failed_stage == "run"
+    assert "NameError" in (strict.reason or "") + (strict.error or "")
+
+
+def test_geak_core_eval_reports_a_record_of_an_unusable_task_unjudged(tmp_path):
+    import json
+
+    entries = json.loads((DATA_JSON).read_text())
+    label = next(e["output"] for e in entries if e["file"] == "bad_syntax.py")
+    records = [{"instruction": "A broken task.", "label": label, "predict": _reply(label)}]
+    verdicts, stdout = _eval_command(tmp_path, records)
+    (verdict,) = verdicts.values()
+    assert verdict["task"] == "bad_syntax" and not verdict["call_ok"]
+    assert {"skipped", "unusable_task"} <= set(verdict["flags"])
+    assert "syntax error" in verdict["reason"] and "SKIPPED" in stdout

@@ -7,7 +7,7 @@ import json
 import pytest
 from geak_core.errors import InputError
 from geak_core.tasks import Task
-from tritonbench_paths import DATA, PERF, SEPARATOR, TASKS, UNUSABLE, USABLE
+from tritonbench_paths import DATA, LISTED_ONLY, PERF, SEPARATOR, TASKS, UNUSABLE, USABLE
 
 
 def test_the_data_folder_yields_one_task_per_usable_file(make_suite):
@@ -47,10 +47,20 @@ def test_without_a_path_the_data_folder_comes_from_the_environment(monkeypatch):
 
 def test_broken_files_are_listed_as_unusable_with_their_reason(make_suite):
     unusable = make_suite().unusable()
-    assert set(unusable) == UNUSABLE
+    assert set(unusable) == UNUSABLE | LISTED_ONLY
     assert "no separator line" in unusable["no_separator"]
     assert "bad_syntax.py:4: syntax error in the reference code" in unusable["bad_syntax"]
     assert "defines no 'def test_...()' function" in unusable["no_test"]
+
+
+def test_a_task_the_json_lists_without_a_file_is_unusable_and_says_so(make_suite):
+    assert "lists not_in_folder.py, which the task folder" in make_suite().unusable()["not_in_folder"]
+    with pytest.raises(InputError, match="unusable: .*not_in_folder.py"):
+        make_suite().get("not_in_folder")
+
+
+def test_without_the_json_only_broken_files_are_unusable(make_suite, copy_of_tasks):
+    assert set(make_suite(copy_of_tasks).unusable()) == UNUSABLE
 
 
 def test_asking_for_an_unusable_task_says_why(make_suite):
