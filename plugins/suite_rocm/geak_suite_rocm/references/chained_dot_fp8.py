@@ -5,14 +5,19 @@ BLOCK_N slices; the intermediate is rounded to V's dtype (scaled first when
 USE_FP8) before the second product. Each tensor is offset by its own batch
 stride.
 
-fp8 results are rounded to nearest-even in float32 arithmetic first, so the
-final conversion is exact: the same result as a hardware conversion, and
-also correct under the CPU interpreter, whose fp32 -> fp8 conversion
-truncates instead.
+On a GPU the intermediate and the result are converted to fp8 by the
+hardware (round to nearest even), as in the original. The CPU interpreter's
+fp32 -> fp8 conversion truncates instead, so there the values are first
+rounded to the fp8 grid in float32 arithmetic, which makes the conversion
+exact and gives the GPU's result.
 """
+
+import os
 
 import triton
 import triton.language as tl
+
+INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET") == "1")
 
 
 @triton.jit
@@ -55,13 +60,17 @@ def _chained_dot(
         kt = tl.load(kt_ptrs, mask=col_ok[None, :], other=0.0)
         s = tl.dot(q, kt)
         if USE_FP8:
-            s = _round_to_fp8_grid(s * s_scale, 3, MIN_EXPONENT)
+            s = s * s_scale
+            if INTERPRETED:
+                s = _round_to_fp8_grid(s, 3, MIN_EXPONENT)
         v = tl.load(v_ptrs, mask=col_ok[:, None], other=0.0)
         acc = tl.dot(s.to(mid_ty), v, acc)
         kt_ptrs += BLOCK_N * stride_kn
         v_ptrs += BLOCK_N * stride_vn
 
     if USE_FP8:
-        acc = _round_to_fp8_grid(acc * (s_desc * v_desc * o_sc), 3, MIN_EXPONENT)
+        acc = acc * (s_desc * v_desc * o_sc)
+        if INTERPRETED:
+            acc = _round_to_fp8_grid(acc, 3, MIN_EXPONENT)
     o_ptrs = Out + batch * stride_oz + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od
     tl.store(o_ptrs, acc.to(Out.dtype.element_ty), mask=row_ok[:, None])

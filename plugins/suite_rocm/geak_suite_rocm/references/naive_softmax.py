@@ -1,7 +1,8 @@
-"""Reference for rocm/naive_softmax: row softmax, one program per row.
+"""Reference for rocm/naive_softmax: row softmax, one program per row, three sweeps.
 
-Two sweeps over the row instead of the original three: an online pass keeps a
-running maximum and a rescaled sum of exponentials, a second pass normalises.
+The original's algorithm: a sweep for the row maximum, a sweep for the sum of
+exponentials, a sweep that normalises and stores; each sweep reduces every
+BLOCK_SIZE chunk to a scalar. Arithmetic is in float32 whatever the input dtype.
 """
 
 import triton
@@ -10,29 +11,22 @@ import triton.language as tl
 
 @triton.jit
 def softmax_kernel_naive(in_ptr, output_ptr, row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    row_in = in_ptr + row * row_stride
-    row_out = output_ptr + row * row_stride
+    row_in = in_ptr + tl.program_id(0) * row_stride
+    row_out = output_ptr + tl.program_id(0) * row_stride
     cols = tl.arange(0, BLOCK_SIZE)
 
-    running_max = tl.full([BLOCK_SIZE], float("-inf"), tl.float32)
-    running_sum = tl.zeros([BLOCK_SIZE], tl.float32)
+    row_max = float("-inf")
     for start in range(0, n_cols, BLOCK_SIZE):
-        offs = start + cols
-        x = tl.load(row_in + offs, mask=offs < n_cols, other=float("-inf")).to(tl.float32)
-        new_max = tl.maximum(running_max, x)
-        # Lanes that have only seen -inf keep a zero sum (avoid inf - inf).
-        safe_max = tl.where(new_max == float("-inf"), 0.0, new_max)
-        running_sum = running_sum * tl.exp(running_max - safe_max) + tl.exp(x - safe_max)
-        running_max = new_max
+        chunk = tl.load(row_in + start + cols, mask=start + cols < n_cols, other=float("-inf"))
+        row_max = tl.maximum(row_max, tl.max(chunk.to(tl.float32), axis=0))
 
-    row_max = tl.max(running_max, axis=0)
-    row_sum = tl.sum(running_sum * tl.exp(running_max - row_max), axis=0)
-    inv_sum = 1.0 / row_sum
+    denominator = 0.0
+    for start in range(0, n_cols, BLOCK_SIZE):
+        chunk = tl.load(row_in + start + cols, mask=start + cols < n_cols, other=float("-inf"))
+        denominator += tl.sum(tl.exp(chunk.to(tl.float32) - row_max), axis=0)
 
     for start in range(0, n_cols, BLOCK_SIZE):
-        offs = start + cols
-        mask = offs < n_cols
-        x = tl.load(row_in + offs, mask=mask, other=float("-inf")).to(tl.float32)
-        y = tl.exp(x - row_max) * inv_sum
-        tl.store(row_out + offs, y.to(output_ptr.dtype.element_ty), mask=mask)
+        in_row = start + cols < n_cols
+        chunk = tl.load(row_in + start + cols, mask=in_row)
+        y = tl.exp(chunk.to(tl.float32) - row_max) / denominator
+        tl.store(row_out + start + cols, y.to(output_ptr.dtype.element_ty), mask=in_row)

@@ -1,14 +1,29 @@
 """Reference for rocm/rmsnorm_bwd: dx and per-row dg of RMSNorm, given x, gamma, rsigma and dy.
 
-Persistent: NUM_PRGMS programs stride over the rows. Per row,
-dx = r * dy * gamma - r^3 * x * sum(dy * gamma * x) / n_cols and
-dg_row = dy * x * r. A row that fits in one block of at most 4096 elements
-stays in registers; longer rows (USE_BLOCKED, or a BLOCK_SIZE too large for
-registers) are read twice in 4096-element chunks: the row sum, then dx and dg.
+Per row, with r = rsigma and gamma = g (+1 when zero-centred):
+dx = r * dy * gamma - r^3 * x * sum(dy * x * gamma) / n_cols and dg_row = dy * x * r.
+
+The original's structure, kept so that speedups compare with published ones: a
+persistent grid of NUM_PRGMS programs strides over the rows. Without USE_BLOCKED a
+row is one BLOCK_SIZE block held in registers (the row loop is software-pipelined
+two deep); with USE_BLOCKED each row takes two sweeps over its full blocks
+(unmasked, pipelined) plus a masked tail block: the row sum, then dx and dg.
 """
 
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def _gamma(g_ptr, cols, mask, ZERO_CENTERED_GAMMA: tl.constexpr):
+    """gamma at ``cols`` in float32; ``mask`` None: a full block, loaded unmasked."""
+    if mask is None:
+        g = tl.load(g_ptr + cols).to(tl.float32)
+    else:
+        g = tl.load(g_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    if ZERO_CENTERED_GAMMA:
+        g += 1.0
+    return g
 
 
 @triton.jit
@@ -17,46 +32,53 @@ def rms_bwd_kernel(
     output_row_stride, n_rows, n_cols, ZERO_CENTERED_GAMMA: tl.constexpr,
     BLOCK_SIZE: tl.constexpr, USE_BLOCKED: tl.constexpr, NUM_PRGMS: tl.constexpr,
 ):
-    CHUNK: tl.constexpr = min(BLOCK_SIZE, 4096)
-    LOOPED: tl.constexpr = USE_BLOCKED or BLOCK_SIZE > CHUNK
-    pid = tl.program_id(0)
-    cols = tl.arange(0, CHUNK)
+    first_row = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK_SIZE)
     dx_ty = dx_ptr.dtype.element_ty
-    for row in range(pid, n_rows, NUM_PRGMS):
-        x_row = input_ptr + row * input_row_stride
-        dy_row = grad_output_ptr + row * output_row_stride
-        dx_row = dx_ptr + row * input_row_stride
-        dg_row = dg_ptr + row * input_row_stride
-        r = tl.load(rsigma_ptr + row)
-        if LOOPED:
-            acc = tl.zeros([CHUNK], tl.float32)
-            for start in range(0, n_cols, CHUNK):
-                offs = start + cols
-                m = offs < n_cols
-                x = tl.load(x_row + offs, mask=m, other=0.0).to(tl.float32)
-                dy = tl.load(dy_row + offs, mask=m, other=0.0).to(tl.float32)
-                g = tl.load(g_ptr + offs, mask=m, other=0.0).to(tl.float32)
-                if ZERO_CENTERED_GAMMA:
-                    g += 1.0
-                acc += dy * g * x
-            coef = r * r * r * tl.sum(acc, axis=0) / n_cols
-            for start in range(0, n_cols, CHUNK):
-                offs = start + cols
-                m = offs < n_cols
-                x = tl.load(x_row + offs, mask=m, other=0.0).to(tl.float32)
-                dy = tl.load(dy_row + offs, mask=m, other=0.0).to(tl.float32)
-                g = tl.load(g_ptr + offs, mask=m, other=0.0).to(tl.float32)
-                if ZERO_CENTERED_GAMMA:
-                    g += 1.0
-                tl.store(dx_row + offs, (r * dy * g - coef * x).to(dx_ty), mask=m)
-                tl.store(dg_row + offs, dy * x * r, mask=m)
-        else:
-            m = cols < n_cols
-            x = tl.load(x_row + cols, mask=m, other=0.0).to(tl.float32)
-            dy = tl.load(dy_row + cols, mask=m, other=0.0).to(tl.float32)
-            g = tl.load(g_ptr + cols, mask=m, other=0.0).to(tl.float32)
-            if ZERO_CENTERED_GAMMA:
-                g += 1.0
-            coef = r * r * r * tl.sum(dy * g * x, axis=0) / n_cols
-            tl.store(dx_row + cols, (r * dy * g - coef * x).to(dx_ty), mask=m)
-            tl.store(dg_row + cols, dy * x * r, mask=m)
+    if USE_BLOCKED:
+        full_blocks = tl.cdiv(n_cols, BLOCK_SIZE) - 1
+        tail = full_blocks * BLOCK_SIZE + lanes
+        tail_mask = tail < n_cols
+        for row in tl.range(first_row, n_rows, NUM_PRGMS, num_stages=1):
+            x_row = input_ptr + row * input_row_stride
+            dy_row = grad_output_ptr + row * output_row_stride
+            dx_row = dx_ptr + row * input_row_stride
+            dg_row = dg_ptr + row * input_row_stride
+
+            total = 0.0
+            for block in tl.range(0, full_blocks, num_stages=2):
+                cols = block * BLOCK_SIZE + lanes
+                x = tl.load(x_row + cols).to(tl.float32)
+                dy = tl.load(dy_row + cols).to(tl.float32)
+                total += tl.sum(dy * x * _gamma(g_ptr, cols, None, ZERO_CENTERED_GAMMA), axis=0)
+            x = tl.load(x_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
+            dy = tl.load(dy_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
+            total += tl.sum(dy * x * _gamma(g_ptr, tail, tail_mask, ZERO_CENTERED_GAMMA), axis=0)
+
+            r = tl.load(rsigma_ptr + row).to(tl.float32)
+            coef = r * r * r * (total / n_cols)
+            for block in tl.range(0, full_blocks, num_stages=2):
+                cols = block * BLOCK_SIZE + lanes
+                x = tl.load(x_row + cols).to(tl.float32)
+                dy = tl.load(dy_row + cols).to(tl.float32)
+                gamma = _gamma(g_ptr, cols, None, ZERO_CENTERED_GAMMA)
+                tl.store(dx_row + cols, (dy * r * gamma - coef * x).to(dx_ty))
+                tl.store(dg_row + cols, dy * x * r)
+            x = tl.load(x_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
+            dy = tl.load(dy_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
+            gamma = _gamma(g_ptr, tail, tail_mask, ZERO_CENTERED_GAMMA)
+            tl.store(dx_row + tail, (dy * r * gamma - coef * x).to(dx_ty), mask=tail_mask)
+            tl.store(dg_row + tail, dy * x * r, mask=tail_mask)
+    else:
+        mask = lanes < n_cols
+        for row in tl.range(first_row, n_rows, NUM_PRGMS, num_stages=2):
+            x = tl.load(input_ptr + row * input_row_stride + lanes, mask=mask, other=0.0)
+            dy = tl.load(grad_output_ptr + row * output_row_stride + lanes, mask=mask, other=0.0)
+            x = x.to(tl.float32)
+            dy = dy.to(tl.float32)
+            gamma = _gamma(g_ptr, lanes, mask, ZERO_CENTERED_GAMMA)
+            r = tl.load(rsigma_ptr + row).to(tl.float32)
+            coef = r * r * r * (tl.sum(dy * x * gamma, axis=0) / n_cols)
+            tl.store(dx_ptr + row * input_row_stride + lanes, (dy * r * gamma - coef * x).to(dx_ty),
+                     mask=mask)
+            tl.store(dg_ptr + row * input_row_stride + lanes, dy * x * r, mask=mask)

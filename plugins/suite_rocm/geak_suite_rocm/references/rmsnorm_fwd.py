@@ -1,12 +1,27 @@
 """Reference for rocm/rmsnorm_fwd: y = x * rsqrt(mean(x^2) + eps) * gamma, plus rsigma.
 
-Persistent: NUM_PRGMS programs stride over the rows. A row that fits in one
-block stays in registers; with USE_BLOCKED the row is read twice (sum of
-squares, then normalise).
+The original's structure, kept so that speedups compare with published ones: a
+persistent grid of NUM_PRGMS programs strides over the rows. Without USE_BLOCKED a
+row is one BLOCK_SIZE block held in registers (the row loop is software-pipelined
+two deep); with USE_BLOCKED each row takes two sweeps over its full blocks
+(unmasked, pipelined) plus a masked tail block: the sum of squares, then the
+normalised output. gamma is g, or g + 1 when zero-centred.
 """
 
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def _normalised(x, rsigma, g_ptr, cols, mask, ZERO_CENTERED_GAMMA: tl.constexpr):
+    """x * rsigma * gamma; ``mask`` None: a full block, gamma loaded unmasked."""
+    if mask is None:
+        g = tl.load(g_ptr + cols).to(tl.float32)
+    else:
+        g = tl.load(g_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    if ZERO_CENTERED_GAMMA:
+        g += 1.0
+    return x * rsigma * g
 
 
 @triton.jit
@@ -15,35 +30,38 @@ def rms_kernel(
     n_cols, epsilon, ZERO_CENTERED_GAMMA: tl.constexpr, BLOCK_SIZE: tl.constexpr,
     USE_BLOCKED: tl.constexpr, NUM_PRGMS: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    cols = tl.arange(0, BLOCK_SIZE)
+    first_row = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK_SIZE)
     out_ty = output_ptr.dtype.element_ty
-    for row in range(pid, n_rows, NUM_PRGMS):
-        x_row = input_ptr + row * input_row_stride
-        y_row = output_ptr + row * output_row_stride
-        if USE_BLOCKED:
-            acc = tl.zeros([BLOCK_SIZE], tl.float32)
-            for start in range(0, n_cols, BLOCK_SIZE):
-                offs = start + cols
-                x = tl.load(x_row + offs, mask=offs < n_cols, other=0.0).to(tl.float32)
-                acc += x * x
-            rsigma = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + epsilon)
+    if USE_BLOCKED:
+        full_blocks = tl.cdiv(n_cols, BLOCK_SIZE) - 1
+        tail = full_blocks * BLOCK_SIZE + lanes
+        tail_mask = tail < n_cols
+        for row in tl.range(first_row, n_rows, NUM_PRGMS, num_stages=1):
+            x_row = input_ptr + row * input_row_stride
+            y_row = output_ptr + row * output_row_stride
+            squares = 0.0
+            for block in tl.range(0, full_blocks, num_stages=2):
+                x = tl.load(x_row + block * BLOCK_SIZE + lanes).to(tl.float32)
+                squares += tl.sum(x * x, axis=0)
+            x = tl.load(x_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
+            squares += tl.sum(x * x, axis=0)
+            rsigma = tl.rsqrt(squares / n_cols + epsilon)
             tl.store(rsigma_ptr + row, rsigma)
-            for start in range(0, n_cols, BLOCK_SIZE):
-                offs = start + cols
-                m = offs < n_cols
-                x = tl.load(x_row + offs, mask=m, other=0.0).to(tl.float32)
-                g = tl.load(g_ptr + offs, mask=m, other=0.0).to(tl.float32)
-                if ZERO_CENTERED_GAMMA:
-                    g += 1.0
-                tl.store(y_row + offs, (x * rsigma * g).to(out_ty), mask=m)
-        else:
-            mask = cols < n_cols
-            x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
-            rsigma = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + epsilon)
+            for block in tl.range(0, full_blocks, num_stages=2):
+                cols = block * BLOCK_SIZE + lanes
+                x = tl.load(x_row + cols).to(tl.float32)
+                y = _normalised(x, rsigma, g_ptr, cols, None, ZERO_CENTERED_GAMMA)
+                tl.store(y_row + cols, y.to(out_ty))
+            x = tl.load(x_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
+            y = _normalised(x, rsigma, g_ptr, tail, tail_mask, ZERO_CENTERED_GAMMA)
+            tl.store(y_row + tail, y.to(out_ty), mask=tail_mask)
+    else:
+        mask = lanes < n_cols
+        for row in tl.range(first_row, n_rows, NUM_PRGMS, num_stages=2):
+            x = tl.load(input_ptr + row * input_row_stride + lanes, mask=mask, other=0.0)
+            x = x.to(tl.float32)
+            rsigma = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + epsilon)
             tl.store(rsigma_ptr + row, rsigma)
-            # gamma is re-read per row (it stays in cache) rather than pinned in registers.
-            g = tl.load(g_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-            if ZERO_CENTERED_GAMMA:
-                g += 1.0
-            tl.store(y_row + cols, (x * rsigma * g).to(out_ty), mask=mask)
+            y = _normalised(x, rsigma, g_ptr, lanes, mask, ZERO_CENTERED_GAMMA)
+            tl.store(output_ptr + row * output_row_stride + lanes, y.to(out_ty), mask=mask)

@@ -3,8 +3,9 @@
 Difficulty 1: a reversed copy of one power-of-two tile.
 Fixes: the original correctness test launched N programs that each flipped the whole tile (every
 program redid the same work); here the harness launches grid (1,), one program per tile, as the
-original timing did, so nothing is done twice. tl.flip raised a TypeError under Triton 3.6; the
-reference flips with reversed offsets instead. Outputs are compared exactly.
+original timing did, so nothing is done twice. tl.flip without a dimension raises a TypeError under
+Triton 3.6; the reference, which follows the original (one load, tl.flip, one store), names the
+dimension. Outputs are compared exactly.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ TASK = Task(
         "(rows) and M (columns) are powers of two, passed by keyword; X and Z have the same "
         "dtype (int32, float16, float32 or bfloat16). The harness launches grid (1,) with "
         "num_warps=4: one program flips the whole tile (loop over rows inside the kernel if "
-        "that helps; program ids are not used). The result must be exact. Note: tl.flip fails "
-        "to compile with Triton 3.6 (TypeError), so avoid it or check it works."
+        "that helps; program ids are not used). The result must be exact. Note: under Triton "
+        "3.6, tl.flip(x) without a dimension raises a TypeError; write tl.flip(x, dim)."
     ),
     entry_points=[
         EntryPoint("flip_kernel", params=("X", "Z", "N", "M"), constexpr=("N", "M"))
