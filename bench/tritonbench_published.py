@@ -1,0 +1,309 @@
+"""Judge a published TritonBench-G output file end to end, by TritonBench's own protocol.
+
+TritonBench's ``LLM_generated/**/*.jsonl`` files hold one model reply per task
+(``predict``) with the task's reference code (``label``). This script reads
+such a file as ``geak-core eval --suite tritonbench --candidates FILE`` does
+(the suite finds each record's task from its label and the code in its reply),
+judges every record with the project's own evaluator, and prints GEAK's
+figures over the benchmark's tasks (184 in the release):
+
+* call accuracy: records whose code runs (``call_ok``: imports, compiles,
+  keeps the entry points the test calls and runs the task's test without an
+  error), over the tasks;
+* execution accuracy: records that run and are correct (``correct``), over
+  the tasks;
+* speedups of the correct records, where measured (GPU only): the judge's
+  ``speedup`` (GEAK-eval's sum of reference latencies over the candidate's),
+  their mean (GEAK's figure), geometric mean and median.
+
+A record the judge could not decide counts as neither (a task the suite cannot
+use, a task skipped on this device, a judge error) and is listed by kind.
+
+Results go to ``OUT/results.jsonl`` as each record is decided: one JSON line
+per record (the ``geak-core eval --json`` fields plus the record's line number),
+written by a single append and flushed to disk, so a time limit or a kill loses
+only the records in flight. Running the same command again with the same
+``--out`` skips the records already there and judges the rest; the summary
+(``OUT/summary.json``, replaced atomically) always covers every line of the file.
+
+``--limit-s N``: no record starts after N seconds; the records already running
+finish (each bounded by ``--timeout`` per child process).
+
+On the GPU (speedups measured)::
+
+    python bench/tritonbench_published.py --data .ext/TritonBench/data \\
+        --perf .ext/GEAK-eval/geak_eval/data/TritonBench/performance_metrics/perf_G/golden_metrics \\
+        --records .ext/TritonBench/LLM_generated/Bench_G_general_purpose/output_gpt-4o_comp.jsonl \\
+        --out runs/tb-gpt4o --limit-s 300 --timeout 60
+
+On the CPU (``TRITON_INTERPRET=1``, correctness only; a smoke test on small data)::
+
+    python bench/tritonbench_published.py --data plugins/suite_tritonbench/tests/fixtures/TritonBench/data \\
+        --records outputs.jsonl --out /tmp/tb --mode interpreter
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+RESULTS = "results.jsonl"
+SUMMARY = "summary.json"
+UNDECIDED = ("skipped", "judge_error")  # flags of verdicts that say nothing about the code
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True,
+                        help="TritonBench data/ folder (or a TritonBench_G_v1/ task folder)")
+    parser.add_argument("--perf", default="",
+                        help="folder of <name>_perf.py scripts (default: found beside the data)")
+    parser.add_argument("--json", dest="instructions", default="",
+                        help="instruction JSON (default: TritonBench_G_v1.json beside the tasks)")
+    parser.add_argument("--records", required=True, help="a published output file (.jsonl)")
+    parser.add_argument("--out", required=True, help="folder for results.jsonl and summary.json")
+    parser.add_argument("--protocol", default="published", choices=["published", "strict"])
+    parser.add_argument("--limit-s", type=float, default=0.0,
+                        help="start no record after this many seconds (0: no limit)")
+    parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds per child process (reference, candidate, timing)")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="interpreter workers, or GPUs to use (0: the judge's default)")
+    parser.add_argument("--candidates-per-gpu", type=int, default=0,
+                        help="candidates checked at once on one GPU (0: the judge's default)")
+    return parser.parse_args(argv)
+
+
+# -- results file ---------------------------------------------------------------
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """The complete lines of a results file; a line cut short by a kill is dropped."""
+    if not path.exists():
+        return []
+    kept = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and "candidate" in record:
+            kept.append(record)
+    return kept
+
+
+class ResultsFile:
+    """``results.jsonl``, one line per decided record, each appended whole and synced."""
+
+    def __init__(self, path: Path) -> None:
+        from geak_core.cli_eval import write_atomically
+
+        self.path = path
+        self.records = read_results(path)
+        # a line cut short by an earlier kill would spoil the next append: keep whole lines only
+        write_atomically(str(path), "".join(json.dumps(r) + "\n" for r in self.records))
+        self.done = {r["candidate"] for r in self.records}
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record) + "\n").encode("utf-8")
+        handle = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(handle, line)
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+        self.records.append(record)
+        self.done.add(record["candidate"])
+
+
+# -- judging ----------------------------------------------------------------------
+
+
+def _line_number(candidate_id: str) -> int | None:
+    tail = candidate_id.rpartition(":")[2]
+    return int(tail) if tail.isdigit() else None
+
+
+def _record(task: Any, result: Any) -> dict[str, Any]:
+    from geak_core.cli_eval import result_record
+
+    record = result_record(task, result)
+    record["line"] = _line_number(result.candidate_id)
+    return record
+
+
+def judge(args: argparse.Namespace, suite: Any, results: ResultsFile) -> dict[str, Any]:
+    """Judge every record not yet in ``results``; returns what happened in this run."""
+    from geak_core.cli_eval import build_evaluator, entries_from_jsonl, verdict_line
+
+    started = time.monotonic()
+    entries = entries_from_jsonl(args.records, suite)
+    todo = [e for e in entries if e.candidate.id not in results.done]
+    for entry in [e for e in todo if e.verdict is not None]:
+        results.append(_record(entry.task, entry.verdict))
+        print(verdict_line(entry.task, entry.verdict), flush=True)
+    jobs = [e for e in todo if e.verdict is None]
+    run = {"records": len(entries), "already_judged": len(entries) - len(todo),
+           "judged_now": len(todo) - len(jobs), "not_started": 0}
+    if not jobs:
+        return run
+    evaluator = build_evaluator("triton", {
+        "mode": args.mode, "timeout_s": args.timeout, "reference_timeout_s": args.timeout,
+        "workers": args.workers or None, "candidates_per_gpu": args.candidates_per_gpu or None,
+    })
+    parallel = max(1, int(getattr(evaluator, "max_parallel", 1)))
+    deadline = started + args.limit_s if args.limit_s > 0 else math.inf
+    queue = list(jobs)
+    try:
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="tb-judge") as pool:
+            running: dict[Future[Any], Any] = {}
+            while queue or running:
+                while queue and len(running) < parallel and time.monotonic() < deadline:
+                    entry = queue.pop(0)
+                    running[pool.submit(evaluator.evaluate, entry.task, entry.candidate)] = entry
+                if not running:
+                    break  # the time limit: leave the rest for the next run
+                done, _ = wait(running, return_when=FIRST_COMPLETED,
+                               timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+                for future in done:
+                    entry = running.pop(future)
+                    result = future.result()
+                    results.append(_record(entry.task, result))
+                    run["judged_now"] += 1
+                    print(verdict_line(entry.task, result), flush=True)
+    finally:
+        evaluator.close()
+    run["not_started"] = len(queue)
+    return run
+
+
+# -- figures ------------------------------------------------------------------------
+
+
+def benchmark_tasks(suite: Any) -> set[str]:
+    """Every task of the benchmark: those the suite judges and those it cannot use."""
+    return {t.id for t in suite.tasks()} | set(suite.unusable())
+
+
+def summarize(records: list[dict[str, Any]], tasks: int) -> dict[str, Any]:
+    """GEAK's figures over the benchmark's tasks, and the same over the decided records."""
+    decided = [r for r in records if not set(r["flags"]) & set(UNDECIDED)]
+    call_ok = sum(bool(r["call_ok"]) for r in decided)
+    correct = sum(bool(r["correct"]) for r in decided)
+    denominator = max(tasks, len(records))
+    speedups = [r["speedup"] for r in decided if r["correct"] and r["speedup"] is not None]
+    flags = Counter(f for r in records for f in r["flags"])
+    stages = Counter(r["failed_stage"] for r in decided if r["failed_stage"])
+    return {
+        "tasks": tasks,
+        "records": len(records),
+        "decided": len(decided),
+        "call_ok": call_ok,
+        "correct": correct,
+        "call_accuracy": call_ok / denominator if denominator else None,
+        "execution_accuracy": correct / denominator if denominator else None,
+        "call_accuracy_of_decided": call_ok / len(decided) if decided else None,
+        "execution_accuracy_of_decided": correct / len(decided) if decided else None,
+        "unusable_task": flags["unusable_task"],
+        "skipped": flags["skipped"] - flags["unusable_task"],
+        "judge_errors": flags["judge_error"],
+        "failed_stages": dict(sorted(stages.items())),
+        "flags": dict(sorted(flags.items())),
+        "speedups_measured": len(speedups),
+        "speedup_mean": statistics.fmean(speedups) if speedups else None,
+        "speedup_geomean": statistics.geometric_mean(speedups) if speedups else None,
+        "speedup_median": statistics.median(speedups) if speedups else None,
+    }
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}%"
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}x"
+
+
+def report(summary: dict[str, Any], run: dict[str, Any]) -> str:
+    s = summary
+    lines = [
+        "",
+        f"{s['records']} of the file's {run['records']} records have a result "
+        f"({run['already_judged']} from an earlier run, {run['judged_now']} from this one); "
+        f"{run['not_started']} not started (time limit: run again with the same --out)",
+        f"call accuracy {_percent(s['call_accuracy'])} ({s['call_ok']}/{max(s['tasks'], s['records'])})"
+        f"  execution accuracy {_percent(s['execution_accuracy'])} "
+        f"({s['correct']}/{max(s['tasks'], s['records'])}), over the benchmark's {s['tasks']} tasks",
+        f"of the {s['decided']} decided records: call {_percent(s['call_accuracy_of_decided'])}"
+        f"  exec {_percent(s['execution_accuracy_of_decided'])}",
+        f"not decided: {s['unusable_task']} unusable task(s), {s['skipped']} skipped here, "
+        f"{s['judge_errors']} judge error(s)",
+    ]
+    if s["speedups_measured"]:
+        lines.append(f"speedup of {s['speedups_measured']} correct record(s): mean "
+                     f"{_times(s['speedup_mean'])}  geomean {_times(s['speedup_geomean'])}  "
+                     f"median {_times(s['speedup_median'])}")
+    else:
+        lines.append("speedup: not measured (no correct record was timed; timing needs a GPU)")
+    if s["failed_stages"]:
+        lines.append("failed stages: " + ", ".join(f"{k} {v}" for k, v in s["failed_stages"].items()))
+    return "\n".join(lines)
+
+
+def _check_same_run(summary: Path, args: argparse.Namespace) -> None:
+    """Results are only resumed for the same records file judged by the same protocol."""
+    from geak_core.errors import InputError
+
+    if not summary.exists():
+        return
+    earlier = json.loads(summary.read_text(encoding="utf-8"))
+    now = {"records_file": os.path.abspath(args.records), "protocol": args.protocol}
+    for key, value in now.items():
+        if earlier.get(key) not in (None, value):
+            raise InputError(f"{summary}: this folder holds results for {key} "
+                             f"{earlier.get(key)!r}, not {value!r}; choose another --out")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    from geak_core.cli_eval import write_atomically
+    from geak_core.errors import GeakError
+    from geak_core.plugins import get_plugin_manager
+    from geak_suite_tritonbench.suite import TritonBenchOptions
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        options = TritonBenchOptions(path=os.path.abspath(args.data),
+                                     perf_scripts=os.path.abspath(args.perf) if args.perf else "",
+                                     json=os.path.abspath(args.instructions) if args.instructions else "",
+                                     protocol=args.protocol)
+        _check_same_run(out / SUMMARY, args)
+        suite = get_plugin_manager().build("suite", "tritonbench", options)
+        tasks = benchmark_tasks(suite)
+        results = ResultsFile(out / RESULTS)
+        run = judge(args, suite, results)
+    except GeakError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    summary = summarize(results.records, len(tasks))
+    summary.update({"records_file": os.path.abspath(args.records), "protocol": args.protocol,
+                    "run": run})
+    write_atomically(str(out / SUMMARY), json.dumps(summary, indent=2) + "\n")
+    print(report(summary, run))
+    print(f"results: {out / RESULTS}  summary: {out / SUMMARY}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
