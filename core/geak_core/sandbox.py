@@ -224,9 +224,82 @@ def namespaces_available() -> bool:
     return _namespaces
 
 
-def _child_command(result_fd: int, isolate: bool) -> list[str]:
+def _child_command(result_fd: int, isolate: bool, preload: tuple[str, ...] = ()) -> list[str]:
     command = [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.sandbox", str(result_fd)]
+    if preload:
+        command.append("--preload=" + ",".join(preload))
     return [*UNSHARE, *command] if isolate else command
+
+
+@dataclass
+class SpareChild:
+    """A child started ahead of need: its interpreter is up and ``preload`` imported, and it
+    waits for its job. Nothing of any job has reached it yet, so it is as fresh as a new
+    child; what it saves is the start-up (for the judge: Python, torch and Triton, about
+    two seconds a candidate). Use it once with ``run_sandboxed(..., spare=...)`` or ``close`` it.
+    """
+
+    proc: subprocess.Popen[bytes]
+    read_fd: int
+    workdir: str
+    isolate: bool
+    started: float
+    env_key: tuple[tuple[str, str], ...]
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        _kill_group(self.proc.pid)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        try:
+            os.close(self.read_fd)
+        except OSError:
+            pass
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _child_env(env: Mapping[str, str | None] | None, base_env: Mapping[str, str] | None,
+               workdir: str) -> dict[str, str]:
+    child_env = scrub_env(base_env if base_env is not None else os.environ)
+    for name, value in (env or {}).items():
+        if value is None:
+            child_env.pop(name, None)
+        else:
+            child_env[name] = value
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        child_env[name] = workdir
+    return child_env
+
+
+def start_spare(env: Mapping[str, str | None] | None = None, *, preload: tuple[str, ...] = (),
+                isolate: bool = False, base_env: Mapping[str, str] | None = None) -> SpareChild | None:
+    """Start a child that imports ``preload`` and then waits for a job (None if it cannot start)."""
+    workdir = tempfile.mkdtemp(prefix="geak-sbx-")
+    child_env = _child_env(env, base_env, workdir)
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            _child_command(write_fd, isolate, preload), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=workdir, env=child_env, pass_fds=(write_fd,),
+            start_new_session=True, close_fds=True,
+        )
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        shutil.rmtree(workdir, ignore_errors=True)
+        return None
+    os.close(write_fd)
+    key = tuple(sorted((k, v) for k, v in (env or {}).items() if v is not None))
+    return SpareChild(proc, read_fd, workdir, isolate, time.monotonic(), key)
 
 
 def run_sandboxed(
@@ -242,6 +315,8 @@ def run_sandboxed(
     keep_dir: bool = False,
     base_env: Mapping[str, str] | None = None,
     isolate: bool = False,
+    spare: SpareChild | None = None,
+    job_env: Mapping[str, str] | None = None,
 ) -> SandboxResult:
     """Run ``entry(args, channel)`` in a fresh, isolated child; never raises for child failures.
 
@@ -250,46 +325,48 @@ def run_sandboxed(
     default, so the child imports what the caller can). ``on_message`` is
     called, in a reader thread, for each frame as it arrives; a non-None return
     value is kept in ``messages`` instead of the frame (so large frames can be
-    digested as they come and dropped).
+    digested as they come and dropped). ``spare``: a child from
+    :func:`start_spare` to use instead of starting one (its ``env`` and
+    ``isolate`` were fixed when it started); ``job_env``: variables the child
+    sets before importing ``entry`` (what differs between jobs of one spare).
+    The timeout starts now; a handler that makes the child wait can exclude that
+    time with ``replier.exclude``.
     """
-    workdir = tempfile.mkdtemp(prefix="geak-sbx-")
-    child_env = scrub_env(base_env if base_env is not None else os.environ)
-    for name, value in (env or {}).items():
-        if value is None:
-            child_env.pop(name, None)
-        else:
-            child_env[name] = value
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        child_env[name] = workdir
     path = [os.path.abspath(p) for p in (sys_path if sys_path is not None else sys.path)
             if p and os.path.isdir(p)]
-
-    read_fd, write_fd = os.pipe()
-    started = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            _child_command(write_fd, isolate),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=workdir,
-            env=child_env,
-            pass_fds=(write_fd,),
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError as exc:
-        os.close(read_fd)
+    if spare is not None and spare.alive():
+        proc, read_fd, workdir, isolate = spare.proc, spare.read_fd, spare.workdir, spare.isolate
+    else:
+        if spare is not None:
+            spare.close()
+        workdir = tempfile.mkdtemp(prefix="geak-sbx-")
+        child_env = _child_env(env, base_env, workdir)
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                _child_command(write_fd, isolate),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=workdir,
+                env=child_env,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            os.close(write_fd)
+            shutil.rmtree(workdir, ignore_errors=True)
+            return SandboxResult(returncode=None, channel_error=f"could not start the child: {exc}")
         os.close(write_fd)
-        shutil.rmtree(workdir, ignore_errors=True)
-        return SandboxResult(returncode=None, channel_error=f"could not start the child: {exc}")
-    os.close(write_fd)
+    started = time.monotonic()
 
     result = SandboxResult(returncode=None)
     out_buf, err_buf = _TailBuffer(output_limit), _TailBuffer(output_limit)
     outbox: queue.Queue[Any] = queue.Queue()
     replier = Replier(outbox)
-    outbox.put({"entry": entry, "sys_path": path, "args": args})
+    outbox.put({"entry": entry, "sys_path": path, "args": args, "env": dict(job_env or {})})
 
     def write_loop() -> None:
         assert proc.stdin is not None
@@ -453,7 +530,14 @@ def _child_main() -> None:
     result_fd = int(sys.argv[1])
     channel = Channel(result_fd, stdin_fd)
     try:
+        for option in sys.argv[2:]:
+            if option.startswith("--preload="):
+                import importlib
+
+                for name in filter(None, option.partition("=")[2].split(",")):
+                    importlib.import_module(name)
         request = channel.receive()
+        os.environ.update(request.get("env") or {})
         for entry in reversed(request.get("sys_path", [])):
             if entry not in sys.path:
                 sys.path.insert(0, entry)

@@ -112,6 +112,8 @@ class CandidateFrames(FrameHandler):
         self.replier: Replier | None = None
         self.judge_error: JudgeError | None = None
         self._settled = False
+        self.started = time.monotonic()
+        self.phases: dict[str, float] = {"runs": 0.0, "compare": 0.0}  # child's run time, judge's compare time
 
     def __call__(self, message: Any, replier: Replier) -> Any:
         self.replier = replier
@@ -138,6 +140,7 @@ class CandidateFrames(FrameHandler):
         return frame
 
     def on_imported(self, frame: dict[str, Any]) -> Any:
+        self.phases["start_and_import"] = time.monotonic() - self.started
         self.imported = True
         self.aborted = bool(frame.get("contract") or frame.get("violations"))
         for problem in frame.get("contract", []):
@@ -180,11 +183,14 @@ class CandidateFrames(FrameHandler):
         # Compare as the frames arrive and keep only the findings: a GPU task's outputs
         # would otherwise pile up in memory until the child ends.
         digest = {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
+        began = time.monotonic()
         try:
             digest["compared"] = compare_frame(self.task, self.ref, self.cases, frame, None,
                                                self.options.noise_multiple)
         except JudgeError as exc:
             digest["compared"] = {"judge_error": str(exc)}
+        self.phases["compare"] += time.monotonic() - began
+        self.phases["runs"] += float(frame.get("run_s") or 0.0)
         self.runs.append(digest)
         return digest
 

@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -304,6 +305,7 @@ def run_plan(
                 channel.send({"kind": "start", **where})
                 if plan.get("gate") and channel.receive().get("abort"):
                     return False
+                began = time.perf_counter()
                 try:
                     frame = _one_run(task, harness, module, case, seed, stage, guard)
                 except Exception as exc:
@@ -341,6 +343,7 @@ def run_plan(
                     frame["rerun"] = again["outputs"]
                     if guard is not None:
                         frame["rerun_checks"] = again["checks"]
+                frame["run_s"] = round(time.perf_counter() - began, 4)
                 channel.send({"kind": "run", **where, **frame})
     return True
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import Any
 
-from geak_core.sandbox import SandboxResult, run_sandboxed
+from geak_core.sandbox import SandboxResult, SpareChild, run_sandboxed, start_spare
 from geak_core.tasks import Task
 
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 
 CHILD = "geak_evaluator_triton.child"
+PRELOAD = ("geak_evaluator_triton.warm",)
 
 
 class Children:
@@ -21,6 +23,52 @@ class Children:
     def __init__(self, options: TritonEvaluatorOptions) -> None:
         self.options = options
         self.runtime: Runtime | None = None
+        self._spares: dict[int, SpareChild] = {}
+        self._spare_lock = threading.Lock()
+        self._closed = False
+
+    # -- spare children ---------------------------------------------------------
+
+    def use_spares(self) -> bool:
+        choice = self.options.spare_children
+        if choice == "auto":
+            return self.runtime is not None and self.runtime.mode == "gpu"
+        return choice == "on"
+
+    def start_spares(self) -> None:
+        """One waiting child per slot, started in the background."""
+        if self.runtime is None or not self.use_spares():
+            return
+        for slot in self.runtime.slots:
+            self._replenish(slot)
+
+    def _replenish(self, slot: Slot) -> None:
+        def start() -> None:
+            spare = start_spare(slot.env, preload=PRELOAD, isolate=bool(self.runtime and self.runtime.isolate))
+            if spare is None:
+                return
+            with self._spare_lock:
+                if self._closed or slot.index in self._spares:
+                    spare.close()
+                    return
+                self._spares[slot.index] = spare
+
+        threading.Thread(target=start, name="geak-spare", daemon=True).start()
+
+    def _take_spare(self, slot: Slot | None) -> SpareChild | None:
+        if slot is None or not self.use_spares():
+            return None
+        with self._spare_lock:
+            spare = self._spares.pop(slot.index, None)
+        self._replenish(slot)
+        return spare
+
+    def close(self) -> None:
+        with self._spare_lock:
+            self._closed = True
+            spares, self._spares = list(self._spares.values()), {}
+        for spare in spares:
+            spare.close()
 
     def cache_dir(self, role: str) -> str:
         root = self.options.triton_cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "geak", "triton")
@@ -33,8 +81,12 @@ class Children:
         return extra + [p for p in sys.path if p not in extra]
 
     def run(self, job: str, args: Any, env: dict[str, str | None], *, timeout: float, cache: str,
-            on_message: Any = None) -> SandboxResult:
-        """Run ``child.<job>`` (or a full ``module:function``) in a fresh sandboxed child."""
+            on_message: Any = None, slot: Slot | None = None) -> SandboxResult:
+        """Run ``child.<job>`` (or a full ``module:function``) in a fresh sandboxed child.
+
+        With ``slot``, a spare child of that slot (started earlier, nothing of any
+        job in it yet) takes the job when one is waiting, and another is started.
+        """
         entry = job if ":" in job else f"{CHILD}:{job}"
         child_env = dict(env)
         child_env["TRITON_CACHE_DIR"] = self.cache_dir(cache)
@@ -48,6 +100,8 @@ class Children:
             result_limit=self.options.max_result_mb * 1024 * 1024,
             on_message=on_message,
             isolate=self.runtime.isolate if self.runtime is not None else False,
+            spare=self._take_spare(slot),
+            job_env={"TRITON_CACHE_DIR": child_env["TRITON_CACHE_DIR"]},
         )
 
     def for_task(self, task: Task, slot: Slot) -> Any:
@@ -55,7 +109,7 @@ class Children:
 
         def run_child(job: str, args: dict[str, Any]) -> SandboxResult:
             return self.run(job, {"task": task_payload(task), **args}, slot.env,
-                            timeout=self.options.reference_timeout_s, cache="reference")
+                            timeout=self.options.reference_timeout_s, cache="reference", slot=slot)
 
         return run_child
 

@@ -128,6 +128,7 @@ class TritonEvaluator:
             self.children.runtime = self._runtime
             for slot in self._runtime.slots:
                 self._slots.put(slot)
+            self.children.start_spares()
             return self._runtime
 
     def _resolve_runtime(self) -> Runtime:
@@ -289,6 +290,7 @@ class TritonEvaluator:
 
     def close(self) -> None:
         self.references.clear()
+        self.children.close()
 
     def run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, ref: ReferenceRun,
                       profile: HardwareProfile | None = None) -> tuple[CandidateFrames, SandboxResult]:
@@ -303,7 +305,7 @@ class TritonEvaluator:
             args["timing"] = timing_request(ref, self.options, profile, self.children.cache_dir("candidate"))
             args["candidate_cache"] = args["timing"]["candidate_cache"]
         sandbox = self.children.run("candidate", args, slot.env, timeout=self.options.timeout_s,
-                                    cache="reference" if timed else "candidate", on_message=frames)
+                                    cache="reference" if timed else "candidate", on_message=frames, slot=slot)
         return frames, sandbox
 
     def _run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot,
@@ -339,6 +341,8 @@ class TritonEvaluator:
         result.phases["candidate"] = round(time.monotonic() - mark - gating.timing_s - gating.waited_s, 3)
         if gating.waited_s:
             result.phases["device_wait"] = round(gating.waited_s, 3)
+        for name, seconds in frames.phases.items():  # parts of "candidate"
+            result.phases[f"candidate.{name}"] = round(seconds, 3)
         first = verdict.first
         result.call_ok = verdict.ran
         result.correct = verdict.ran and first is None

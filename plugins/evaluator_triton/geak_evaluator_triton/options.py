@@ -14,7 +14,10 @@ class TritonEvaluatorOptions:
     reference_timeout_s: float = 900.0  # wall clock per reference child
     workers: int = 0  # 0: one per visible GPU, or min(4, CPUs) under the interpreter
     # Candidates checked at once on one GPU; their runs share it, timing always has it alone.
-    candidates_per_gpu: int = 4
+    candidates_per_gpu: int = 8
+    # A child per slot started ahead of need (Python, torch, Triton and the CUDA context up,
+    # nothing of any job in it): "auto" on GPUs, where it saves each judgement ~2 s.
+    spare_children: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
     seeds: list[int] | None = None  # None: the task's seeds
     secret_seeds: int = 1  # extra seeds drawn per judge session, unknown to candidates
     check_outliers: bool = True  # stage 2
@@ -33,7 +36,7 @@ class TritonEvaluatorOptions:
     repetitions: int = 0  # > 0: exactly this many timed repetitions per side and case
     min_repetitions: int = 10
     max_repetitions: int = 2000
-    target_ci: float = 0.01  # stop once both medians' 95 % intervals are within +-1 %
+    target_ci: float = 0.005  # stop once both medians' 95 % intervals are within +-0.5 %
     l2_flush: bool = True
     queue_ahead_us: float = 100.0  # GPU busy-wait queued before each timed call (0: none)
     suspicious_speedup: float = 10.0
@@ -60,6 +63,8 @@ class TritonEvaluatorOptions:
             problems.append("timeouts must be positive")
         if self.workers < 0:
             problems.append("workers must be >= 0")
+        if self.spare_children not in ("auto", "on", "off"):
+            problems.append(f"spare_children must be auto, on or off, not {self.spare_children!r}")
         if self.candidates_per_gpu < 1:
             problems.append("candidates_per_gpu must be >= 1")
         if self.noise_multiple < 0:

@@ -137,7 +137,8 @@ class ReferenceStore:
         reader = _ReferenceFrames(task)
         with slot.gate.shared():
             result = self.children.run("reference", args, slot.env, timeout=self.options.reference_timeout_s,
-                                       cache="reference", on_message=lambda m, _r: reader.handle(m))
+                                       cache="reference", on_message=lambda m, _r: reader.handle(m),
+                                       slot=slot)
         if reader.failure is not None:
             raise reader.failure
         if reader.table is None or not result.completed:

@@ -1,0 +1,118 @@
+"""Several candidates per device, spare children, adaptive timing and the noise allowance."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import pytest
+import torch
+from judge_support import judge_options
+
+
+def test_timing_waits_for_the_runs_on_its_device_and_runs_wait_for_timing():
+    from geak_evaluator_triton.devices import DeviceGate
+
+    gate = DeviceGate()
+    events: list[str] = []
+    gate.acquire_shared()
+
+    def timing() -> None:
+        gate.acquire_exclusive()
+        events.append("timing starts")
+        time.sleep(0.05)
+        events.append("timing ends")
+        gate.release_exclusive()
+
+    def late_run() -> None:
+        time.sleep(0.05)  # arrives while timing waits: it must not overtake it
+        gate.acquire_shared()
+        events.append("late run")
+        gate.release_shared()
+
+    threads = [threading.Thread(target=timing), threading.Thread(target=late_run)]
+    for t in threads:
+        t.start()
+    time.sleep(0.15)
+    assert events == []  # the first run still holds the device
+    events.append("first run ends")
+    gate.release_shared()
+    for t in threads:
+        t.join(5)
+    assert events == ["first run ends", "timing starts", "timing ends", "late run"]
+
+
+def test_slots_of_one_gpu_share_its_gate_and_devices_interleave():
+    from geak_evaluator_triton.devices import gpu_slots
+
+    slots = gpu_slots("nvidia", ["0", "1"], 3)
+    assert len(slots) == 6
+    assert [s.env["CUDA_VISIBLE_DEVICES"] for s in slots[:2]] == ["0", "1"]
+    by_device: dict[str, set[int]] = {}
+    for slot in slots:
+        by_device.setdefault(slot.env["CUDA_VISIBLE_DEVICES"], set()).add(id(slot.gate))
+    assert all(len(gates) == 1 for gates in by_device.values())
+    assert len({id(s.gate) for s in slots}) == 2
+
+
+def test_the_median_interval_shrinks_with_samples_and_needs_six():
+    from geak_evaluator_triton.gputiming import median_interval
+
+    assert math.isinf(median_interval([1.0] * 5))
+    noisy = sorted(1.0 + 0.01 * ((i * 37) % 11 - 5) for i in range(200))
+    few = sorted(noisy[::20])
+    assert 0 < median_interval(noisy) < median_interval(few)
+    assert median_interval([2.0] * 40) == 0.0
+
+
+def test_a_summation_order_difference_within_the_reference_error_passes_and_a_bigger_one_fails():
+    from geak_evaluator_triton.compare import compare_values
+
+    expected = torch.zeros(4, 8)
+    expected[2] = 1000.0  # a row grown by outliers
+    noise = torch.full((4, 1), 1e-6)
+    noise[2] = 0.02  # the reference's own error on that row, against the oracle
+    close = expected.clone()
+    close[2, 3] += 0.05  # within 4 x 0.02 of the reference, far beyond atol
+    assert compare_values(expected, close, {"float32": [0.01, 0.0]}, noise=noise) == []
+    off = expected.clone()
+    off[0, 0] += 0.05  # the same error on a row where the reference is exact
+    found = compare_values(expected, off, {"float32": [0.01, 0.0]}, noise=noise)
+    assert found and found[0]["count"] == 1 and "reference's own error" in found[0]["message"]
+    assert compare_values(expected, close, {"float32": [0.01, 0.0]}, noise=noise, multiple=0.0)
+
+
+def test_row_noise_is_the_largest_error_per_row_and_ignores_what_does_not_line_up():
+    from geak_evaluator_triton.child import row_noise
+
+    out = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    oracle = torch.tensor([[1.0, 2.5], [3.0, float("inf")]], dtype=torch.float64)
+    noise = row_noise({"y": out, "n": torch.tensor([1, 2])}, {"y": oracle, "n": torch.tensor([1, 2])})
+    assert noise["y"].tolist() == [[0.5], [0.0]]  # an infinite error gives no allowance
+    assert noise["n"] is None
+
+
+@pytest.mark.parametrize("choice", ["on"])
+def test_a_spare_child_takes_the_job_and_the_verdict_is_the_same(mini_tasks, choice):
+    from pathlib import Path
+
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    task = mini_tasks["add"]
+    judge = TritonEvaluator(judge_options(workers=1, spare_children=choice, secret_seeds=0))
+    try:
+        judge.runtime()
+        deadline = time.monotonic() + 60
+        while not judge.children._spares and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert judge.children._spares, "a spare child was started for the slot"
+        spare = next(iter(judge.children._spares.values()))
+        code = Path(task.reference).read_text()
+        result = judge.evaluate(task, Candidate(id="c", task_id="add", code=code))
+        assert result.correct, result.reason
+        assert spare.proc.poll() is not None  # it took the job and ended
+    finally:
+        judge.close()
+    assert judge.children._spares == {}
