@@ -24,7 +24,10 @@ per record (the ``geak-core eval --json`` fields plus the record's line number),
 written by a single append and flushed to disk, so a time limit or a kill loses
 only the records in flight. Running the same command again with the same
 ``--out`` skips the records already there and judges the rest; the summary
-(``OUT/summary.json``, replaced atomically) always covers every line of the file.
+(``OUT/summary.json``, replaced atomically after every record) always covers
+every line of the file.
+A folder holding results of other records (by content) or of the other
+protocol is refused; the folder may be copied elsewhere and resumed there.
 
 ``--limit-s N``: no record starts after N seconds; the records already running
 finish (each bounded by ``--timeout`` per child process).
@@ -45,6 +48,7 @@ On the CPU (``TRITON_INTERPRET=1``, correctness only; a smoke test on small data
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -142,28 +146,54 @@ def _record(task: Any, result: Any) -> dict[str, Any]:
     return record
 
 
-def judge(args: argparse.Namespace, suite: Any, results: ResultsFile) -> dict[str, Any]:
-    """Judge every record not yet in ``results``; returns what happened in this run."""
-    from geak_core.cli_eval import build_evaluator, entries_from_jsonl, verdict_line
+class Session:
+    """One run over a records file: the results so far, and the summary kept up to date."""
+
+    def __init__(self, out: Path, identity: dict[str, str], records_file: str, tasks: int) -> None:
+        self.results = ResultsFile(out / RESULTS)
+        self.summary_path = out / SUMMARY
+        self.header = {"records_file": os.path.abspath(records_file), **identity}
+        self.tasks = tasks
+        self.run = {"records": 0, "already_judged": 0, "judged_now": 0, "not_started": 0}
+
+    def record(self, task: Any, result: Any) -> None:
+        from geak_core.cli_eval import verdict_line
+
+        self.results.append(_record(task, result))
+        self.run["judged_now"] += 1
+        print(verdict_line(task, result), flush=True)
+        self.save()
+
+    def summary(self) -> dict[str, Any]:
+        return {**summarize(self.results.records, self.tasks), **self.header, "run": dict(self.run)}
+
+    def save(self) -> None:
+        """The summary of every result so far (replaced atomically after each record)."""
+        from geak_core.cli_eval import write_atomically
+
+        write_atomically(str(self.summary_path), json.dumps(self.summary(), indent=2) + "\n")
+
+
+def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:
+    """Judge every record not yet in the session's results, in file order."""
+    from geak_core.cli_eval import build_evaluator, entries_from_jsonl
 
     started = time.monotonic()
     entries = entries_from_jsonl(args.records, suite)
-    todo = [e for e in entries if e.candidate.id not in results.done]
+    todo = [e for e in entries if e.candidate.id not in session.results.done]
+    session.run.update(records=len(entries), already_judged=len(entries) - len(todo))
+    session.save()
     for entry in [e for e in todo if e.verdict is not None]:
-        results.append(_record(entry.task, entry.verdict))
-        print(verdict_line(entry.task, entry.verdict), flush=True)
-    jobs = [e for e in todo if e.verdict is None]
-    run = {"records": len(entries), "already_judged": len(entries) - len(todo),
-           "judged_now": len(todo) - len(jobs), "not_started": 0}
-    if not jobs:
-        return run
+        session.record(entry.task, entry.verdict)
+    queue = [e for e in todo if e.verdict is None]
+    if not queue:
+        return
     evaluator = build_evaluator("triton", {
         "mode": args.mode, "timeout_s": args.timeout, "reference_timeout_s": args.timeout,
         "workers": args.workers or None, "candidates_per_gpu": args.candidates_per_gpu or None,
     })
     parallel = max(1, int(getattr(evaluator, "max_parallel", 1)))
     deadline = started + args.limit_s if args.limit_s > 0 else math.inf
-    queue = list(jobs)
     try:
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="tb-judge") as pool:
             running: dict[Future[Any], Any] = {}
@@ -172,19 +202,16 @@ def judge(args: argparse.Namespace, suite: Any, results: ResultsFile) -> dict[st
                     entry = queue.pop(0)
                     running[pool.submit(evaluator.evaluate, entry.task, entry.candidate)] = entry
                 if not running:
-                    break  # the time limit: leave the rest for the next run
+                    break  # the time limit: the rest is left for the next run
                 done, _ = wait(running, return_when=FIRST_COMPLETED,
                                timeout=max(0.1, min(5.0, deadline - time.monotonic())))
                 for future in done:
                     entry = running.pop(future)
-                    result = future.result()
-                    results.append(_record(entry.task, result))
-                    run["judged_now"] += 1
-                    print(verdict_line(entry.task, result), flush=True)
+                    session.record(entry.task, future.result())
     finally:
         evaluator.close()
-    run["not_started"] = len(queue)
-    return run
+        session.run["not_started"] = len(queue)
+        session.save()
 
 
 # -- figures ------------------------------------------------------------------------
@@ -234,8 +261,8 @@ def _times(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}x"
 
 
-def report(summary: dict[str, Any], run: dict[str, Any]) -> str:
-    s = summary
+def report(summary: dict[str, Any]) -> str:
+    s, run = summary, summary["run"]
     lines = [
         "",
         f"{s['records']} of the file's {run['records']} records have a result "
@@ -260,23 +287,32 @@ def report(summary: dict[str, Any], run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _check_same_run(summary: Path, args: argparse.Namespace) -> None:
-    """Results are only resumed for the same records file judged by the same protocol."""
+def _identity(args: argparse.Namespace) -> dict[str, str]:
+    """What results may be resumed for: the records (by content) and the protocol."""
+    from geak_core.errors import InputError
+
+    try:
+        digest = hashlib.sha256(Path(args.records).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise InputError(f"--records {args.records}: cannot read: {exc.strerror}") from None
+    return {"records_sha256": digest, "protocol": args.protocol}
+
+
+def _check_same_run(summary: Path, identity: dict[str, str]) -> None:
+    """Results are only resumed for the same records judged by the same protocol."""
     from geak_core.errors import InputError
 
     if not summary.exists():
         return
     earlier = json.loads(summary.read_text(encoding="utf-8"))
-    now = {"records_file": os.path.abspath(args.records), "protocol": args.protocol}
-    for key, value in now.items():
+    for key, value in identity.items():
         if earlier.get(key) not in (None, value):
-            raise InputError(f"{summary}: this folder holds results for {key} "
-                             f"{earlier.get(key)!r}, not {value!r}; choose another --out")
+            raise InputError(f"{summary}: this folder holds results for another {key} "
+                             f"({earlier.get(key)!r}, not {value!r}); choose another --out")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    from geak_core.cli_eval import write_atomically
     from geak_core.errors import GeakError
     from geak_core.plugins import get_plugin_manager
     from geak_suite_tritonbench.suite import TritonBenchOptions
@@ -288,19 +324,15 @@ def main(argv: list[str] | None = None) -> int:
                                      perf_scripts=os.path.abspath(args.perf) if args.perf else "",
                                      json=os.path.abspath(args.instructions) if args.instructions else "",
                                      protocol=args.protocol)
-        _check_same_run(out / SUMMARY, args)
+        identity = _identity(args)
+        _check_same_run(out / SUMMARY, identity)
         suite = get_plugin_manager().build("suite", "tritonbench", options)
-        tasks = benchmark_tasks(suite)
-        results = ResultsFile(out / RESULTS)
-        run = judge(args, suite, results)
+        session = Session(out, identity, args.records, len(benchmark_tasks(suite)))
+        judge(args, suite, session)
     except GeakError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    summary = summarize(results.records, len(tasks))
-    summary.update({"records_file": os.path.abspath(args.records), "protocol": args.protocol,
-                    "run": run})
-    write_atomically(str(out / SUMMARY), json.dumps(summary, indent=2) + "\n")
-    print(report(summary, run))
+    print(report(session.summary()))
     print(f"results: {out / RESULTS}  summary: {out / SUMMARY}")
     return 0
 
