@@ -1,0 +1,250 @@
+"""Judge GEAK-eval's ROCm_v1 expert kernels with this project's judge, and time them against ours.
+
+Each task of the ``rocm`` suite is loaded with the suite option ``baseline`` set
+to the given ROCm_v1 folder, so the ported original (``Task.timing_baseline``)
+is what the judge times against, and our reference decides correctness. Two
+judgements per task by the ``triton`` evaluator:
+
+* the original as candidate: the original file's kernel part (the text before
+  its line of 146 ``#``, unchanged) is judged like any candidate: verdict,
+  failed stage and reason. On a GPU it is timed against its own port, so its
+  speedup ("original vs its port") is about 1 where the port changed nothing
+  that runs, a check that the judge timed the original;
+* our reference as candidate, timed against the original: original/ours =
+  1 / its speedup (sum of latencies over the timed cases, as GEAK-eval). A task
+  is within range when that ratio lies in [0.9, 1.1].
+
+(Were the installed judge to ignore ``timing_baseline``, the first figure would
+show original/ours and the second about 1.) Results go to ``--json`` after
+every task (atomically), so a run cut short keeps what it measured; a markdown
+table is printed at the end. With ``--limit-s`` no task starts after that many
+seconds; those left are listed as not run. ``--mode interpreter`` is a CPU
+smoke run (correctness only).
+
+    python bench/rocm_originals.py --rocm-v1 .ext/GEAK-eval/geak_eval/data/ROCm/data/ROCm_v1 \\
+        --tasks test_add_kernel,softmax --json out.json --limit-s 450
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+LOW, HIGH = 0.9, 1.1
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rocm-v1", required=True,
+                        help="GEAK-eval's geak_eval/data/ROCm/data/ROCm_v1 folder")
+    parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
+    parser.add_argument("--json", dest="json_out", default="", help="write results here")
+    parser.add_argument("--limit-s", type=float, default=0.0,
+                        help="start no judgement after this many seconds (0: no limit)")
+    parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
+    parser.add_argument("--seeds", default="", help="comma-separated seeds replacing the tasks' own")
+    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per judge child")
+    return parser.parse_args(argv)
+
+
+def _build(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(the suite with the baseline option, the evaluator)."""
+    from geak_core.plugins import get_plugin_manager
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    manager = get_plugin_manager()
+    spec = manager.spec("suite", "rocm")
+    suite = manager.build("suite", "rocm", spec.options(baseline=os.path.abspath(args.rocm_v1)))
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()] or None
+    options = TritonEvaluatorOptions(mode=args.mode, workers=args.workers, timeout_s=args.timeout,
+                                     reference_timeout_s=max(args.timeout, 300.0), seeds=seeds)
+    return suite, manager.build("evaluator", "triton", options)
+
+
+def verdict(result: Any) -> str:
+    if "skipped" in result.flags:
+        return "skipped"
+    if "judge_error" in result.flags:
+        return "judge error"
+    if result.correct:
+        return "correct" if result.failed_stage is None else f"correct, {result.failed_stage} failed"
+    return f"{'wrong' if result.call_ok else 'failed'} ({result.failed_stage})"
+
+
+def judge_task(evaluator: Any, task: Any) -> dict[str, Any]:
+    """Both judgements of one task (side by side where the judge has slots; one reference run)."""
+    from geak_core.cli_eval import result_record
+    from geak_core.components import EvalJob
+    from geak_core.model import Candidate
+    from geak_suite_rocm.originals import OriginalError, kernel_part
+
+    described = task.extra["timing_baseline"]
+    row: dict[str, Any] = {
+        "task": task.id,
+        "original": described["original"],
+        "ported_module": described["module"],
+        "ports": described["ports"],
+        "problem": described["problem"],
+        "original_judged": None,
+        "reference_vs_original": None,
+    }
+    if described["problem"]:
+        row["status"] = "original unusable"
+        return row
+    source = Path(described["original"])
+    try:
+        original_code, _ = kernel_part(source.read_text(encoding="utf-8"), str(source))
+    except (OSError, OriginalError) as exc:  # changed since the suite read it
+        row.update(status="original unusable", problem=str(exc))
+        return row
+    reference_code = Path(task.reference).read_text(encoding="utf-8")
+    jobs = [
+        EvalJob(task, Candidate(id=f"original:{task.id}", task_id=task.id, code=original_code,
+                                origin="file")),
+        EvalJob(task, Candidate(id=f"reference:{task.id}", task_id=task.id, code=reference_code,
+                                origin="file")),
+    ]
+    for job, result in evaluator.evaluate_many(jobs):
+        key = "original_judged" if job.candidate.id.startswith("original:") else "reference_vs_original"
+        row[key] = {**result_record(job.task, result), "verdict": verdict(result)}
+    original, reference = row["original_judged"], row["reference_vs_original"]
+    row["original_vs_port"] = original["speedup"] if original["correct"] else None
+    timed = reference["speedup"] if reference["correct"] else None
+    row["ratio"] = 1.0 / timed if timed else None
+    row["within"] = None if row["ratio"] is None else LOW <= row["ratio"] <= HIGH
+    row["status"] = "done"
+    return row
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    done = [r for r in rows if r["status"] == "done"]
+    return {
+        "tasks": len(rows),
+        "judged": len(done),
+        "original_correct": sorted(r["task"] for r in done if r["original_judged"]["correct"]),
+        "original_not_correct": sorted(r["task"] for r in done if not r["original_judged"]["correct"]),
+        "within": sorted(r["task"] for r in done if r["within"] is True),
+        "outside": sorted(r["task"] for r in done if r["within"] is False),
+        "not_timed": sorted(r["task"] for r in done if r["within"] is None),
+        "not_judged": {r["task"]: r.get("problem") or r["status"] for r in rows if r["status"] != "done"},
+    }
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _short(text: str | None, width: int = 90) -> str:
+    line = (text or "").splitlines()[0] if text else ""
+    return (line[: width - 1] + "…" if len(line) > width else line).replace("|", "/")
+
+
+def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
+    lines = [
+        f"ROCm_v1 originals judged on {environment['device']} ({environment['mode']}), "
+        f"torch {environment.get('torch', '?')}, triton {environment.get('triton', '?')}",
+        "",
+        "| task | original as candidate | why not correct | original vs its port | "
+        "original/ours | within [0.9, 1.1] | ports |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        ports = ", ".join(sorted({p["rule"] for p in row["ports"]})) or "-"
+        if row["status"] != "done":
+            lines.append(f"| {row['task']} | {row['status']} | {_short(row.get('problem'))} | - | - "
+                         f"| - | {ports} |")
+            continue
+        judged, reference = row["original_judged"], row["reference_vs_original"]
+        why = "" if judged["correct"] and not judged["failed_stage"] else _short(judged["reason"])
+        if not reference["correct"] or reference["failed_stage"]:
+            why += ("; " if why else "") + "timing ours against it: " + _short(
+                reference["reason"] or reference["verdict"], 60)
+        within = {True: "yes", False: "NO", None: "-"}[row["within"]]
+        lines.append(
+            f"| {row['task']} | {judged['verdict']} | {why or '-'} | "
+            f"{_ratio(row['original_vs_port'])} | {_ratio(row['ratio'])} | {within} | {ports} |"
+        )
+    if environment["mode"] == "interpreter":
+        lines += ["", "Interpreter mode: kernels run on the CPU, so no speed is measured."]
+    lines += ["", "original/ours: our reference's latency over the original's (sums over the timed "
+              "cases); above 1 the original is faster. original vs its port: about 1 when the "
+              "judge timed the original."]
+    return "\n".join(lines)
+
+
+def _write(path: str, environment: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    import json
+
+    from geak_core.cli_eval import write_atomically
+
+    data = {"environment": environment, "tasks": rows, "summary": summary(rows)}
+    write_atomically(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _environment(args: argparse.Namespace, evaluator: Any) -> dict[str, Any]:
+    runtime = evaluator.runtime()
+    environment: dict[str, Any] = {
+        "mode": runtime.mode,
+        "device": runtime.device_name,
+        "workers": len(runtime.slots),
+        "python": platform.python_version(),
+        "rocm_v1": os.path.abspath(args.rocm_v1),
+        "seeds": args.seeds or "the tasks' own",
+        "limit_s": args.limit_s,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    try:
+        import torch
+        import triton
+
+        environment.update(torch=torch.__version__, triton=triton.__version__)
+    except ImportError:
+        pass
+    return environment
+
+
+def main(argv: list[str] | None = None) -> int:
+    from geak_core.errors import GeakError
+
+    args = _parse(argv)
+    try:
+        suite, evaluator = _build(args)
+        wanted = [t for t in args.tasks.split(",") if t.strip()]
+        tasks = [suite.get(t) for t in wanted] if wanted else suite.tasks()
+    except (GeakError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+    try:
+        environment = _environment(args, evaluator)
+        for task in tasks:
+            if args.limit_s and time.monotonic() - started >= args.limit_s:
+                rows.append({"task": task.id, "status": "not run: time limit", "ports": [],
+                             "problem": f"--limit-s {args.limit_s:g} reached"})
+                continue
+            row = judge_task(evaluator, task)
+            rows.append(row)
+            judged = (row["original_judged"] or {}).get("verdict", row["status"])
+            print(f"{task.id}: original {judged}, original/ours {_ratio(row.get('ratio'))}, "
+                  f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+            environment["total_s"] = round(time.monotonic() - started, 1)
+            if args.json_out:
+                _write(args.json_out, environment, rows)
+    finally:
+        evaluator.close()
+    environment["total_s"] = round(time.monotonic() - started, 1)
+    if args.json_out:
+        _write(args.json_out, environment, rows)
+    print(markdown(rows, environment))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

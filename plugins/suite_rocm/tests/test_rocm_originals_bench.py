@@ -1,0 +1,78 @@
+"""``bench/rocm_originals.py`` as a real subprocess, in its CPU smoke mode (the interpreter).
+
+The ROCm_v1 folder is synthetic: a correct original of test_add_kernel (our own kernel) and an
+original of test_reverse_range that reads one element off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from geak_suite_rocm.suite import REFERENCES
+
+pytestmark = pytest.mark.slow
+
+BENCH = Path(__file__).resolve().parents[3] / "bench" / "rocm_originals.py"
+SEPARATOR = "#" * 146
+WRONG_REVERSE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def reverse_range(in_ptr, out_ptr):
+    x = tl.arange(0, 512)
+    tl.store(out_ptr + x, tl.load(in_ptr + (511 - x)))
+'''
+
+
+def run_bench(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    folder = tmp_path / "ROCm_v1"
+    folder.mkdir()
+    harness = "def test_original():\n    raise AssertionError('never imported')\n"
+    (folder / "test_add_kernel.py").write_text(
+        (REFERENCES / "add_kernel.py").read_text() + SEPARATOR + "\n" + harness)
+    (folder / "test_reverse_range.py").write_text(WRONG_REVERSE + SEPARATOR + "\n" + harness)
+    out = tmp_path / "out.json"
+    env = {**os.environ, "GEAK_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--rocm-v1", str(folder), "--tasks",
+         "test_add_kernel,test_reverse_range", "--mode", "interpreter", "--seeds", "0",
+         "--workers", "2", "--json", str(out), *extra],
+        capture_output=True, text=True, env=env, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc, json.loads(out.read_text())
+
+
+def test_the_smoke_run_records_each_originals_verdict_and_prints_the_table(tmp_path: Path):
+    proc, data = run_bench(tmp_path)
+    rows = {row["task"]: row for row in data["tasks"]}
+    add, reverse = rows["test_add_kernel"], rows["test_reverse_range"]
+
+    assert add["original_judged"]["correct"] and add["original_judged"]["verdict"] == "correct"
+    assert add["reference_vs_original"]["correct"]  # our reference, timed against the original
+    assert add["ported_module"].startswith(str(tmp_path / "cache"))
+
+    judged = reverse["original_judged"]
+    assert not judged["correct"] and judged["call_ok"]
+    assert judged["failed_stage"] == "stage1" and "stage1" in judged["verdict"]
+    assert judged["reason"] and judged["mismatches"]
+
+    assert data["environment"]["mode"] == "interpreter"
+    assert data["summary"]["original_correct"] == ["test_add_kernel"]
+    assert data["summary"]["original_not_correct"] == ["test_reverse_range"]
+    assert data["summary"]["not_timed"] == ["test_add_kernel", "test_reverse_range"]
+    table = [line for line in proc.stdout.splitlines() if line.startswith("| test_")]
+    assert table[0].startswith("| test_add_kernel | correct |")
+    assert table[1].startswith("| test_reverse_range | wrong (stage1) |")
+
+
+def test_past_the_time_limit_no_judgement_starts_and_the_tasks_are_listed(tmp_path: Path):
+    _, data = run_bench(tmp_path, "--limit-s", "1e-9")
+    assert [row["status"] for row in data["tasks"]] == ["not run: time limit"] * 2
+    assert set(data["summary"]["not_judged"]) == {"test_add_kernel", "test_reverse_range"}
