@@ -2,7 +2,8 @@
 
 For each task, ``lineages`` independent lineages (parallel scaling) run for up
 to ``iterations`` rounds (sequential scaling). Each round asks the LLM for one
-candidate with one of three prompts:
+candidate (``proposals`` of them for an optimisation step, all judged) with one
+of three prompts:
 
 * ``generate``: the task, a retrieved example and the knowledge packs (also
   after a restart, with the abandoned strategies listed);
@@ -17,6 +18,13 @@ Every LLM call and evaluation is stored under a *slot* (task, lineage,
 iteration, purpose). Resuming a run replays the loop and serves recorded slots
 from the store, so nothing already paid for or judged is repeated, and the
 final summary equals that of an uninterrupted run.
+
+Reproducibility: each request carries a seed derived from ``[run] seed`` and
+its slot (``request_seed``), so lineages sample independently and a rerun asks
+exactly the same questions; the agent itself draws nothing at random, and its
+order-dependent choices (the best of equal candidates) follow lineage and
+iteration order, never thread timing. The judge's secret seeds are the
+evaluator's own and do not come from ``[run] seed``.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from geak_core.components import (
     KnowledgeContext,
     RetrievalQuery,
 )
-from geak_core.errors import GeakError
+from geak_core.errors import GeakError, InputError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, LLMError, Message
 from geak_core.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
 from geak_core.plugins import PluginManager
@@ -67,6 +75,15 @@ class RunStopped(Exception):
 def slot_key(**slot: Any) -> str:
     blob = json.dumps(slot, sort_keys=True)
     return "slot:" + hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+SEED_RANGE = 2**31 - 2**16  # room for ``seed + i`` of split samples within a signed 32-bit int
+
+
+def request_seed(run_seed: int, task_key: str, lineage: int, iteration: int) -> int:
+    """The LLM request seed of one slot: fixed by ``[run] seed``, different for every slot."""
+    blob = json.dumps([run_seed, task_key, lineage, iteration])
+    return int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big") % SEED_RANGE
 
 
 @dataclass
@@ -259,17 +276,24 @@ class Agent:
         context = KnowledgeContext(task=task, hardware=self.hardware)
         return [{"title": p.title, "text": p.render(context)} for p in self.packs]
 
-    def retrieve(self, state: LineageState) -> Example | None:
+    def retrieve(self, state: LineageState) -> list[Example]:
+        """The retriever's examples for this lineage (as many as it is configured to give)."""
         code = state.last.code if (state.last and self.recipe.agent.retrieve_with_code) else None
         examples = self.retriever.retrieve(RetrievalQuery(task=state.task, code=code, k=1))
-        example = examples[0] if examples else None
         self.store.event(
             "retrieved",
             {"examples": [{"id": e.id, "score": e.score, "source": e.source} for e in examples],
              "query": "code" if code else "instruction"},
             task_id=state.task.id, lineage=state.lineage,
         )
-        return example
+        return examples
+
+    def evaluate_all(self, task: Task, candidates: list[Candidate]) -> list[EvalResult]:
+        """Judge several candidates of one round at once (the evaluator's slots bound it)."""
+        if len(candidates) <= 1:
+            return [self.evaluate(task, c) for c in candidates]
+        with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
+            return list(pool.map(lambda c: self.evaluate(task, c), candidates))
 
     def evaluate(self, task: Task, candidate: Candidate) -> EvalResult:
         recorded = self.store.find_evaluation(task.id, candidate.code)
@@ -319,9 +343,10 @@ class Agent:
                                           note="debugging trap: approach abandoned"))
             self.store.event("restart", {"abandoned": state.abandoned[-1]}, task_id=task.id,
                              lineage=state.lineage, iteration=iteration)
-        example = self.retrieve(state)
+        examples = self.retrieve(state)
         user = self.prompts.render(
-            "strategy" if trapped else "generate", task=view, example=example,
+            "strategy" if trapped else "generate", task=view, examples=examples,
+            example=examples[0] if examples else None,
             knowledge=self.knowledge(task), abandoned=state.abandoned, hardware=hw,
         )
         return ("restart" if trapped else "generate"), [Message("system", system), Message("user", user)]
@@ -329,7 +354,9 @@ class Agent:
     def _round(self, state: LineageState, iteration: int) -> None:
         task = state.task
         kind, messages = self._prompt(state, iteration)
-        request = ChatRequest(messages=messages, n=1, meta={"purpose": kind})
+        n = max(1, int(self.optimizer.proposals)) if kind == "optimize" else 1
+        seed = request_seed(self.recipe.run.seed, task.key, state.lineage, iteration)
+        request = ChatRequest(messages=messages, n=n, seed=seed, meta={"purpose": kind})
         slot = {"task": task.key, "lineage": state.lineage, "iteration": iteration, "purpose": kind}
         try:
             call_id, response = self.llm.complete(request, slot)
@@ -341,33 +368,44 @@ class Agent:
             self.store.event("llm_failed", {"error": str(exc)}, task_id=task.id, lineage=state.lineage,
                              iteration=iteration)
             return
-        reply = response.texts[0] if response.texts else ""
         names = [e.name for e in task.entry_points]
-        code, strategy = extract_candidate_code(reply, names)
-        candidate_id = f"{task.id}/L{state.lineage}/I{iteration}"
-        if code is None:
-            result = EvalResult(task_id=task.id, candidate_id=candidate_id, failed_stage="extract",
-                                reason="the reply contains no usable code")
-            candidate = Candidate(candidate_id, task.id, "", state.lineage, iteration,
-                                  "generate" if kind == "restart" else kind, strategy, None, call_id)
-            self.store.record_evaluation(candidate, result)
-        else:
-            candidate = Candidate(
-                candidate_id, task.id, code, state.lineage, iteration,
-                "generate" if kind == "restart" else kind, strategy,
-                state.last.id if state.last else None, call_id,
+        origin = "generate" if kind == "restart" else kind
+        parent = state.last.id if state.last else None
+        candidates: list[Candidate] = []
+        results: dict[str, EvalResult] = {}
+        for index, reply in enumerate(response.texts[:n] or [""]):
+            candidate_id = f"{task.id}/L{state.lineage}/I{iteration}" + (f"/P{index}" if n > 1 else "")
+            code, strategy = extract_candidate_code(reply, names)
+            if code is None:
+                candidate = Candidate(candidate_id, task.id, "", state.lineage, iteration, origin,
+                                      strategy, None, call_id)
+                results[candidate_id] = EvalResult(task_id=task.id, candidate_id=candidate_id,
+                                                   failed_stage="extract",
+                                                   reason="the reply contains no usable code")
+                self.store.record_evaluation(candidate, results[candidate_id])
+            else:
+                candidate = Candidate(candidate_id, task.id, code, state.lineage, iteration, origin,
+                                      strategy, parent, call_id)
+                self.store.record_candidate(candidate)
+            candidates.append(candidate)
+        judged = [c for c in candidates if c.code]
+        results.update(zip([c.id for c in judged], self.evaluate_all(task, judged), strict=True))
+        improved = False
+        for index, candidate in enumerate(candidates):  # proposal order: deterministic outcomes
+            result = results[candidate.id]
+            if candidate.code:
+                self.optimizer.record(f"{task.id}@{state.lineage}", candidate, result)
+            state.results.append((state.lineage, candidate.id, result))
+            improved = self._update(state, candidate, result, kind) or improved
+            state.attempts.append(Attempt(task.id, state.lineage, iteration, kind, candidate.id,
+                                          result.call_ok, result.correct, result.speedup,
+                                          note=result.reason or ""))
+            verdict = "correct" if result.correct else f"{result.failed_stage}: {(result.reason or '')[:80]}"
+            speed = f" speedup {result.speedup:.2f}x" if result.speedup else ""
+            proposal = f" P{index}" if n > 1 else ""
+            self.progress.line(
+                f"[{task.id}] L{state.lineage} I{iteration}{proposal} {kind:<8} -> {verdict}{speed}"
             )
-            self.store.record_candidate(candidate)
-            result = self.evaluate(task, candidate)
-            self.optimizer.record(f"{task.id}@{state.lineage}", candidate, result)
-        state.results.append((state.lineage, candidate_id, result))
-        improved = self._update(state, candidate, result, kind)
-        state.attempts.append(Attempt(task.id, state.lineage, iteration, kind, candidate_id,
-                                      result.call_ok, result.correct, result.speedup,
-                                      note=result.reason or ""))
-        verdict = "correct" if result.correct else f"{result.failed_stage}: {(result.reason or '')[:80]}"
-        speed = f" speedup {result.speedup:.2f}x" if result.speedup else ""
-        self.progress.line(f"[{task.id}] L{state.lineage} I{iteration} {kind:<8} -> {verdict}{speed}")
         state.rounds_without_gain = 0 if improved else state.rounds_without_gain + 1
 
     def _update(self, state: LineageState, candidate: Candidate, result: EvalResult, kind: str) -> bool:
@@ -458,8 +496,14 @@ class Agent:
             self.store.event("error", {"traceback": "".join(traceback.format_exception(errors[0]))})
         return self.summarize(tasks, states, skipped, lineages)
 
+    @staticmethod
+    def _results(states: list[LineageState]) -> list[tuple[int, str, EvalResult]]:
+        """Every judged candidate in lineage, then iteration order (not the order lineages
+        happened to finish in), so ties between equal candidates always go the same way."""
+        return [r for s in sorted(states, key=lambda s: s.lineage) for r in s.results]
+
     def finish_task(self, task: Task, states: list[LineageState], lineages: int) -> None:
-        results = [r for s in states for r in s.results]
+        results = self._results(states)
         summary = summarize_task(task, lineages, results)
         if summary.best_candidate_id:
             best = next((c for c in self.store.candidates(task.id) if c.id == summary.best_candidate_id), None)
@@ -482,8 +526,7 @@ class Agent:
             if task.id in skipped:
                 summaries.append(TaskSummary(task.id, task.difficulty, task.category, skipped_reason=skipped[task.id]))
                 continue
-            results = [r for s in states[task.id] for r in s.results]
-            summary = summarize_task(task, lineages, results)
+            summary = summarize_task(task, lineages, self._results(states[task.id]))
             best_file = self.store.dir / "best" / f"{task.id}.py"
             summary.best_file = str(best_file) if best_file.exists() else None
             summaries.append(summary)
@@ -491,7 +534,13 @@ class Agent:
             status, note = "finished", ""
         else:
             status, _, note = self.stop_reason.partition(": ")
-        return summarize_run(self.store.run_id, status, summaries, lineages, self.store.usage(), note)
+        summary = summarize_run(self.store.run_id, status, summaries, lineages, self.store.usage(), note)
+        summary.seed = self.recipe.run.seed
+        methods = {r.speedup_method for s in states.values() for st in s for _, _, r in st.results
+                   if r.speedup is not None and r.speedup_method}
+        if len(methods) == 1:
+            summary.speedup_method = methods.pop()
+        return summary
 
 
 def resolve_hardware(profile: str, plugins: PluginManager) -> HardwareProfile | None:
@@ -539,12 +588,21 @@ def run_recipe(
     if resume:
         run_dir = resolve_run(resume, recipe.run.output_dir)
         store = RunStore(run_dir)
+        recorded_seed = store.meta("seed")
+        if recorded_seed is not None and recorded_seed != recipe.run.seed:
+            store.close()
+            raise InputError(
+                f"run {store.run_id} was started with [run] seed = {recorded_seed}; resuming it with "
+                f"seed = {recipe.run.seed} would ask its remaining questions with other seeds "
+                f"(set seed = {recorded_seed} in {recipe.path})"
+            )
         echo(f"resuming run {store.run_id} ({run_dir})")
     else:
         versions = {p.name: p.version for p in plugins.plugins.values() if p.version}
         store = RunStore.create(recipe.run.output_dir, recipe.run.name, dump_toml(recipe.data),
                                 environment_manifest(versions))
-        echo(f"run {store.run_id} ({store.dir})")
+        echo(f"run {store.run_id} ({store.dir}), seed {recipe.run.seed}")
+    store.set_meta("seed", recipe.run.seed)
     store.set_meta("status", "running")
     progress: Progress | None = None
     agent: Agent | None = None

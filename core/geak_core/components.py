@@ -228,7 +228,9 @@ class Optimizer(Protocol):
     ``record`` sees every judged candidate; ``context`` returns the variables
     for the ``optimize`` template (at least ``archive``: a list of
     ``ArchiveEntry`` in ascending order of speedup); ``proposals`` is how many
-    candidates one optimisation step asks for.
+    candidates one optimisation step asks for: the agent requests that many
+    completions (``n``) of the ``optimize`` prompt and judges every one; 0
+    means no optimisation (a lineage stops at its first correct candidate).
     """
 
     proposals: int

@@ -214,6 +214,7 @@ class RunSummary:
     tokens: int = 0
     cost_usd: float | None = None
     note: str = ""
+    seed: int | None = None  # the run's [run] seed, from which its LLM request seeds derive
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -35,6 +35,8 @@ from geak_core.plugins import PluginManager, suggest
 @dataclass
 class RunOptions:
     name: str = "run"
+    # Seeds every LLM request (one seed per task, lineage and iteration, derived from this
+    # one), so a rerun asks the same questions; the judge's secret seeds stay its own.
     seed: int = 0
     output_dir: str = "runs"
     max_llm_calls: int = 0  # 0: unlimited

@@ -116,7 +116,10 @@ def format_summary(summary: RunSummary) -> str:
         + (f", {passes}" if passes else "")
     )
     cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd else ""
-    lines.append(f"llm calls {summary.llm_calls}, tokens {summary.tokens}{cost}; status {summary.status}")
+    seed = f"; seed {summary.seed}" if summary.seed is not None else ""
+    lines.append(
+        f"llm calls {summary.llm_calls}, tokens {summary.tokens}{cost}; status {summary.status}{seed}"
+    )
     if summary.note:
         lines.append(summary.note)
     return "\n".join(lines)

@@ -326,6 +326,20 @@ class RunStore:
             return None
         return {"id": row[0], "response": json.loads(row[1])}
 
+    def llm_calls(self) -> list[dict[str, Any]]:
+        """Every recorded call in the order it was made: id, key, request, response (None for
+        a failed call), error and meta."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, key, request, response, error, meta FROM llm_calls ORDER BY ts, rowid"
+            ).fetchall()
+        return [
+            {"id": r[0], "key": r[1], "request": json.loads(r[2]),
+             "response": json.loads(r[3]) if r[3] is not None else None, "error": r[4],
+             "meta": json.loads(r[5] or "{}")}
+            for r in rows
+        ]
+
     def find_evaluation(self, task_id: str, code: str) -> EvalResult | None:
         with self._lock:
             row = self._db.execute(

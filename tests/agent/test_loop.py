@@ -74,12 +74,15 @@ class Script:
         return queue.pop(0) if len(queue) > 1 else queue[0]
 
 
-def write_recipe(directory, base_url, *, optimizer="opro", **agent):
+def write_recipe(directory, base_url, *, optimizer="opro", seed=0, proposals=1, **agent):
+    agent = {"lineages": 1, **agent}
     agent_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in agent.items())
+    proposals_line = f"proposals = {proposals}" if optimizer else ""
     text = textwrap.dedent(f"""
         [run]
         name = "loop-test"
         output_dir = "{directory / 'runs'}"
+        seed = {seed}
 
         [llm]
         backend = "openai"
@@ -93,17 +96,17 @@ def write_recipe(directory, base_url, *, optimizer="opro", **agent):
 
         [optimizer]
         name = "{optimizer or 'none'}"
+        {proposals_line}
 
         [agent]
-        lineages = 1
         """) + agent_lines + "\n"
     path = directory / "recipe.toml"
     path.write_text(text)
     return path
 
 
-def run(tmp_path, script, *, optimizer="opro", **agent):
-    with OpenAIServer(script) as server:
+def run(tmp_path, script, *, optimizer="opro", server_options=None, **agent):
+    with OpenAIServer(script, **(server_options or {})) as server:
         path = write_recipe(tmp_path, server.base_url, optimizer=optimizer, **agent)
         plugins = PluginManager()
         recipe = load_recipe(path, plugins)

@@ -63,8 +63,8 @@ def test_reply_text_usage_and_finish_reason_are_returned():
 
 def test_request_uses_system_instruction_roles_and_generation_config():
     with GeminiServer(["ok"]) as srv:
-        make(srv, temperature=0.4, top_p=0.8, max_output_tokens=512, seed=9,
-             thinking_budget=128).complete(ask())
+        make(srv, temperature=0.4, top_p=0.8, max_output_tokens=512,
+             thinking_budget=128).complete(ask(seed=9))
     request = srv.requests[0]
     assert request.path == "/v1beta/models/gemini-test:generateContent"
     assert request.headers["x-goog-api-key"] == KEY
@@ -115,7 +115,7 @@ def test_candidate_count_gives_n_samples_in_one_request():
 
 def test_model_refusing_candidate_count_gets_concurrent_requests():
     with GeminiServer(lambda req: f"seed {req.body['generationConfig'].get('seed')}", max_candidates=1) as srv:
-        response = make(srv, seed=7).complete(ask(n=3))
+        response = make(srv).complete(ask(n=3, seed=7))
     assert response.texts == ["seed 7", "seed 8", "seed 9"]
     assert all("candidateCount" not in r.body["generationConfig"] for r in srv.requests[1:])
 

@@ -49,9 +49,9 @@ def test_reply_text_usage_model_and_finish_reason_are_returned():
     assert response.raw[0]["choices"][0]["message"]["content"] == "def kernel(): pass"
 
 
-def test_request_carries_model_messages_and_recipe_sampling_options():
+def test_request_carries_model_messages_recipe_sampling_options_and_the_request_seed():
     with OpenAIServer(["ok"]) as srv:
-        make(srv, temperature=0.7, top_p=0.9, seed=11, max_completion_tokens=256).complete(ask("hi"))
+        make(srv, temperature=0.7, top_p=0.9, max_completion_tokens=256).complete(ask("hi", seed=11))
     body = srv.requests[0].body
     assert body["model"] == "test-model"
     assert body["messages"] == [
@@ -64,9 +64,20 @@ def test_request_carries_model_messages_and_recipe_sampling_options():
 
 def test_request_fields_override_recipe_sampling_options():
     with OpenAIServer(["ok"]) as srv:
-        make(srv, temperature=0.7, seed=11).complete(ask(temperature=0.1, seed=5, max_tokens=64))
+        make(srv, temperature=0.7, max_completion_tokens=256).complete(ask(temperature=0.1, max_tokens=64))
     body = srv.requests[0].body
-    assert (body["temperature"], body["seed"], body["max_tokens"]) == (0.1, 5, 64)
+    assert (body["temperature"], body["max_tokens"]) == (0.1, 64)
+
+
+def test_a_request_without_a_seed_sends_none():
+    with OpenAIServer(["ok"]) as srv:
+        make(srv).complete(ask("hi"))
+    assert "seed" not in srv.requests[0].body
+
+
+def test_the_seed_is_a_run_setting_not_a_backend_option():
+    with pytest.raises(TypeError):
+        OpenAIOptions(model="m", seed=3)  # type: ignore[call-arg]
 
 
 def test_identity_names_provider_base_url_and_model():
@@ -101,7 +112,7 @@ def test_n_samples_come_from_one_request():
 
 def test_server_refusing_n_gets_concurrent_single_requests_with_distinct_seeds():
     with OpenAIServer(lambda req: f"seed {req.body.get('seed')}", max_n=1) as srv:
-        response = make(srv, seed=100).complete(ask(n=3))
+        response = make(srv).complete(ask(n=3, seed=100))
     assert response.texts == ["seed 100", "seed 101", "seed 102"]
     singles = [r.body for r in srv.requests[1:]]
     assert len(singles) == 3 and all("n" not in b for b in singles)

@@ -58,7 +58,6 @@ class GeminiOptions:
     temperature: float | None = None
     top_p: float | None = None
     max_output_tokens: int | None = None
-    seed: int | None = None
     thinking_budget: int | None = None  # tokens of thinking for 2.5 models (-1: dynamic)
     n_mode: str = field(default="auto", metadata={"choices": ["auto", "native", "concurrent"]})
     timeout_connect_s: float = 10.0
@@ -165,7 +164,6 @@ class GeminiBackend:
         temperature = request.temperature if request.temperature is not None else opts.temperature
         top_p = request.top_p if request.top_p is not None else opts.top_p
         limit = request.max_tokens if request.max_tokens is not None else opts.max_output_tokens
-        seed = request.seed if request.seed is not None else opts.seed
         if n != 1:
             config["candidateCount"] = n
         if temperature is not None:
@@ -174,8 +172,8 @@ class GeminiBackend:
             config["topP"] = top_p
         if limit is not None:
             config["maxOutputTokens"] = limit
-        if seed is not None:
-            config["seed"] = seed + sample_index
+        if request.seed is not None:  # the agent's, from [run] seed; split samples get seed + i
+            config["seed"] = request.seed + sample_index
         if opts.thinking_budget is not None:
             config["thinkingConfig"] = {"thinkingBudget": opts.thinking_budget}
         if config:

@@ -77,7 +77,6 @@ class OpenAIOptions:
     temperature: float | None = None
     top_p: float | None = None
     max_completion_tokens: int | None = None
-    seed: int | None = None
     n_mode: str = field(default="auto", metadata={"choices": ["auto", "native", "concurrent"]})
     reasoning: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
     reasoning_effort: str | None = field(
@@ -197,10 +196,9 @@ class OpenAIBackend:
         if limit is not None:
             official = same_host(self.base_url, DEFAULT_HOST)
             body["max_completion_tokens" if official or self.reasoning else "max_tokens"] = limit
-        seed = request.seed if request.seed is not None else opts.seed
-        if seed is not None:
+        if request.seed is not None:  # the agent's, from [run] seed
             # Separate requests for the samples of one call must not repeat each other.
-            body["seed"] = seed + sample_index
+            body["seed"] = request.seed + sample_index
         if opts.reasoning_effort and self.reasoning:
             body["reasoning_effort"] = opts.reasoning_effort
         with self._lock:

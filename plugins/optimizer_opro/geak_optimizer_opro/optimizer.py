@@ -5,6 +5,9 @@ template the archive in ascending order (see ``archive.py`` for the rules),
 the best measured speedup, whether anything was measured at all, the
 ``explore`` switch ("propose a strategy different from all of these" rather
 than "beat the fastest") and how many proposals one step asks for.
+
+``proposals`` is read by the agent: each optimisation step asks the LLM for that
+many completions of the ``optimize`` prompt (``n``) and judges all of them.
 """
 
 from __future__ import annotations
