@@ -55,7 +55,7 @@ def test_codesim_is_registered_with_its_options_schema() -> None:
 
 def test_default_options_follow_the_documented_defaults() -> None:
     options = CodeSimOptions()
-    assert (options.top_k, options.query, options.ranker) == (1, "instruction_then_code", "bm25")
+    assert (options.top_k, options.query) == (1, "instruction_then_code")
     assert options.include_builtin is True and options.corpora == []
 
 
@@ -167,7 +167,6 @@ def test_without_builtin_and_without_corpora_nothing_is_retrieved() -> None:
     [
         ({"top_k": 0}, "top_k"),
         ({"query": "title"}, "query"),
-        ({"ranker": "tfidf"}, "ranker"),
         ({"contamination_threshold": 0.0}, "contamination_threshold"),
         ({"code_fields": []}, "code_fields"),
     ],

@@ -1,4 +1,4 @@
-"""Okapi BM25 over token lists: the ranker behind ``ranker = "bm25"``.
+"""Okapi BM25 over token lists: how ``codesim`` ranks its corpus.
 
 Written out here (about forty lines) rather than taken from a package: the
 corpus is small, the formula is standard, and owning it keeps the scores

@@ -31,7 +31,6 @@ from geak_retriever_codesim.corpus import (
 from geak_retriever_codesim.tokens import code_shingles, tokenize
 
 QUERY_MODES = ("instruction_then_code", "instruction", "code")
-RANKERS = ("bm25",)
 SECONDARY_WEIGHT = 0.5
 INSTRUCTION_WEIGHT = 0.5  # of the instruction's score, in "instruction_then_code" code queries
 _LEAD = re.compile(r".+?(?:\.(?=\s)|\n|$)", re.DOTALL)
@@ -44,7 +43,6 @@ class CodeSimOptions:
 
     top_k: int = 1
     query: str = field(default="instruction_then_code", metadata={"choices": list(QUERY_MODES)})
-    ranker: str = field(default="bm25", metadata={"choices": list(RANKERS)})
     corpora: list[str] = field(default_factory=list)
     include_builtin: bool = True
     contamination_threshold: float = DEFAULT_THRESHOLD
@@ -84,8 +82,6 @@ def _check(options: CodeSimOptions) -> None:
         raise InputError(
             f"retriever.query {options.query!r} is not one of {', '.join(QUERY_MODES)}"
         )
-    if options.ranker not in RANKERS:
-        raise InputError(f"retriever.ranker {options.ranker!r} is not one of {', '.join(RANKERS)}")
     if not 0.0 < options.contamination_threshold <= 1.0:
         raise InputError(
             "retriever.contamination_threshold must lie in (0, 1], "
