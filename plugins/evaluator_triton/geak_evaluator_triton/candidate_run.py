@@ -151,8 +151,12 @@ class CandidateFrames(FrameHandler):
         self.replier.send(ABORT if self.aborted else dict(self.plan))
         return frame
 
+    def on_warmed(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        return frame
+
     def on_start(self, frame: dict[str, Any]) -> Any:
-        self.current = frame
+        self.current = frame if frame.get("stage") != "warm-up" else None
         if self.plan.get("gate"):
             assert self.replier is not None
             if self.gating.shared_runs:

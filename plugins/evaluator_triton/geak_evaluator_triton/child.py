@@ -510,12 +510,17 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         return {"ok": False}
     baseline = None
     if timing:
+        if timing.get("gate"):  # the warm-up runs on the device too: wait for it like a run
+            channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": timing["reference_seed"]})
+            if channel.receive().get("abort"):
+                return {"ok": False}
         try:
             baseline = gputiming.Baseline.warm(task, harness, [cases[n] for n in timing["cases"]],
                                                timing["reference_seed"])
         except Exception as exc:
             channel.send(error_frame("setup_error", exc, where="reference warm-up"))
             return {"ok": False}
+        channel.send({"kind": "warmed"})
         gputiming.set_cache_dir(args["candidate_cache"])
     module, guard, frame = prepare_candidate(
         task, args["code"], harness, log, extra_watch={"reference": baseline.module} if baseline else None)

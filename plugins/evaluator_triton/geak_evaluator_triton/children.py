@@ -36,32 +36,35 @@ class Children:
         return choice == "on"
 
     def start_spares(self) -> None:
-        """One waiting child per slot, started in the background."""
+        """One waiting child per slot, started one after another in the background (started
+        all at once they would compete with the first jobs for the CPU and the driver)."""
         if self.runtime is None or not self.use_spares():
             return
-        for slot in self.runtime.slots:
-            self._replenish(slot)
+        slots = list(self.runtime.slots)
+        threading.Thread(target=lambda: [self._start_spare(s) for s in slots], name="geak-spares",
+                         daemon=True).start()
+
+    def _start_spare(self, slot: Slot) -> None:
+        with self._spare_lock:
+            if self._closed or slot.index in self._spares:
+                return
+        spare = start_spare(slot.env, preload=PRELOAD, isolate=bool(self.runtime and self.runtime.isolate))
+        if spare is None:
+            return
+        with self._spare_lock:
+            if self._closed or slot.index in self._spares:
+                spare.close()
+                return
+            self._spares[slot.index] = spare
 
     def _replenish(self, slot: Slot) -> None:
-        def start() -> None:
-            spare = start_spare(slot.env, preload=PRELOAD, isolate=bool(self.runtime and self.runtime.isolate))
-            if spare is None:
-                return
-            with self._spare_lock:
-                if self._closed or slot.index in self._spares:
-                    spare.close()
-                    return
-                self._spares[slot.index] = spare
-
-        threading.Thread(target=start, name="geak-spare", daemon=True).start()
+        threading.Thread(target=self._start_spare, args=(slot,), name="geak-spare", daemon=True).start()
 
     def _take_spare(self, slot: Slot | None) -> SpareChild | None:
         if slot is None or not self.use_spares():
             return None
         with self._spare_lock:
-            spare = self._spares.pop(slot.index, None)
-        self._replenish(slot)
-        return spare
+            return self._spares.pop(slot.index, None)
 
     def close(self) -> None:
         with self._spare_lock:
@@ -90,6 +93,15 @@ class Children:
         entry = job if ":" in job else f"{CHILD}:{job}"
         child_env = dict(env)
         child_env["TRITON_CACHE_DIR"] = self.cache_dir(cache)
+        spare = self._take_spare(slot)
+        try:
+            return self._run(entry, args, child_env, timeout, on_message, spare)
+        finally:
+            if slot is not None and self.use_spares():
+                self._replenish(slot)  # after the job, so the new spare does not compete with it
+
+    def _run(self, entry: str, args: Any, child_env: dict[str, str | None], timeout: float, on_message: Any,
+             spare: SpareChild | None) -> SandboxResult:
         return run_sandboxed(
             entry,
             args,
@@ -100,8 +112,8 @@ class Children:
             result_limit=self.options.max_result_mb * 1024 * 1024,
             on_message=on_message,
             isolate=self.runtime.isolate if self.runtime is not None else False,
-            spare=self._take_spare(slot),
-            job_env={"TRITON_CACHE_DIR": child_env["TRITON_CACHE_DIR"]},
+            spare=spare,
+            job_env={"TRITON_CACHE_DIR": str(child_env["TRITON_CACHE_DIR"])},
         )
 
     def for_task(self, task: Task, slot: Slot) -> Any:

@@ -10,9 +10,11 @@ kind           sent by                    carries / what happens next
 ``imported``   candidate                  contract problems and guard findings of the
                                           import; the child waits for a :data:`Plan`
                                           (or :data:`ABORT`)
-``start``      reference, candidate       a run begins (``stage``, ``case``, ``seed``);
-                                          with ``plan["gate"]`` the child waits for
-                                          :data:`GO` (the device is free of timing)
+``start``      reference, candidate       a run begins (``stage``, ``case``, ``seed``;
+                                          stage ``warm-up``: the timing baseline's
+                                          warm-up); with ``plan["gate"]`` the child waits
+                                          for :data:`GO` (the device is free of timing)
+``warmed``     candidate (timing asked)   the baseline's warm-up is done
 ``run``        reference, candidate       the run's ``outputs`` (+ ``checks``,
                                           ``rerun``, ``weak``, ``oracle``)
 ``error``      reference, candidate       a run raised (``exception``, ``message``,
@@ -38,6 +40,7 @@ START = "start"
 RUN = "run"
 ERROR = "error"
 CHECKED = "checked"
+WARMED = "warmed"
 TIMING = "timing"
 SETUP_ERROR = "setup_error"
 IMPORT_ERROR = "import_error"
