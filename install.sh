@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs geak-core and every bundled plugin in editable mode.
+# Installs geak-core and every bundled plugin in editable mode, into the Python that `python3`
+# (or $PYTHON) names: the README's commands make and activate a virtualenv, .venv, first.
 #   bash install.sh            fresh machine: CPU torch wheel, all dependencies, test tools
 #   bash install.sh --no-deps  a machine that already has torch/triton (a GPU box without an index)
 set -euo pipefail
@@ -18,5 +19,9 @@ if ! $PY -c "import torch, sys; sys.exit(0 if (torch.version.cuda or torch.versi
 fi
 # Triton pinned to the GPU machine's version: CI then judges with the Triton the device
 # figures come from (and 3.9 removed tl.make_block_ptr, which four ROCm tasks need).
-$PY -m pip install --quiet "triton==3.6.0" pytest pytest-httpserver ruff
-$PY -m pip install --quiet "${pkgs[@]}"
+# setuptools with its own bdist_wheel (70.1+): a fresh virtualenv of Python 3.12+ has none. The
+# packages below are built with it in place (no isolated build environment to set up for each,
+# which made a repeated install take a minute), and the third-party plugin test builds the
+# example's wheel with it, without an index.
+$PY -m pip install --quiet "triton==3.6.0" pytest pytest-httpserver ruff "setuptools>=70.1"
+$PY -m pip install --quiet --no-build-isolation "${pkgs[@]}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -14,18 +15,44 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "geak-hello-suite"
 
 
+def outer_site_dirs() -> list[str]:
+    """The site directories this interpreter imports geak-core and its dependencies from."""
+    return [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
+
+
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
-    """A virtualenv that sees the installed geak-core and gets the example plugin installed."""
-    path = tmp_path_factory.mktemp("venv")
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)], check=True
-    )
+    """A virtualenv of its own that sees this environment's packages, with the example installed.
+
+    The example is installed as a user installs a plugin: its wheel is built (from a copy, so
+    the source tree gets no build output; with this environment's setuptools, so no index is
+    needed) and pip installs it into the virtualenv. The virtualenv sees geak-core through a
+    .pth file that adds this environment's site directories (their own .pth files included, so
+    editable installs resolve), not through --system-site-packages, which would show the base
+    interpreter's packages instead of this environment's.
+    """
+    root = tmp_path_factory.mktemp("third-party")
+    path, wheels, source = root / "venv", root / "wheels", root / "geak-hello-suite"
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
     python = path / "bin" / "python"
+    site_packages = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    lines = [f"import site; site.addsitedir({d!r})" for d in outer_site_dirs()]
+    Path(site_packages, "geak_outer_environment.pth").write_text("\n".join(lines) + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+         "--no-index", "--wheel-dir", str(wheels), str(source)],
+        check=True, env=env,
+    )
+    (wheel,) = wheels.glob("geak_hello_suite-*.whl")
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-         "--no-build-isolation", "--no-index", str(EXAMPLE)],
-        check=True, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+         "--no-index", str(wheel)],
+        check=True, env=env,
     )
     return python
 

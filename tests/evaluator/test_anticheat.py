@@ -139,9 +139,22 @@ def test_a_precision_downgrade_passes_stage_one_but_fails_on_outliers(verdicts):
     assert "inf" in result.reason
 
 
+def fingerprint(window: bytes) -> list:
+    """What add_snoop looks for: a 24-bit tag of the first four bytes, and the SHA-256."""
+    import hashlib
+
+    word = int.from_bytes(window[:4], "little")
+    return [((word * 0x9E3779B1) & 0xFFFFFFFF) >> 8, hashlib.sha256(window).hexdigest()]
+
+
 def test_the_candidate_process_can_read_no_reference_output(judge, mini_tasks):
-    """Everything the candidate can see (env, its dirs, judge dirs, fds) holds no reference bytes."""
-    import base64
+    """Nothing the candidate can see (env, its dirs, judge dirs, fds) holds reference bytes.
+
+    The candidate is given fingerprints of the first 64 bytes of every reference output and
+    reports only where it found them, so the verdict does not depend on how many files it
+    could read. A fingerprint of its own source's last 64 bytes must be found (in the module
+    file the judge wrote): the scan reads what it says it reads.
+    """
     import json
 
     from geak_core.model import Candidate
@@ -149,24 +162,26 @@ def test_the_candidate_process_can_read_no_reference_output(judge, mini_tasks):
 
     task = mini_tasks["add"]
     reference = judge.reference(task)
-    needles = []
-    for outputs in reference.outputs.values():
+    code = cheat_code("add_snoop")
+    targets = {"control": fingerprint(code.encode()[-64:])}
+    for number, outputs in enumerate(reference.outputs.values()):
         raw = outputs["out"].contiguous().view(-1).numpy().tobytes()
-        needles.append(raw[:64])
+        assert len(raw) >= 64 and raw[:64] != bytes(64), "the needle must be distinctive"
+        targets[f"reference {number}"] = fingerprint(raw[:64])
+    assert code.count("\nTARGETS = {}\n") == 1
+    code = code.replace("\nTARGETS = {}\n", f"\nTARGETS = {json.dumps(targets)}\n")
     runtime = judge.runtime()
     slot = runtime.slots[0]
-    candidate = Candidate(id="snoop", task_id="add", code=cheat_code("add_snoop"))
-    judge.options.output_limit_kb = 8192
-    try:
-        sandbox = judge._run_candidate(task, candidate, runtime, slot, reference)
-    finally:
-        judge.options.output_limit_kb = 64
+    candidate = Candidate(id="snoop", task_id="add", code=code)
+    sandbox = judge._run_candidate(task, candidate, runtime, slot, reference)
+    assert sandbox.completed, sandbox.describe_exit()
     line = next(ln for ln in sandbox.stdout.splitlines() if ln.startswith("SNOOP"))
     seen = json.loads(line[len("SNOOP"):])
-    blobs = [base64.b64decode(v) for v in seen["files"].values()]
-    blobs += [value.encode() for value in seen["env"].values()]
-    assert sandbox.completed
-    for needle in needles:
-        assert not any(needle in blob for blob in blobs)
-    assert not any(b"GKTIO" in blob for blob in blobs)
+    files, env = seen["files"], seen["env"]
+    assert any("control" in names for names in files["found"].values()), files
+    assert files["bytes"] >= len(code) and env["variables"] > 0
+    references = {path: [n for n in names if n != "control"] for path, names in files["found"].items()}
+    assert not any(references.values()), references
+    assert not env["found"], env["found"]
+    assert not files["marker"] and not env["marker"], (files["marker"], env["marker"])
     assert all(target.startswith("pipe:") for target in seen["fds"].values()), seen["fds"]
