@@ -15,12 +15,12 @@ import triton.language as tl
 
 
 @triton.jit
-def _gamma(g_ptr, cols, mask, ZERO_CENTERED_GAMMA: tl.constexpr):
-    """gamma at ``cols`` in float32; ``mask`` None: a full block, loaded unmasked."""
-    if mask is None:
-        g = tl.load(g_ptr + cols).to(tl.float32)
+def _gamma(g_ptr, cols, n_cols, MASKED: tl.constexpr, ZERO_CENTERED_GAMMA: tl.constexpr):
+    """gamma at ``cols`` in float32; a full block (not MASKED) is loaded unmasked."""
+    if MASKED:
+        g = tl.load(g_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
     else:
-        g = tl.load(g_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        g = tl.load(g_ptr + cols).to(tl.float32)
     if ZERO_CENTERED_GAMMA:
         g += 1.0
     return g
@@ -50,10 +50,10 @@ def rms_bwd_kernel(
                 cols = block * BLOCK_SIZE + lanes
                 x = tl.load(x_row + cols).to(tl.float32)
                 dy = tl.load(dy_row + cols).to(tl.float32)
-                total += tl.sum(dy * x * _gamma(g_ptr, cols, None, ZERO_CENTERED_GAMMA), axis=0)
+                total += tl.sum(dy * x * _gamma(g_ptr, cols, n_cols, False, ZERO_CENTERED_GAMMA), axis=0)
             x = tl.load(x_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
             dy = tl.load(dy_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
-            total += tl.sum(dy * x * _gamma(g_ptr, tail, tail_mask, ZERO_CENTERED_GAMMA), axis=0)
+            total += tl.sum(dy * x * _gamma(g_ptr, tail, n_cols, True, ZERO_CENTERED_GAMMA), axis=0)
 
             r = tl.load(rsigma_ptr + row).to(tl.float32)
             coef = r * r * r * (total / n_cols)
@@ -61,12 +61,12 @@ def rms_bwd_kernel(
                 cols = block * BLOCK_SIZE + lanes
                 x = tl.load(x_row + cols).to(tl.float32)
                 dy = tl.load(dy_row + cols).to(tl.float32)
-                gamma = _gamma(g_ptr, cols, None, ZERO_CENTERED_GAMMA)
+                gamma = _gamma(g_ptr, cols, n_cols, False, ZERO_CENTERED_GAMMA)
                 tl.store(dx_row + cols, (dy * r * gamma - coef * x).to(dx_ty))
                 tl.store(dg_row + cols, dy * x * r)
             x = tl.load(x_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
             dy = tl.load(dy_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
-            gamma = _gamma(g_ptr, tail, tail_mask, ZERO_CENTERED_GAMMA)
+            gamma = _gamma(g_ptr, tail, n_cols, True, ZERO_CENTERED_GAMMA)
             tl.store(dx_row + tail, (dy * r * gamma - coef * x).to(dx_ty), mask=tail_mask)
             tl.store(dg_row + tail, dy * x * r, mask=tail_mask)
     else:
@@ -76,7 +76,7 @@ def rms_bwd_kernel(
             dy = tl.load(grad_output_ptr + row * output_row_stride + lanes, mask=mask, other=0.0)
             x = x.to(tl.float32)
             dy = dy.to(tl.float32)
-            gamma = _gamma(g_ptr, lanes, mask, ZERO_CENTERED_GAMMA)
+            gamma = _gamma(g_ptr, lanes, n_cols, True, ZERO_CENTERED_GAMMA)
             r = tl.load(rsigma_ptr + row).to(tl.float32)
             coef = r * r * r * (tl.sum(dy * x * gamma, axis=0) / n_cols)
             tl.store(dx_ptr + row * input_row_stride + lanes, (dy * r * gamma - coef * x).to(dx_ty),

@@ -13,12 +13,13 @@ import triton.language as tl
 
 
 @triton.jit
-def _normalised(x, rsigma, g_ptr, cols, mask, ZERO_CENTERED_GAMMA: tl.constexpr):
-    """x * rsigma * gamma; ``mask`` None: a full block, gamma loaded unmasked."""
-    if mask is None:
-        g = tl.load(g_ptr + cols).to(tl.float32)
+def _normalised(x, rsigma, g_ptr, cols, n_cols, MASKED: tl.constexpr,
+                ZERO_CENTERED_GAMMA: tl.constexpr):
+    """x * rsigma * gamma; for a full block (not MASKED) gamma is loaded unmasked."""
+    if MASKED:
+        g = tl.load(g_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
     else:
-        g = tl.load(g_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        g = tl.load(g_ptr + cols).to(tl.float32)
     if ZERO_CENTERED_GAMMA:
         g += 1.0
     return x * rsigma * g
@@ -51,10 +52,10 @@ def rms_kernel(
             for block in tl.range(0, full_blocks, num_stages=2):
                 cols = block * BLOCK_SIZE + lanes
                 x = tl.load(x_row + cols).to(tl.float32)
-                y = _normalised(x, rsigma, g_ptr, cols, None, ZERO_CENTERED_GAMMA)
+                y = _normalised(x, rsigma, g_ptr, cols, n_cols, False, ZERO_CENTERED_GAMMA)
                 tl.store(y_row + cols, y.to(out_ty))
             x = tl.load(x_row + tail, mask=tail_mask, other=0.0).to(tl.float32)
-            y = _normalised(x, rsigma, g_ptr, tail, tail_mask, ZERO_CENTERED_GAMMA)
+            y = _normalised(x, rsigma, g_ptr, tail, n_cols, True, ZERO_CENTERED_GAMMA)
             tl.store(y_row + tail, y.to(out_ty), mask=tail_mask)
     else:
         mask = lanes < n_cols
@@ -63,5 +64,5 @@ def rms_kernel(
             x = x.to(tl.float32)
             rsigma = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + epsilon)
             tl.store(rsigma_ptr + row, rsigma)
-            y = _normalised(x, rsigma, g_ptr, lanes, mask, ZERO_CENTERED_GAMMA)
+            y = _normalised(x, rsigma, g_ptr, lanes, n_cols, True, ZERO_CENTERED_GAMMA)
             tl.store(output_ptr + row * output_row_stride + lanes, y.to(out_ty), mask=mask)
