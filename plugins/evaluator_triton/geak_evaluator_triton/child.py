@@ -350,8 +350,9 @@ def run_plan(
 
 def row_noise(outputs: Any, oracle: Any) -> Any:
     """The reference's own error against the oracle: per row (last dimension) the largest
-    ``|output - oracle|``, shaped like the output with a last dimension of 1, in float32 on
-    the CPU; the structure follows ``outputs``; None where the two do not line up."""
+    ``|output - oracle|``, at least one unit in the last place of the row's largest value,
+    shaped like the output with a last dimension of 1, in float32 on the CPU; the structure
+    follows ``outputs``; None where the two do not line up."""
     import torch
 
     if isinstance(outputs, torch.Tensor):
@@ -360,9 +361,14 @@ def row_noise(outputs: Any, oracle: Any) -> Any:
             return None
         diff = (outputs.to(torch.float64) - oracle.to(device=outputs.device, dtype=torch.float64)).abs()
         diff = torch.nan_to_num(diff, nan=0.0, posinf=0.0)  # no allowance from non-finite values
+        # Rounding to the output's own dtype alone costs up to one unit in the last place:
+        # the floor of what two correct kernels can differ by, whatever the oracle says.
+        scale = torch.nan_to_num(outputs.to(torch.float64).abs(), nan=0.0, posinf=0.0)
+        eps = torch.finfo(outputs.dtype).eps
         if diff.dim() == 0:
-            return diff.float().cpu()
-        return diff.amax(dim=-1, keepdim=True).float().cpu()
+            return torch.maximum(diff, scale * eps).float().cpu()
+        rows = torch.maximum(diff.amax(dim=-1, keepdim=True), scale.amax(dim=-1, keepdim=True) * eps)
+        return rows.float().cpu()
     if isinstance(outputs, dict) and isinstance(oracle, dict):
         return {k: row_noise(v, oracle[k]) for k, v in outputs.items() if k in oracle}
     if isinstance(outputs, (list, tuple)) and isinstance(oracle, (list, tuple)) and len(outputs) == len(oracle):

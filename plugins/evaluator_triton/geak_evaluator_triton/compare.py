@@ -282,15 +282,18 @@ def _scan(e: Any, a: Any, floating: bool, atol: float, rtol: float,
     first: list[tuple[int, Any, Any]] = []
     max_abs: float | None = None
     max_rel: float | None = None
-    for start in range(0, e.numel(), CHUNK):
-        ec, ac = e[start:start + CHUNK], a[start:start + CHUNK]
+    step = CHUNK if rows is None else max(1, CHUNK // rows[1]) * rows[1]  # whole rows per slice
+    for start in range(0, e.numel(), step):
+        ec, ac = e[start:start + step], a[start:start + step]
         if floating:
             ec, ac = ec.to(work), ac.to(work)
             bad = ~torch.isclose(ac, ec, rtol=rtol, atol=atol, equal_nan=True)
             if rows is not None and bool(bad.any()):
                 allowance, length = rows
-                index = torch.arange(start, start + ec.numel()) // length
-                bad &= ~((ac - ec).abs() <= allowance[index].to(work))
+                first_row = start // length
+                within = (ac - ec).abs().view(-1, length) <= allowance[first_row:first_row + ec.numel() // length,
+                                                                     None].to(work)
+                bad &= ~within.reshape(-1)
         else:
             bad = ec != ac
         n = int(bad.sum())
