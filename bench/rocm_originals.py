@@ -15,11 +15,12 @@ judgements per task by the ``triton`` evaluator:
   is within range when that ratio lies in [0.9, 1.1].
 
 (Were the installed judge to ignore ``timing_baseline``, the first figure would
-show original/ours and the second about 1.) Results go to ``--json`` after
-every task (atomically), so a run cut short keeps what it measured; a markdown
-table is printed at the end. With ``--limit-s`` no task starts after that many
-seconds; those left are listed as not run. ``--mode interpreter`` is a CPU
-smoke run (correctness only).
+show original/ours and the second about 1.) Results go to ``--json`` (and the
+table to the same name ending in ``.md``) after every task, atomically, so a
+run cut short keeps what it measured; the table is also printed at the end.
+With ``--limit-s`` no task starts after that many seconds; those left are
+listed as not run. ``--mode interpreter`` is a CPU smoke run (correctness
+only).
 
     python bench/rocm_originals.py --rocm-v1 .ext/GEAK-eval/geak_eval/data/ROCm/data/ROCm_v1 \\
         --tasks test_add_kernel,softmax --json out.json --limit-s 450
@@ -43,7 +44,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rocm-v1", required=True,
                         help="GEAK-eval's geak_eval/data/ROCm/data/ROCm_v1 folder")
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
-    parser.add_argument("--json", dest="json_out", default="", help="write results here")
+    parser.add_argument("--json", dest="json_out", default="",
+                        help="write results here (and the table beside it, as .md)")
     parser.add_argument("--limit-s", type=float, default=0.0,
                         help="start no judgement after this many seconds (0: no limit)")
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
@@ -185,6 +187,7 @@ def _write(path: str, environment: dict[str, Any], rows: list[dict[str, Any]]) -
 
     data = {"environment": environment, "tasks": rows, "summary": summary(rows)}
     write_atomically(path, json.dumps(data, indent=2, default=str) + "\n")
+    write_atomically(str(Path(path).with_suffix(".md")), markdown(rows, environment) + "\n")
 
 
 def _environment(args: argparse.Namespace, evaluator: Any) -> dict[str, Any]:

@@ -70,6 +70,8 @@ def test_the_smoke_run_records_each_originals_verdict_and_prints_the_table(tmp_p
     table = [line for line in proc.stdout.splitlines() if line.startswith("| test_")]
     assert table[0].startswith("| test_add_kernel | correct |")
     assert table[1].startswith("| test_reverse_range | wrong (stage1) |")
+    written = (tmp_path / "out.md").read_text()  # kept beside the JSON after every task
+    assert all(line in written for line in table)
 
 
 def test_past_the_time_limit_no_judgement_starts_and_the_tasks_are_listed(tmp_path: Path):
