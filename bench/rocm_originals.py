@@ -1,26 +1,24 @@
 """Judge GEAK-eval's ROCm_v1 expert kernels with this project's judge, and time them against ours.
 
-Each task of the ``rocm`` suite is loaded with the suite option ``baseline`` set
-to the given ROCm_v1 folder, so the ported original (``Task.timing_baseline``)
-is what the judge times against, and our reference decides correctness. Two
-judgements per task by the ``triton`` evaluator:
+Two judgements per task of the ``rocm`` suite by the ``triton`` evaluator:
 
 * the original as candidate: the original file's kernel part (the text before
-  its line of 146 ``#``, unchanged) is judged like any candidate: verdict,
-  failed stage and reason. On a GPU it is timed against its own port, so its
-  speedup ("original vs its port") is about 1 where the port changed nothing
-  that runs, a check that the judge timed the original;
-* our reference as candidate, timed against the original: original/ours =
-  1 / its speedup (sum of latencies over the timed cases, as GEAK-eval). A task
-  is within range when that ratio lies in [0.9, 1.1].
+  its line of 146 ``#``, unchanged) is judged like any candidate, against our
+  reference: verdict, failed stage and reason. On a GPU its speedup, our
+  reference's latency over the original's, is the original/ours speed ratio;
+* the baseline option: with the suite option ``baseline`` set to the same
+  folder, our reference is judged as the candidate and timed against the
+  ported original (``Task.timing_baseline``): original/ours = 1 / its speedup.
 
-(Were the installed judge to ignore ``timing_baseline``, the first figure would
-show original/ours and the second about 1.) Results go to ``--json`` (and the
-table to the same name ending in ``.md``) after every task, atomically, so a
-run cut short keeps what it measured; the table is also printed at the end.
-With ``--limit-s`` no task starts after that many seconds; those left are
-listed as not run. ``--mode interpreter`` is a CPU smoke run (correctness
-only).
+Speedups are sums of latencies over the timed cases, as in GEAK-eval. A task is
+within range when the baseline option's ratio (else the first) lies in
+[0.9, 1.1]. Where the port changed nothing that runs, the two ratios time the
+same kernels and should agree: a check that the judge timed the original.
+Results go to ``--json`` (and the table to the same name ending in ``.md``)
+after every task, atomically, so a run cut short keeps what it measured; the
+table is also printed at the end. With ``--limit-s`` no task starts after that
+many seconds; those left are listed as not run. ``--mode interpreter`` is a
+CPU smoke run (correctness only).
 
     python bench/rocm_originals.py --rocm-v1 .ext/GEAK-eval/geak_eval/data/ROCm/data/ROCm_v1 \\
         --tasks test_add_kernel,softmax --json out.json --limit-s 450
@@ -55,18 +53,19 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _build(args: argparse.Namespace) -> tuple[Any, Any]:
-    """(the suite with the baseline option, the evaluator)."""
+def _build(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """(our suite, the suite with the baseline option, the evaluator)."""
     from geak_core.plugins import get_plugin_manager
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", "rocm")
-    suite = manager.build("suite", "rocm", spec.options(baseline=os.path.abspath(args.rocm_v1)))
+    ours = manager.build("suite", "rocm", spec.options(baseline=""))
+    baseline = manager.build("suite", "rocm", spec.options(baseline=os.path.abspath(args.rocm_v1)))
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()] or None
     options = TritonEvaluatorOptions(mode=args.mode, workers=args.workers, timeout_s=args.timeout,
                                      reference_timeout_s=max(args.timeout, 300.0), seeds=seeds)
-    return suite, manager.build("evaluator", "triton", options)
+    return ours, baseline, manager.build("evaluator", "triton", options)
 
 
 def verdict(result: Any) -> str:
@@ -79,16 +78,20 @@ def verdict(result: Any) -> str:
     return f"{'wrong' if result.call_ok else 'failed'} ({result.failed_stage})"
 
 
-def judge_task(evaluator: Any, task: Any) -> dict[str, Any]:
-    """Both judgements of one task (side by side where the judge has slots; one reference run)."""
+def judge_task(evaluator: Any, ours: Any, baseline: Any) -> dict[str, Any]:
+    """Both judgements of one task (side by side where the judge has slots).
+
+    ``ours``: the task timed against our reference; ``baseline``: the same task timed
+    against the ported original. The original is judged on ``ours``, so its verdict does
+    not depend on its port running at every timed shape."""
     from geak_core.cli_eval import result_record
     from geak_core.components import EvalJob
     from geak_core.model import Candidate
     from geak_suite_rocm.originals import OriginalError, kernel_part
 
-    described = task.extra["timing_baseline"]
+    described = baseline.extra["timing_baseline"]
     row: dict[str, Any] = {
-        "task": task.id,
+        "task": ours.id,
         "original": described["original"],
         "ported_module": described["module"],
         "ports": described["ports"],
@@ -105,20 +108,21 @@ def judge_task(evaluator: Any, task: Any) -> dict[str, Any]:
     except (OSError, OriginalError) as exc:  # changed since the suite read it
         row.update(status="original unusable", problem=str(exc))
         return row
-    reference_code = Path(task.reference).read_text(encoding="utf-8")
+    reference_code = Path(ours.reference).read_text(encoding="utf-8")
     jobs = [
-        EvalJob(task, Candidate(id=f"original:{task.id}", task_id=task.id, code=original_code,
+        EvalJob(ours, Candidate(id=f"original:{ours.id}", task_id=ours.id, code=original_code,
                                 origin="file")),
-        EvalJob(task, Candidate(id=f"reference:{task.id}", task_id=task.id, code=reference_code,
-                                origin="file")),
+        EvalJob(baseline, Candidate(id=f"reference:{ours.id}", task_id=ours.id,
+                                    code=reference_code, origin="file")),
     ]
     for job, result in evaluator.evaluate_many(jobs):
         key = "original_judged" if job.candidate.id.startswith("original:") else "reference_vs_original"
         row[key] = {**result_record(job.task, result), "verdict": verdict(result)}
     original, reference = row["original_judged"], row["reference_vs_original"]
-    row["original_vs_port"] = original["speedup"] if original["correct"] else None
+    row["ratio_original_as_candidate"] = original["speedup"] if original["correct"] else None
     timed = reference["speedup"] if reference["correct"] else None
-    row["ratio"] = 1.0 / timed if timed else None
+    row["ratio_baseline_option"] = 1.0 / timed if timed else None
+    row["ratio"] = row["ratio_baseline_option"] or row["ratio_original_as_candidate"]
     row["within"] = None if row["ratio"] is None else LOW <= row["ratio"] <= HIGH
     row["status"] = "done"
     return row
@@ -152,8 +156,8 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
         f"ROCm_v1 originals judged on {environment['device']} ({environment['mode']}), "
         f"torch {environment.get('torch', '?')}, triton {environment.get('triton', '?')}",
         "",
-        "| task | original as candidate | why not correct | original vs its port | "
-        "original/ours | within [0.9, 1.1] | ports |",
+        "| task | original as candidate | why not correct | original/ours (as candidate) | "
+        "original/ours (baseline option) | within [0.9, 1.1] | ports |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
@@ -170,13 +174,13 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
         within = {True: "yes", False: "NO", None: "-"}[row["within"]]
         lines.append(
             f"| {row['task']} | {judged['verdict']} | {why or '-'} | "
-            f"{_ratio(row['original_vs_port'])} | {_ratio(row['ratio'])} | {within} | {ports} |"
+            f"{_ratio(row['ratio_original_as_candidate'])} | {_ratio(row['ratio_baseline_option'])} | "
+            f"{within} | {ports} |"
         )
     if environment["mode"] == "interpreter":
         lines += ["", "Interpreter mode: kernels run on the CPU, so no speed is measured."]
     lines += ["", "original/ours: our reference's latency over the original's (sums over the timed "
-              "cases); above 1 the original is faster. original vs its port: about 1 when the "
-              "judge timed the original."]
+              "cases); above 1 the original is faster."]
     return "\n".join(lines)
 
 
@@ -217,9 +221,10 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parse(argv)
     try:
-        suite, evaluator = _build(args)
+        ours_suite, baseline_suite, evaluator = _build(args)
         wanted = [t for t in args.tasks.split(",") if t.strip()]
-        tasks = [suite.get(t) for t in wanted] if wanted else suite.tasks()
+        tasks = [ours_suite.get(t) for t in wanted] if wanted else ours_suite.tasks()
+        baseline_suite.tasks()  # reads the folder: an unusable one is refused here
     except (GeakError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -232,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append({"task": task.id, "status": "not run: time limit", "ports": [],
                              "problem": f"--limit-s {args.limit_s:g} reached"})
                 continue
-            row = judge_task(evaluator, task)
+            row = judge_task(evaluator, task, baseline_suite.get(task.id))
             rows.append(row)
             judged = (row["original_judged"] or {}).get("verdict", row["status"])
             print(f"{task.id}: original {judged}, original/ours {_ratio(row.get('ratio'))}, "
