@@ -35,8 +35,9 @@ configs by ``geak_core.harness.launch`` on other backends, and the
 harnesses read (ours picks the platform's fp8 type).
 
 A task whose original is missing or unusable still gets a module: one that
-raises at import with the reason, so the judge's timing fails with that
-message instead of quietly timing something else.
+raises at import with the reason, so judging the task on a GPU (where the
+judge warms the timing baseline first) ends in a judge error naming it
+instead of quietly timing something else.
 """
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ class RocmSuite:
     def baseline_problems(self) -> dict[str, str]:
         """Tasks whose original cannot be timed (option ``baseline``), by id, with the reason.
 
-        Their ``timing_baseline`` module raises that reason, so judging such a task reports it
-        in the timing stage instead of timing our reference."""
+        Their ``timing_baseline`` module raises that reason, so judging such a task on a GPU
+        ends in a judge error naming it instead of timing our reference."""
         self._all()
         return dict(self._baseline_problems)
