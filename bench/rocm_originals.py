@@ -5,7 +5,9 @@ Two judgements per task of the ``rocm`` suite by the ``triton`` evaluator:
 * the original as candidate: the original file's kernel part (the text before
   its line of 146 ``#``, unchanged) is judged like any candidate, against our
   reference: verdict, failed stage and reason. On a GPU its speedup, our
-  reference's latency over the original's, is the original/ours speed ratio;
+  reference's latency over the original's, is the original/ours speed ratio.
+  Where the port rewrote more than test-only imports, the ported kernel part
+  (the module timed below) is judged too, as a third candidate;
 * the baseline option: with the suite option ``baseline`` set to the same
   folder, our reference is judged as the candidate and timed against the
   ported original (``Task.timing_baseline``): original/ours = 1 / its speedup.
@@ -55,20 +57,23 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def _build(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """(our suite, the suite with the baseline option, the evaluator)."""
+    from geak_core.cli_eval import build_evaluator
     from geak_core.plugins import get_plugin_manager
-    from geak_evaluator_triton.options import TritonEvaluatorOptions
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", "rocm")
     ours = manager.build("suite", "rocm", spec.options(baseline=""))
     baseline = manager.build("suite", "rocm", spec.options(baseline=os.path.abspath(args.rocm_v1)))
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()] or None
-    options = TritonEvaluatorOptions(mode=args.mode, workers=args.workers, timeout_s=args.timeout,
-                                     reference_timeout_s=max(args.timeout, 300.0), seeds=seeds)
-    return ours, baseline, manager.build("evaluator", "triton", options)
+    evaluator = build_evaluator("triton", {
+        "mode": args.mode, "workers": args.workers or None, "timeout_s": args.timeout,
+        "reference_timeout_s": max(args.timeout, 300.0), "seeds": seeds,
+    })
+    return ours, baseline, evaluator
 
 
 def verdict(result: Any) -> str:
+    """The table's short form of a verdict (``verdict_line`` of geak-core eval is the long one)."""
     if "skipped" in result.flags:
         return "skipped"
     if "judge_error" in result.flags:
@@ -84,7 +89,7 @@ def judge_task(evaluator: Any, ours: Any, baseline: Any) -> dict[str, Any]:
     ``ours``: the task timed against our reference; ``baseline``: the same task timed
     against the ported original. The original is judged on ``ours``, so its verdict does
     not depend on its port running at every timed shape."""
-    from geak_core.cli_eval import result_record
+    from geak_core.cli_eval import result_record, verdict_line
     from geak_core.components import EvalJob
     from geak_core.model import Candidate
     from geak_suite_rocm.originals import OriginalError, kernel_part
@@ -97,6 +102,7 @@ def judge_task(evaluator: Any, ours: Any, baseline: Any) -> dict[str, Any]:
         "ports": described["ports"],
         "problem": described["problem"],
         "original_judged": None,
+        "ported_judged": None,
         "reference_vs_original": None,
     }
     if described["problem"]:
@@ -115,11 +121,19 @@ def judge_task(evaluator: Any, ours: Any, baseline: Any) -> dict[str, Any]:
         EvalJob(baseline, Candidate(id=f"reference:{ours.id}", task_id=ours.id,
                                     code=reference_code, origin="file")),
     ]
+    if any(p["rule"] != "test_only_import" for p in described["ports"]):
+        ported = Path(described["module"]).read_text(encoding="utf-8")
+        jobs.append(EvalJob(ours, Candidate(id=f"ported:{ours.id}", task_id=ours.id, code=ported,
+                                            origin="file")))
+    keys = {"original": "original_judged", "reference": "reference_vs_original",
+            "ported": "ported_judged"}
     for job, result in evaluator.evaluate_many(jobs):
-        key = "original_judged" if job.candidate.id.startswith("original:") else "reference_vs_original"
+        key = keys[job.candidate.id.split(":", 1)[0]]
         row[key] = {**result_record(job.task, result), "verdict": verdict(result)}
+        print(verdict_line(job.task, result), file=sys.stderr, flush=True)
     original, reference = row["original_judged"], row["reference_vs_original"]
-    row["ratio_original_as_candidate"] = original["speedup"] if original["correct"] else None
+    as_candidate = [j for j in (original, row["ported_judged"]) if j and j["correct"] and j["speedup"]]
+    row["ratio_original_as_candidate"] = as_candidate[0]["speedup"] if as_candidate else None
     timed = reference["speedup"] if reference["correct"] else None
     row["ratio_baseline_option"] = 1.0 / timed if timed else None
     row["ratio"] = row["ratio_baseline_option"] or row["ratio_original_as_candidate"]
@@ -135,6 +149,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "judged": len(done),
         "original_correct": sorted(r["task"] for r in done if r["original_judged"]["correct"]),
         "original_not_correct": sorted(r["task"] for r in done if not r["original_judged"]["correct"]),
+        "ported_correct": sorted(r["task"] for r in done
+                                 if r["ported_judged"] and r["ported_judged"]["correct"]),
         "within": sorted(r["task"] for r in done if r["within"] is True),
         "outside": sorted(r["task"] for r in done if r["within"] is False),
         "not_timed": sorted(r["task"] for r in done if r["within"] is None),
@@ -156,15 +172,16 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
         f"ROCm_v1 originals judged on {environment['device']} ({environment['mode']}), "
         f"torch {environment.get('torch', '?')}, triton {environment.get('triton', '?')}",
         "",
-        "| task | original as candidate | why not correct | original/ours (as candidate) | "
-        "original/ours (baseline option) | within [0.9, 1.1] | ports |",
-        "|---|---|---|---|---|---|---|",
+        "| task | original as candidate | why not correct | ported original | "
+        "original/ours (as candidate) | original/ours (baseline option) | within [0.9, 1.1] | "
+        "ports |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         ports = ", ".join(sorted({p["rule"] for p in row["ports"]})) or "-"
         if row["status"] != "done":
             lines.append(f"| {row['task']} | {row['status']} | {_short(row.get('problem'))} | - | - "
-                         f"| - | {ports} |")
+                         f"| - | - | {ports} |")
             continue
         judged, reference = row["original_judged"], row["reference_vs_original"]
         why = "" if judged["correct"] and not judged["failed_stage"] else _short(judged["reason"])
@@ -172,8 +189,11 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
             why += ("; " if why else "") + "timing ours against it: " + _short(
                 reference["reason"] or reference["verdict"], 60)
         within = {True: "yes", False: "NO", None: "-"}[row["within"]]
+        ported = row["ported_judged"]
+        ported_cell = "-" if ported is None else ported["verdict"] + (
+            "" if ported["correct"] else f": {_short(ported['reason'], 60)}")
         lines.append(
-            f"| {row['task']} | {judged['verdict']} | {why or '-'} | "
+            f"| {row['task']} | {judged['verdict']} | {why or '-'} | {ported_cell} | "
             f"{_ratio(row['ratio_original_as_candidate'])} | {_ratio(row['ratio_baseline_option'])} | "
             f"{within} | {ports} |"
         )

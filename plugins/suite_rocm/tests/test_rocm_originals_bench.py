@@ -1,7 +1,8 @@
 """``bench/rocm_originals.py`` as a real subprocess, in its CPU smoke mode (the interpreter).
 
-The ROCm_v1 folder is synthetic: a correct original of test_add_kernel (our own kernel) and an
-original of test_reverse_range that reads one element off.
+The ROCm_v1 folder is synthetic: a correct original of test_add_kernel (our own kernel, plus an
+annotated constexpr global that the port rewrites) and an original of test_reverse_range that
+reads one element off.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def run_bench(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess,
     folder = tmp_path / "ROCm_v1"
     folder.mkdir()
     harness = "def test_original():\n    raise AssertionError('never imported')\n"
-    (folder / "test_add_kernel.py").write_text(
-        (REFERENCES / "add_kernel.py").read_text() + SEPARATOR + "\n" + harness)
+    add = (REFERENCES / "add_kernel.py").read_text() + "\nSPARE: tl.constexpr = 1\n"
+    (folder / "test_add_kernel.py").write_text(add + SEPARATOR + "\n" + harness)
     (folder / "test_reverse_range.py").write_text(WRONG_REVERSE + SEPARATOR + "\n" + harness)
     out = tmp_path / "out.json"
     env = {**os.environ, "GEAK_CACHE_DIR": str(tmp_path / "cache")}
@@ -56,6 +57,9 @@ def test_the_smoke_run_records_each_originals_verdict_and_prints_the_table(tmp_p
 
     assert add["original_judged"]["correct"] and add["original_judged"]["verdict"] == "correct"
     assert add["reference_vs_original"]["correct"]  # our reference, timed against the original
+    assert [p["rule"] for p in add["ports"]] == ["constexpr_global"]
+    assert add["ported_judged"]["correct"]  # the module timed in place of our reference
+    assert reverse["ported_judged"] is None  # nothing ported: the original is what is timed
     assert add["ported_module"].startswith(str(tmp_path / "cache"))
 
     judged = reverse["original_judged"]
