@@ -224,6 +224,15 @@ def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
     }
 
 
+def _write_records(path: str, pairs: list[tuple[Task, EvalResult]]) -> None:
+    records = [result_record(t, r) for t, r in pairs]
+    if path.endswith(".jsonl"):
+        text = "".join(json.dumps(r) + "\n" for r in records)
+    else:
+        text = json.dumps(records, indent=2) + "\n"
+    write_atomically(path, text)
+
+
 def write_atomically(path: str, text: str) -> None:
     target = os.path.abspath(path)
     folder = os.path.dirname(target)
@@ -337,15 +346,22 @@ def eval_command(
         sys.exit(2)
 
     pairs: list[tuple[Task, EvalResult]] = []
-    decided = [e for e in entries if e.verdict is not None]
-    for entry in decided:
-        pairs.append((entry.task, entry.verdict))  # type: ignore[arg-type]
-        click.echo(verdict_line(entry.task, entry.verdict))  # type: ignore[arg-type]
+
+    def record(task: Task, result: EvalResult) -> None:
+        """Print the verdict now and rewrite --json with every record so far (atomically):
+        a run stopped half-way leaves the verdicts it reached, in a complete file."""
+        pairs.append((task, result))
+        click.echo(verdict_line(task, result))
+        if json_out:
+            _write_records(json_out, pairs)
+
+    for entry in entries:
+        if entry.verdict is not None:
+            record(entry.task, entry.verdict)
     jobs = [EvalJob(e.task, e.candidate) for e in entries if e.verdict is None]
     try:
         for job, result in evaluator.evaluate_many(jobs):
-            pairs.append((job.task, result))
-            click.echo(verdict_line(job.task, result))
+            record(job.task, result)
     finally:
         evaluator.close()
 
@@ -360,12 +376,7 @@ def eval_command(
     for k, value in summary["pass_at_k"].items():
         click.echo(f"pass@{k} {_percent(value)}")
     if json_out:
-        records = [result_record(t, r) for t, r in pairs]
-        if json_out.endswith(".jsonl"):
-            text = "".join(json.dumps(r) + "\n" for r in records)
-        else:
-            text = json.dumps(records, indent=2) + "\n"
-        write_atomically(json_out, text)
-        click.echo(f"wrote {len(records)} records to {json_out}")
+        _write_records(json_out, pairs)
+        click.echo(f"wrote {len(pairs)} records to {json_out}")
     if summary["judge_errors"]:
         sys.exit(1)

@@ -142,3 +142,25 @@ def test_the_report_json_path_written_is_complete_json(tmp_path):
     write_atomically(str(target), "[1, 2]\n")
     assert json.loads(target.read_text()) == [1, 2]
     assert [p.name for p in Path(target.parent).iterdir()] == ["r.json"]
+
+
+def test_each_verdict_is_printed_and_written_to_the_json_as_it_arrives(mini_cli, tmp_path, monkeypatch):
+    import geak_core.cli_eval as cli_eval
+
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    (folder / "add__a.py").write_text((REFERENCES / "add.py").read_text())
+    (folder / "add__b.py").write_text((CHEATS / "add_unwritten.py").read_text())
+    out = tmp_path / "report.jsonl"
+    seen: list[int] = []
+    real = cli_eval._write_records
+
+    def spy(path, pairs):
+        real(path, pairs)
+        seen.append(len(Path(path).read_text().splitlines()))  # what a reader would find now
+
+    monkeypatch.setattr(cli_eval, "_write_records", spy)
+    result = mini_cli(str(folder), "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert seen[:2] == [1, 2]  # one complete file after the first verdict, then after the second
+    assert len(out.read_text().splitlines()) == 2

@@ -111,6 +111,7 @@ class CandidateFrames(FrameHandler):
         self.timing_granted = False
         self.replier: Replier | None = None
         self.judge_error: JudgeError | None = None
+        self.warmup_failed: str | None = None
         self._settled = False
         self.started = time.monotonic()
         self.phases: dict[str, float] = {"runs": 0.0, "compare": 0.0}  # child's run time, judge's compare time
@@ -129,8 +130,11 @@ class CandidateFrames(FrameHandler):
 
     def on_setup_error(self, frame: dict[str, Any]) -> Any:
         if frame.get("where") == "reference warm-up":
-            raise JudgeError(f"the timing baseline of {self.task.key} failed before the candidate was "
-                             f"imported: {describe_exception(frame)}\n{frame.get('error', '')}")
+            # Not the candidate's doing (it is not even imported yet): the judge checks it
+            # again in a child that does not time (a GPU error may have spoilt this one).
+            self.gating.release()
+            self.warmup_failed = f"the timing baseline failed its warm-up: {describe_exception(frame)}"
+            return frame
         raise JudgeError(f"the harness of {self.task.key} failed in the candidate's process: "
                          f"{describe_exception(frame)}\n{frame.get('error', '')}")
 

@@ -293,9 +293,10 @@ class TritonEvaluator:
         self.children.close()
 
     def run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-                      profile: HardwareProfile | None = None) -> tuple[CandidateFrames, SandboxResult]:
+                      profile: HardwareProfile | None = None, timing: bool = True,
+                      ) -> tuple[CandidateFrames, SandboxResult]:
         """One candidate child: its plan, its frames as read, how it ended."""
-        timed = ref.timed if runtime.mode == "gpu" else []
+        timed = ref.timed if runtime.mode == "gpu" and timing else []
         sharing = sum(1 for s in runtime.slots if s.gate is slot.gate) > 1
         plan = correctness_plan(ref, self.options, gate=runtime.mode == "gpu" and sharing)
         frames = CandidateFrames(task, ref, plan, self.options, Gating(slot, shared_runs=sharing),
@@ -337,6 +338,10 @@ class TritonEvaluator:
         profile = self.resolve_hardware() if timed else None
         mark = time.monotonic()
         frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
+        untimed = frames.warmup_failed
+        if untimed:
+            timed = []
+            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile, timing=False)
         verdict = frames.finish(sandbox)
         gating = frames.gating
         result.phases["candidate"] = round(time.monotonic() - mark - gating.timing_s - gating.waited_s, 3)
@@ -363,7 +368,8 @@ class TritonEvaluator:
             self._no_performance(result, runtime, "only correct candidates are timed")
             return
         if not timed:
-            self._no_performance(result, runtime, "the task marks no case as timed")
+            result.flags.extend(["not_timed"] if untimed else [])
+            self._no_performance(result, runtime, untimed or "the task marks no case as timed")
             return
         result.phases["timing"] = round(gating.timing_s, 3)
         apply_timing(task, ref, frames.timings, frames.timing_errors, sandbox.completed, sandbox.stderr,
