@@ -527,7 +527,7 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
             channel.send(error_frame("setup_error", exc, where="reference warm-up"))
             return {"ok": False}
         channel.send({"kind": "warmed"})
-        gputiming.set_cache_dir(args["candidate_cache"])
+        gputiming.set_cache_dir(timing["candidate_cache"])
     module, guard, frame = prepare_candidate(
         task, args["code"], harness, log, extra_watch={"reference": baseline.module} if baseline else None)
     channel.send(frame)

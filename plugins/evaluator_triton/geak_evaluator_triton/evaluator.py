@@ -305,7 +305,6 @@ class TritonEvaluator:
         if timed:
             args["timing"] = timing_request(ref, self.options, profile, self.children.cache_dir("candidate"))
             args["timing"]["gate"] = plan.get("gate", False)
-            args["candidate_cache"] = args["timing"]["candidate_cache"]
         sandbox = self.children.run("candidate", args, slot.env, timeout=self.options.timeout_s,
                                     cache="reference" if timed else "candidate", on_message=frames, slot=slot)
         return frames, sandbox
