@@ -191,7 +191,18 @@ class EvalJob:
 
 @runtime_checkable
 class Evaluator(Protocol):
-    """Judges candidates. Must never run candidate code in the calling process."""
+    """Judges candidates. Must never run candidate code in the calling process.
+
+    Core also reads these optional members, found by ``getattr`` with the default
+    in brackets, so a minimal evaluator need not define them:
+
+    * ``max_parallel: int`` [1]: how many ``evaluate`` calls may usefully run at
+      once (the agent holds at most this many candidates in judgement, and
+      ``evaluate_many`` should keep that many busy);
+    * ``unmet_requirements(task) -> list[str]`` [none]: why ``task`` cannot run on
+      this evaluator's device; the agent skips such a task before any LLM call;
+    * ``set_hardware(profile)`` [ignored]: the hardware profile the run resolved.
+    """
 
     def evaluate(self, task: Task, candidate: Candidate) -> EvalResult: ...
 
