@@ -304,7 +304,9 @@ def verdict_line(task: Task, result: EvalResult) -> str:
 @click.option("--json", "json_out", help="Write one record per candidate (.json list or .jsonl lines).")
 @click.option("--evaluator", "evaluator_name", default="triton", show_default=True)
 @click.option("--mode", type=click.Choice(["auto", "interpreter", "gpu"]), help="Judge mode.")
-@click.option("--workers", type=int, help="Parallel evaluations (default: one per GPU).")
+@click.option("--workers", type=int,
+              help="GPUs to use (default: all visible; each runs several candidates, timing one at a "
+                   "time), or CPU workers under the interpreter.")
 @click.option("--timeout", "timeout_s", type=float, help="Seconds per candidate child.")
 @click.option("--hardware", help="Hardware profile for roofline figures (default: detect).")
 @click.option("--seeds", help="Comma-separated seeds replacing the tasks' own.")
