@@ -243,8 +243,6 @@ class SpareChild:
     read_fd: int
     workdir: str
     isolate: bool
-    started: float
-    env_key: tuple[tuple[str, str], ...]
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -280,9 +278,9 @@ def _child_env(env: Mapping[str, str | None] | None, base_env: Mapping[str, str]
     return child_env
 
 
-def start_spare(env: Mapping[str, str | None] | None = None, *, preload: tuple[str, ...] = (),
-                isolate: bool = False, base_env: Mapping[str, str] | None = None) -> SpareChild | None:
-    """Start a child that imports ``preload`` and then waits for a job (None if it cannot start)."""
+def _spawn(env: Mapping[str, str | None] | None, base_env: Mapping[str, str] | None, isolate: bool,
+           preload: tuple[str, ...] = ()) -> SpareChild:
+    """Start a child that waits for its job on stdin; raises OSError if it cannot start."""
     workdir = tempfile.mkdtemp(prefix="geak-sbx-")
     child_env = _child_env(env, base_env, workdir)
     read_fd, write_fd = os.pipe()
@@ -294,12 +292,20 @@ def start_spare(env: Mapping[str, str | None] | None = None, *, preload: tuple[s
         )
     except OSError:
         os.close(read_fd)
-        os.close(write_fd)
         shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    finally:
+        os.close(write_fd)
+    return SpareChild(proc, read_fd, workdir, isolate)
+
+
+def start_spare(env: Mapping[str, str | None] | None = None, *, preload: tuple[str, ...] = (),
+                isolate: bool = False, base_env: Mapping[str, str] | None = None) -> SpareChild | None:
+    """Start a child that imports ``preload`` and then waits for a job (None if it cannot start)."""
+    try:
+        return _spawn(env, base_env, isolate, preload)
+    except OSError:
         return None
-    os.close(write_fd)
-    key = tuple(sorted((k, v) for k, v in (env or {}).items() if v is not None))
-    return SpareChild(proc, read_fd, workdir, isolate, time.monotonic(), key)
 
 
 def run_sandboxed(
@@ -334,32 +340,14 @@ def run_sandboxed(
     """
     path = [os.path.abspath(p) for p in (sys_path if sys_path is not None else sys.path)
             if p and os.path.isdir(p)]
-    if spare is not None and spare.alive():
-        proc, read_fd, workdir, isolate = spare.proc, spare.read_fd, spare.workdir, spare.isolate
-    else:
+    if spare is None or not spare.alive():
         if spare is not None:
             spare.close()
-        workdir = tempfile.mkdtemp(prefix="geak-sbx-")
-        child_env = _child_env(env, base_env, workdir)
-        read_fd, write_fd = os.pipe()
         try:
-            proc = subprocess.Popen(
-                _child_command(write_fd, isolate),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=workdir,
-                env=child_env,
-                pass_fds=(write_fd,),
-                start_new_session=True,
-                close_fds=True,
-            )
+            spare = _spawn(env, base_env, isolate)
         except OSError as exc:
-            os.close(read_fd)
-            os.close(write_fd)
-            shutil.rmtree(workdir, ignore_errors=True)
             return SandboxResult(returncode=None, channel_error=f"could not start the child: {exc}")
-        os.close(write_fd)
+    proc, read_fd, workdir, isolate = spare.proc, spare.read_fd, spare.workdir, spare.isolate
     started = time.monotonic()
 
     result = SandboxResult(returncode=None)

@@ -37,7 +37,7 @@ from geak_core.tasks import Task
 
 from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
 from geak_evaluator_triton.children import Children, task_payload
-from geak_evaluator_triton.comparison import JudgeError, compare_outputs, tail
+from geak_evaluator_triton.comparison import JudgeError, compare_outputs, overrides_for, tail
 from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible, visible_devices
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.performance import INTERPRETER_NOTE, match_profile, shape_stub
@@ -230,9 +230,7 @@ class TritonEvaluator:
                 report["problems"].append(f"{index}: the oracle raised:\n{oracle['$oracle_error']}")
                 continue
             stage, name, seed = index
-            case = cases[name]
-            overrides = {**task.tolerances, **case.tolerances}
-            diffs = compare_outputs(oracle, run.outputs[index], overrides, None)
+            diffs = compare_outputs(oracle, run.outputs[index], overrides_for(task, cases[name]), None)
             report["checked"] += 1
             for diff in diffs:
                 report["problems"].append(f"{stage} case {name!r} seed {seed}: {diff['message']}")

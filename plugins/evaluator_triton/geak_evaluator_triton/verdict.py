@@ -92,7 +92,3 @@ def describe_exception(frame: dict[str, Any]) -> str:
     if name in ("CompilationError", "CompileTimeAssertionFailure", "PTXASError") or "compilationerror" in lowered:
         return f"the kernel failed to compile ({name}: {first})"
     return f"{name}: {first}" if first else name
-
-
-def where(frame: dict[str, Any]) -> str:
-    return f"{frame.get('stage')} case {frame.get('case')!r} seed {frame.get('seed')}"
