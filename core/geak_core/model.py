@@ -109,6 +109,7 @@ class EvalResult:
     speedup: float | None = None
     speedup_sum: float | None = None  # GEAK-eval: sum(ref) / sum(candidate)
     speedup_geomean: float | None = None  # geometric mean of per-shape ratios
+    speedup_mean_ratio: float | None = None  # arithmetic mean of per-shape ratios (the paper's)
     speedup_method: str = "sum"
     roofline_fraction: float | None = None
     performance_measured: bool = False
