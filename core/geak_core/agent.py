@@ -31,11 +31,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,13 +48,12 @@ from geak_core.errors import GeakError, InputError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, LLMError, Message
 from geak_core.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
 from geak_core.plugins import PluginManager
+from geak_core.progress import CandidateJudged, Echo, Progress
 from geak_core.prompts import PromptRenderer
 from geak_core.recipe import Recipe, dump_toml
 from geak_core.report import format_summary, summarize_run, summarize_task
 from geak_core.store import SUMMARY_FILE, RunStore, environment_manifest, resolve_run
 from geak_core.tasks import Task
-
-Echo = Callable[[str], None]
 
 
 class BudgetExhausted(GeakError):
@@ -200,41 +197,6 @@ class LineageState:
     rounds_without_gain: int = 0
     attempts: list[Attempt] = field(default_factory=list)
     results: list[tuple[int, str, EvalResult]] = field(default_factory=list)
-
-
-class Progress:
-    """Plain lines for logs; a live status line on a terminal."""
-
-    def __init__(self, echo: Echo, total_tasks: int):
-        self.echo = echo
-        self.tty = sys.stderr.isatty()
-        self.lock = threading.Lock()
-        self.total = total_tasks
-        self.done = 0
-        self.correct = 0
-        self.best: float | None = None
-
-    def line(self, text: str) -> None:
-        with self.lock:
-            if self.tty:
-                sys.stderr.write("\r\033[K")
-            self.echo(text)
-            if self.tty:
-                best = f"{self.best:.2f}x" if self.best else "-"
-                sys.stderr.write(f"tasks {self.done}/{self.total}  correct {self.correct}  best {best}")
-                sys.stderr.flush()
-
-    def task_done(self, summary: TaskSummary) -> None:
-        with self.lock:
-            self.done += 1
-            self.correct += int(summary.correct)
-            if summary.best_speedup and (self.best is None or summary.best_speedup > self.best):
-                self.best = summary.best_speedup
-
-    def close(self) -> None:
-        if self.tty:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
 
 
 class Agent:
@@ -400,12 +362,8 @@ class Agent:
             state.attempts.append(Attempt(task.id, state.lineage, iteration, kind, candidate.id,
                                           result.call_ok, result.correct, result.speedup,
                                           note=result.reason or ""))
-            verdict = "correct" if result.correct else f"{result.failed_stage}: {(result.reason or '')[:80]}"
-            speed = f" speedup {result.speedup:.2f}x" if result.speedup else ""
-            proposal = f" P{index}" if n > 1 else ""
-            self.progress.line(
-                f"[{task.id}] L{state.lineage} I{iteration}{proposal} {kind:<8} -> {verdict}{speed}"
-            )
+            self.progress.candidate_judged(CandidateJudged(
+                task.id, state.lineage, iteration, kind, result, proposal=index if n > 1 else None))
         state.rounds_without_gain = 0 if improved else state.rounds_without_gain + 1
 
     def _update(self, state: LineageState, candidate: Candidate, result: EvalResult, kind: str) -> bool:
@@ -515,7 +473,7 @@ class Agent:
             {"summary": summary.to_dict(),
              "attempts": [a.to_dict() for s in sorted(states, key=lambda s: s.lineage) for a in s.attempts]},
         )
-        self.progress.task_done(summary)
+        self.progress.task_finished(summary)
         self.plugins.notify("geak_task_finished", run_id=self.store.run_id, task=task, summary=summary)
 
     def summarize(
