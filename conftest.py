@@ -16,6 +16,7 @@ BUNDLED_PLUGINS = (
     "hw-nvidia-hopper",
     "suite-rocm",
     "suite-tritonbench",
+    "suite-kernelbenchx",
     "evaluator-triton",
     "knowledge",
     "templates",

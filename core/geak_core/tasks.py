@@ -17,10 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# KernelBench-X's 15 task categories.
+# KernelBench-X's 15 task categories: the folder names of its data/kernelbenchx/.
 CATEGORIES: tuple[str, ...] = (
     "Activation",
-    "Attention",
     "Convolution",
     "Fusion",
     "Index",
@@ -34,6 +33,7 @@ CATEGORIES: tuple[str, ...] = (
     "Quantization",
     "Random",
     "Reduce",
+    "SpatialOps",
 )
 
 # Default (atol, rtol) per dtype name. Integer and boolean outputs compare exactly.

@@ -52,7 +52,13 @@ from typing import Any
 from geak_core.harness import Harness as BaseHarness
 from geak_core.tasks import Case, Task
 
-from geak_suite_tritonbench.perf import PerfScript, PerfScriptError, describe, main_dtype
+from geak_suite_tritonbench.perf import (
+    DATA_PACKAGE_MARKERS,
+    PerfScript,
+    PerfScriptError,
+    describe,
+    main_dtype,
+)
 from geak_suite_tritonbench.results import comparable
 from geak_suite_tritonbench.results import weak_result_reason as _weak_result_reason
 from geak_suite_tritonbench.rewrite import (
@@ -159,6 +165,9 @@ def share_test_names(module: dict[str, Any], namespace: dict[str, Any],
 
 
 class Harness(BaseHarness):
+    # packages a performance script imports the operator from (see ``perf``)
+    perf_packages: tuple[str, ...] = DATA_PACKAGE_MARKERS
+
     def __init__(self, task: Task) -> None:
         super().__init__(task)
         self.file = Path(task.extra["file"])
@@ -203,7 +212,8 @@ class Harness(BaseHarness):
             return None
         if self._perf is None:
             try:
-                self._perf = PerfScript(self.perf_path, self.file.stem, lambda: self._current)
+                self._perf = PerfScript(self.perf_path, self.file.stem, lambda: self._current,
+                                        self.perf_packages)
             except PerfScriptError as exc:
                 self._perf_error = str(exc)
                 return None

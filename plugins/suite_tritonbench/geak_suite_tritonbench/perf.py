@@ -80,20 +80,22 @@ def _imported_modules(tree: ast.Module) -> list[str]:
     return names
 
 
-def _is_operator_module(name: str, stem: str) -> bool:
+def _is_operator_module(name: str, stem: str,
+                        markers: tuple[str, ...] = DATA_PACKAGE_MARKERS) -> bool:
     if name == stem:
         return True
     head, _, last = name.rpartition(".")
-    return last == stem and any(marker in head for marker in DATA_PACKAGE_MARKERS)
+    return last == stem and any(marker in head for marker in markers)
 
 
-def _shims(tree: ast.Module, stem: str, target: Callable[[], Any]) -> dict[str, types.ModuleType]:
+def _shims(tree: ast.Module, stem: str, target: Callable[[], Any],
+           markers: tuple[str, ...] = DATA_PACKAGE_MARKERS) -> dict[str, types.ModuleType]:
     shims: dict[str, types.ModuleType] = {}
     under_test = _ModuleUnderTest(stem, target)
     for name in _imported_modules(tree):
         if name.rpartition(".")[2] == "performance_utils" or name in BASE_MODULE_NAMES:
             shims[name] = perf_base
-        elif _is_operator_module(name, stem):
+        elif _is_operator_module(name, stem, markers):
             shims[name] = under_test
     for name in list(shims):
         parts = name.split(".")
@@ -152,11 +154,18 @@ class PerfMeasures:
 
 
 class PerfScript:
-    """One loaded ``<name>_perf.py``: its inputs, its call and its formulas."""
+    """One loaded ``<name>_perf.py``: its inputs, its call and its formulas.
 
-    def __init__(self, path: Path, stem: str, target: Callable[[], Any]) -> None:
+    ``markers``: a dotted module name ending in ``stem`` is the operator's module when its
+    package part contains one of them (other benchmarks' scripts import from their own
+    data packages).
+    """
+
+    def __init__(self, path: Path, stem: str, target: Callable[[], Any],
+                 markers: tuple[str, ...] = DATA_PACKAGE_MARKERS) -> None:
         self.path = path
         self.stem = stem
+        self.markers = markers
         self.metrics = self._load(target)
 
     def _load(self, target: Callable[[], Any]) -> Any:
@@ -168,7 +177,7 @@ class PerfScript:
             raise PerfScriptError(f"{where}: cannot be read ({exc})") from None
         except SyntaxError as exc:
             raise PerfScriptError(f"{where}:{exc.lineno}: syntax error: {exc.msg}") from None
-        shims = _shims(tree, self.stem, target)
+        shims = _shims(tree, self.stem, target, self.markers)
         saved = {name: sys.modules.get(name, _MISSING) for name in shims}
         namespace: dict[str, Any] = {
             "__name__": f"geak_tritonbench_perf_{self.stem}",

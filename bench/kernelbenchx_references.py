@@ -1,0 +1,379 @@
+"""Judge every KernelBench-X reference against itself, and tabulate the result per category.
+
+Each task's PyTorch reference goes through the ``triton`` judge as a
+candidate: it must run the task's test on every case in both stages (the
+test's standard-mode inputs, then its outlier-mode inputs), match itself, and
+on a GPU be timed on the inputs of the task's performance script. What this
+shows: which tasks load, which references run under the harness on this
+device, the judge's noise (a reference against itself, ideally 1.0), the
+PyTorch eager latency of every performance input as the judge measures it on
+this machine, its max(IOU, MFU) (the judge's roofline fraction: the larger of
+achieved bandwidth and achieved FLOP rate over the hardware profile's peaks),
+and, where the benchmark published timings for this GPU, those beside it.
+
+The judge's contract wants a Triton kernel of the candidate's own launched in
+every run, which a PyTorch function has not. So the candidate is the
+reference with each entry point wrapped to also launch a one-element Triton
+kernel after the call (on a GPU its execution, a few microseconds at most, is
+inside the timed region: self-speedups of microsecond operators read slightly
+below 1). For the same reason the tasks are judged here with
+``forbid_torch_compute = False`` and, for the quantization tasks, without the
+quantization source check (the reference is the float PyTorch code the
+candidates replace); the approximation contract still compares.
+
+Results: ``--json OUT`` holds the environment and one row per task, replaced
+atomically after every task, so a time limit loses nothing; running the same
+command again skips the tasks already in OUT (on another device it refuses:
+timings are per machine). ``--limit-s N`` starts no task after N seconds
+(tasks already running finish, each child bounded by ``--timeout``).
+``--table OUT`` prints the per-category table of an existing OUT
+(``category_table``) and exits.
+
+On the GPU machine::
+
+    python bench/kernelbenchx_references.py --data .ext/KernelBenchX \\
+        --json bench/results/kbx-references.json --limit-s 540 --timeout 300
+
+On the CPU (``TRITON_INTERPRET=1``, correctness only; a smoke test)::
+
+    TRITON_INTERPRET=1 python bench/kernelbenchx_references.py --data .ext/KernelBenchX \\
+        --tasks relu,abs,mse_loss --json /tmp/kbx.json --mode interpreter
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+# Appended to a reference so the judge's contract (a kernel of its own in every run) holds.
+KERNEL_SHIM = '''
+
+# ---- appended by bench/kernelbenchx_references.py: a kernel of the candidate's own ----
+import triton as _kbx_triton
+import triton.language as _kbx_tl
+
+
+@_kbx_triton.jit
+def _kbx_touch(ptr):
+    _kbx_tl.store(ptr, _kbx_tl.load(ptr) + 1.0)
+
+
+_kbx_scratch = {}
+
+
+def _kbx_device(values):
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            return value.device
+        if isinstance(value, (list, tuple)):
+            found = _kbx_device(value)
+            if found is not None:
+                return found
+        if isinstance(value, dict):
+            found = _kbx_device(list(value.values()))
+            if found is not None:
+                return found
+    return None
+
+
+def _kbx_with_kernel(function):
+    def call(*args, **kwargs):
+        result = function(*args, **kwargs)
+        device = _kbx_device([result, *args, *kwargs.values()])
+        if device is None:
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if device not in _kbx_scratch:
+            _kbx_scratch[device] = torch.zeros(1, dtype=torch.float32, device=device)
+        _kbx_touch[(1,)](_kbx_scratch[device])
+        return result
+    return call
+'''
+
+
+def self_candidate(task: Any) -> str:
+    """The reference's code with every entry point also launching a one-element kernel."""
+    with open(task.reference, encoding="utf-8") as handle:
+        code = handle.read()
+    lines = [code.rstrip("\n"), "import torch", KERNEL_SHIM]
+    lines += [f"{e.name} = _kbx_with_kernel({e.name})" for e in task.entry_points]
+    return "\n".join(lines) + "\n"
+
+
+def bench_task_of(task: Any) -> Any:
+    """The task as this benchmark judges its reference (see the module docstring)."""
+    extra = dict(task.extra)
+    if extra.get("quantization"):
+        extra["quantization"] = {**extra["quantization"], "check": False}
+    return dataclasses.replace(task, forbid_torch_compute=False, extra=extra)
+
+
+def _published(suite: Any, task: Any, device: str, shape: dict[str, Any],
+               params: dict[str, Any]) -> dict[str, Any] | None:
+    from geak_suite_kernelbenchx.published import row_for
+
+    machine, rows = suite.published_for(task.id, device)
+    if not machine or "inputs" not in params:
+        return None
+    row = row_for(rows, params["inputs"])
+    if row is None:
+        return {"machine": machine, "ms": None}
+    found = {"machine": machine, "ms": row["ms"]}
+    if shape.get("reference_ms") and row["ms"]:
+        found["measured_over_published"] = shape["reference_ms"] / row["ms"]
+    return found
+
+
+def row_of(suite: Any, task: Any, result: Any, device: str, cases: dict[str, Any],
+           wall_s: float) -> dict[str, Any]:
+    shapes = []
+    for shape in result.shapes:
+        entry = shape.to_dict()
+        entry["eager_ms"] = entry.get("reference_ms")  # the reference is PyTorch eager
+        entry["max_iou_mfu"] = entry.get("roofline_fraction")
+        published = _published(suite, task, device, entry, cases.get(shape.case, {}))
+        if published:
+            entry["published"] = published
+        shapes.append(entry)
+    return {
+        "task": task.id,
+        "category": task.category,
+        "precision": task.extra.get("precision"),
+        "variant_of": task.extra.get("variant_of"),
+        "quantization": bool(task.extra.get("quantization")),
+        "two_stages": task.outliers is not None,
+        "call_ok": result.call_ok,
+        "correct": result.correct,
+        "failed_stage": result.failed_stage,
+        "reason": result.reason,
+        "flags": list(result.flags),
+        "skipped": result.skipped,
+        "performance_measured": result.performance_measured,
+        "speedup": result.speedup,
+        "roofline_fraction": result.roofline_fraction,
+        "shapes": shapes,
+        "wall_s": round(wall_s, 2),
+    }
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1, default=str)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _fmt(value: float | None, pattern: str = "{:.3f}") -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def category_table(data: dict[str, Any]) -> str:
+    """The per-category markdown table of a ``--json`` file's content."""
+    environment = data.get("environment", {})
+    rows = data.get("tasks", [])
+    by_category: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_category.setdefault(row.get("category") or "?", []).append(row)
+    lines = [
+        f"Device: {environment.get('device', '?')} ({environment.get('mode', '?')}), "
+        f"torch {environment.get('torch', '?')}, triton {environment.get('triton', '?')}; "
+        f"published timings matched: {environment.get('published_machine') or 'none'}",
+        "",
+        "| category | tasks | reference correct | two stages | skipped | judge error | "
+        "timed cases | self-speedup median | PyTorch eager median (ms) | max(IOU, MFU) median | "
+        "eager / published median |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    totals: dict[str, list[Any]] = {k: [] for k in ("speed", "eager", "frac", "ratio")}
+    counts = {"tasks": 0, "correct": 0, "two": 0, "skipped": 0, "error": 0, "timed": 0}
+
+    def line(name: str, group: list[dict[str, Any]], collect: bool) -> str:
+        shapes = [s for r in group for s in r.get("shapes", []) if s.get("reference_ms")]
+        speed = [r["speedup"] for r in group if r.get("speedup")]
+        eager = [s["reference_ms"] for s in shapes]
+        frac = [s["roofline_fraction"] for s in shapes if s.get("roofline_fraction") is not None]
+        ratio = [s["published"]["measured_over_published"] for s in shapes
+                 if (s.get("published") or {}).get("measured_over_published")]
+        figures = {
+            "tasks": len(group),
+            "correct": sum(1 for r in group if r.get("correct")),
+            "two": sum(1 for r in group if r.get("two_stages")),
+            "skipped": sum(1 for r in group if "skipped" in r.get("flags", [])),
+            "error": sum(1 for r in group if "judge_error" in r.get("flags", [])),
+            "timed": len(shapes),
+        }
+        if collect:
+            for key, values in (("speed", speed), ("eager", eager), ("frac", frac),
+                                ("ratio", ratio)):
+                totals[key] += values
+            for key, value in figures.items():
+                counts[key] += value
+        return (f"| {name} | {figures['tasks']} | {figures['correct']} | {figures['two']} | "
+                f"{figures['skipped']} | {figures['error']} | {figures['timed']} | "
+                f"{_fmt(_median(speed))} | {_fmt(_median(eager), '{:.4f}')} | "
+                f"{_fmt(_median(frac), '{:.1%}')} | {_fmt(_median(ratio), '{:.2f}')} |")
+
+    for category in sorted(by_category):
+        lines.append(line(category, by_category[category], collect=True))
+    lines.append(line("**all**", rows, collect=False))
+    failed = [r for r in rows if not r.get("correct")]
+    if failed:
+        lines += ["", "Not correct against itself:", ""]
+        for row in sorted(failed, key=lambda r: (r.get("category") or "", r["task"])):
+            why = (row.get("reason") or ", ".join(row.get("flags", [])) or "?").replace("\n", " ")
+            lines.append(f"* {row.get('category')}/{row['task']}: {why[:200]}")
+    return "\n".join(lines)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=os.environ.get("GEAK_KERNELBENCHX_DATA", ""),
+                        help="KernelBench-X checkout (default: $GEAK_KERNELBENCHX_DATA)")
+    parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
+    parser.add_argument("--json", dest="json_out", default="",
+                        help="results file, replaced after every task; resumed when it exists")
+    parser.add_argument("--table", default="", help="print the table of this results file, exit")
+    parser.add_argument("--limit-s", type=float, default=0.0,
+                        help="start no task after this many seconds (0: no limit)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="per child process, seconds")
+    parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
+    parser.add_argument("--workers", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def _environment(evaluator: Any, args: argparse.Namespace, suite: Any) -> dict[str, Any]:
+    from geak_suite_kernelbenchx.published import machine_for
+
+    runtime = evaluator.runtime()
+    machines = sorted({m for t in suite.tasks() for m in (t.extra.get("published_ms") or {})})
+    environment = {
+        "mode": runtime.mode,
+        "device": runtime.device_name,
+        "workers": len(runtime.slots),
+        "python": platform.python_version(),
+        "data": os.path.abspath(args.data),
+        "published_machines": machines,
+        "published_machine": machine_for(runtime.device_name or "", machines)
+        if runtime.mode == "gpu" else None,
+    }
+    try:
+        import torch
+        import triton
+
+        environment.update(torch=torch.__version__, triton=triton.__version__)
+    except ImportError:
+        pass
+    return environment
+
+
+def _case_params(task: Any) -> dict[str, Any]:
+    """Case name -> params of the task's full cases (read from the harness, in this process:
+    the reference is trusted code)."""
+    try:
+        import importlib
+
+        module, _, name = task.harness.partition(":")
+        harness = getattr(importlib.import_module(module), name)(task)
+        return {c.name: c.params for c in harness.cases("full")}
+    except Exception:
+        return {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    if args.table:
+        with open(args.table, encoding="utf-8") as handle:
+            print(category_table(json.load(handle)))
+        return 0
+    if not args.data:
+        print("--data: give the KernelBench-X checkout (or set GEAK_KERNELBENCHX_DATA)",
+              file=sys.stderr)
+        return 2
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_suite_kernelbenchx.suite import KernelBenchXOptions, KernelBenchXSuite
+
+    suite = KernelBenchXSuite(KernelBenchXOptions(path=args.data))
+    wanted = [t for t in args.tasks.split(",") if t]
+    tasks = [suite.get(t) for t in wanted] if wanted else suite.tasks()
+    evaluator = TritonEvaluator(TritonEvaluatorOptions(mode=args.mode, workers=args.workers,
+                                                       timeout_s=args.timeout,
+                                                       reference_timeout_s=args.timeout))
+    started = time.monotonic()
+    try:
+        environment = _environment(evaluator, args, suite)
+        data: dict[str, Any] = {"environment": environment, "tasks": []}
+        if args.json_out and os.path.exists(args.json_out):
+            with open(args.json_out, encoding="utf-8") as handle:
+                previous = json.load(handle)
+            before = previous.get("environment", {})
+            if (before.get("device"), before.get("mode")) != (environment["device"],
+                                                              environment["mode"]):
+                print(f"{args.json_out} holds results of {before.get('device')} "
+                      f"({before.get('mode')}); this is {environment['device']} "
+                      f"({environment['mode']}): timings are per machine, use another file",
+                      file=sys.stderr)
+                return 2
+            data["tasks"] = list(previous.get("tasks", []))
+        done = {row["task"] for row in data["tasks"]}
+        todo = [t for t in tasks if t.id not in done]
+        print(f"{len(done)} task(s) already judged, {len(todo)} to judge on "
+              f"{environment['device']}", file=sys.stderr, flush=True)
+        deadline = started + args.limit_s if args.limit_s > 0 else math.inf
+        parallel = max(1, int(getattr(evaluator, "max_parallel", 1)))
+
+        def judge(task: Any) -> tuple[Any, Any, float]:
+            began = time.monotonic()
+            judged = bench_task_of(task)
+            result = evaluator.evaluate(judged, Candidate(id="reference", task_id=task.id,
+                                                          code=self_candidate(task)))
+            return task, result, time.monotonic() - began
+
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="kbx") as pool:
+            pending: set[Future] = set()
+            queue = list(todo)
+            while queue or pending:
+                while queue and len(pending) < parallel and time.monotonic() < deadline:
+                    pending.add(pool.submit(judge, queue.pop(0)))
+                if not pending:
+                    break
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    task, result, wall = future.result()
+                    row = row_of(suite, task, result, environment["device"],
+                                 _case_params(task), wall)
+                    data["tasks"].append(row)
+                    print(f"{task.category}/{task.id}: correct={row['correct']} "
+                          f"{row['wall_s']} s {row['reason'] or ''}"[:240],
+                          file=sys.stderr, flush=True)
+                    if args.json_out:
+                        environment["total_s"] = round(time.monotonic() - started, 1)
+                        _write_json(args.json_out, data)
+            if queue:
+                print(f"time limit: {len(queue)} task(s) not started; run again to go on",
+                      file=sys.stderr)
+    finally:
+        evaluator.close()
+    print(category_table(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
