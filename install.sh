@@ -2,12 +2,13 @@
 # Installs geak-core and every bundled plugin in editable mode, into the Python that `python3`
 # (or $PYTHON) names: the README's commands make and activate a virtualenv, .venv, first.
 #   bash install.sh            fresh machine: CPU torch wheel, all dependencies, test tools
+#                              (and, as root, Debian's chromium for the report's browser test)
 #   bash install.sh --no-deps  a machine that already has torch/triton (a GPU box without an index)
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
-pkgs=(-e .)
+pkgs=(-e ".[report,export,test]")
 for d in plugins/*/ templates/; do pkgs+=(-e "$d"); done
 if [[ "${1:-}" == "--no-deps" ]]; then
   $PY -m pip install --quiet --no-deps --no-build-isolation "${pkgs[@]}"
@@ -23,5 +24,18 @@ fi
 # packages below are built with it in place (no isolated build environment to set up for each,
 # which made a repeated install take a minute), and the third-party plugin test builds the
 # example's wheel with it, without an index.
-$PY -m pip install --quiet "triton==3.6.0" pytest pytest-httpserver ruff "setuptools>=70.1"
+# The test tools, and the report's and export's libraries, come with geak-core's extras.
+$PY -m pip install --quiet "triton==3.6.0" "setuptools>=70.1"
 $PY -m pip install --quiet --no-build-isolation "${pkgs[@]}"
+# The report's browser test drives the system's Chromium through Playwright, which never
+# downloads a browser of its own here. Debian's package, where we may install it.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+      || echo "install.sh: could not install chromium; the report's browser test will be skipped" >&2
+  else
+    echo "install.sh: no chromium (install it as root, e.g. apt-get install chromium);" \
+         "the report's browser test will be skipped" >&2
+  fi
+fi

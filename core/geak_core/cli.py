@@ -443,6 +443,9 @@ def _add_optional_commands() -> None:
     except ImportError:
         return
     main.add_command(eval_command, "eval")
+    from geak_core.cli_report import report_command
+
+    main.add_command(report_command, "report")
 
 
 _add_optional_commands()

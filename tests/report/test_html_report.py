@@ -1,0 +1,92 @@
+"""geak-core report: what the page holds, computed from stored runs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from click.testing import CliRunner
+from geak_core.cli import main
+from geak_core.cli_report import hardware_profiles
+from geak_core.html_report import (
+    build_report,
+    recipe_differences,
+    roofline_groups,
+    scaling_curves,
+    task_stats,
+)
+from geak_core.rundata import load_run
+
+pytest.importorskip("plotly")
+
+
+def test_report_of_the_quickstart_is_one_file_that_loads_nothing_from_outside(quickstart_run, tmp_path):
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["report", str(quickstart_run), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert not re.search(r"<script[^>]+src=", page) and "<link" not in page
+    assert "Plotly.newPlot" in page and 'id="chart-sequential"' in page and 'id="chart-parallel"' in page
+    for task in ("test_add_kernel", "softmax"):
+        assert f'<tr data-task="{task}">' in page and f'<div class="kernel" data-task="{task}">' in page
+    assert "every verdict of this run came from the Triton interpreter" in page
+    assert "No correct candidate was timed" in page  # no speedup chart from interpreter verdicts
+
+
+def test_the_quickstart_tasks_pass_in_their_second_iteration(quickstart_run):
+    run = load_run(quickstart_run)
+    stats = {s.task_id: s for s in task_stats(run)}
+    assert stats["softmax"].first_correct.candidate.id == "softmax/L0/I1"
+    assert stats["test_add_kernel"].call_ok and stats["test_add_kernel"].correct
+    curves = scaling_curves(run, list(stats.values()))
+    # softmax's first attempt ran but was wrong; add's did not run at all
+    assert [p["call_accuracy"] for p in curves["by_iteration"]] == [0.5, 1.0, 1.0]
+    assert [p["execution_accuracy"] for p in curves["by_iteration"]] == [0.0, 1.0, 1.0]
+    assert curves["pass_at_k"] == {1: 1.0}
+
+
+def test_the_best_kernel_is_the_fastest_correct_one_and_its_diff_starts_at_the_first_correct(timed_runs):
+    run = load_run(timed_runs[0])
+    stats = {s.task_id: s for s in task_stats(run)}
+    add = stats["vector_add"]
+    assert add.correct_lineages == 2 and add.first_correct.candidate.id == "vector_add/L0/I1"
+    assert add.best.candidate.id == "vector_add/L0/I2"  # lineage 1 is slower by design
+    assert add.best_speedup == max(r.result.speedup for r in add.rows if r.result.correct)
+    curves = scaling_curves(run, list(stats.values()))
+    assert curves["pass_at_k"] == {1: 1.0, 2: 1.0}
+    assert [p["execution_accuracy"] for p in curves["by_iteration"]] == [0.0, 1.0, 1.0]
+
+
+def test_rooflines_are_grouped_by_the_profile_that_matches_the_device(timed_runs):
+    runs = [load_run(p) for p in timed_runs]
+    stats = {r.run_id: task_stats(r) for r in runs}
+    (group,) = roofline_groups(runs, stats, hardware_profiles())
+    assert group.profile is not None and group.profile.name == "h100"
+    assert {(p.run, p.task_id) for p in group.points} == {
+        (run, task) for run in ("full", "no-retriever") for task in ("vector_add", "matmul")}
+    assert {p.bound for p in group.points if p.task_id == "matmul"} == {"compute"}
+
+
+def test_without_a_matching_profile_the_roofline_says_so(timed_runs):
+    runs = [load_run(timed_runs[0])]
+    (group,) = roofline_groups(runs, {runs[0].run_id: task_stats(runs[0])}, [])
+    assert group.profile is None and "no hardware profile matches it" in group.title
+
+
+def test_the_ablation_table_names_the_recipe_setting_that_differs(timed_runs):
+    runs = [load_run(p) for p in timed_runs]
+    assert recipe_differences(runs) == ["retriever.name"]
+    page = build_report(runs, hardware_profiles())
+    table = page.split('id="ablation-table"', 1)[1].split("</table>", 1)[0]
+    assert "<th>retriever.name</th>" in table and "<td>codesim</td>" in table and "<td>none</td>" in table
+    assert 'id="chart-speedup"' in page and 'id="chart-roofline-0"' in page
+
+
+def test_one_run_has_no_ablation_section(timed_runs):
+    page = build_report([load_run(timed_runs[0])], hardware_profiles())
+    assert 'id="ablation"' not in page and 'id="chart-roofline-0"' in page
+
+
+def test_report_of_an_unknown_run_is_bad_input(tmp_path):
+    result = CliRunner().invoke(main, ["report", "nope", "--output-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "no run 'nope'" in result.output

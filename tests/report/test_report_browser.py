@@ -1,0 +1,114 @@
+"""The report in a real browser: the system's Chromium, driven by Playwright, with every
+request that would leave the file refused. Charts render, nothing logs an error, and the
+filter, the folded code and the charts' legends respond."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+
+import pytest
+from click.testing import CliRunner
+from geak_core.cli import main
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium on PATH (install.sh installs Debian's package when run as root)")
+
+# Chromium's own connections (updates, sync, field trials) would be refused by a closed
+# network and logged; these switches keep it to the page.
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+        context = p.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=ARGS,
+            viewport={"width": 1300, "height": 900})
+        yield context
+        context.close()
+
+
+class Page:
+    """One report opened in the browser, with what it logged and tried to fetch."""
+
+    def __init__(self, context, path):
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.page = context.new_page()
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def refuse(route):
+            self.outside.append(route.request.url)
+            route.abort()
+
+        self.page.route(lambda url: not url.startswith(("file:", "data:", "blob:")), refuse)
+        self.page.goto(path.as_uri())
+        self.page.wait_for_load_state("load")
+
+    def rendered_traces(self) -> dict[str, int]:
+        """Per chart: how many traces Plotly drew (0 where it drew no plot)."""
+        return self.page.evaluate("""() => Object.fromEntries(
+            Array.from(document.querySelectorAll('.chart')).map(c => {
+              const plot = c.querySelector('.js-plotly-plot');
+              const drawn = plot && plot.querySelector('.main-svg') && plot.data ? plot.data.length : 0;
+              return [c.dataset.chart, drawn];
+            }))""")
+
+
+def _report(tmp_path, *runs) -> object:
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["report", *map(str, runs), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_the_quickstart_report_renders_its_charts_without_errors(browser, quickstart_run, tmp_path):
+    view = Page(browser, _report(tmp_path, quickstart_run))
+    traces = view.rendered_traces()
+    assert set(traces) == {"sequential", "parallel", "category", "difficulty"}
+    assert all(n > 0 for n in traces.values()), traces
+    assert view.errors == [] and view.outside == []
+    page = view.page
+    # the folded kernel opens to highlighted code
+    code = page.locator('.kernel[data-task="softmax"] details.best-code')
+    assert not code.locator(".hl").is_visible()
+    code.locator("summary").click()
+    assert code.locator(".hl").is_visible() and "softmax_kernel" in code.locator(".hl").inner_text()
+    # the filter keeps only the matching task's rows
+    page.fill("#task-filter", "softmax")
+    assert page.locator('.task-table tr[data-task="softmax"]').is_visible()
+    assert not page.locator('.task-table tr[data-task="test_add_kernel"]').is_visible()
+    page.fill("#task-filter", "")
+    assert page.locator('.task-table tr[data-task="test_add_kernel"]').is_visible()
+    page.close()
+
+
+def test_a_timed_ablation_report_renders_speedups_rooflines_and_responds(browser, timed_runs, tmp_path):
+    view = Page(browser, _report(tmp_path, *timed_runs))
+    traces = view.rendered_traces()
+    assert {"sequential", "parallel", "speedup", "roofline-0", "category", "difficulty"} <= set(traces)
+    assert all(n > 0 for n in traces.values()), traces
+    assert view.errors == [] and view.outside == []
+    page = view.page
+    assert page.locator("#ablation-table tr").count() == 3  # header and one row per run
+    # clicking a legend entry hides that trace, as Plotly's legends do
+    legend = page.locator('[data-chart="roofline-0"] .legend .traces').last
+    legend.click()  # Plotly waits out its double-click delay before it acts on one click
+    page.wait_for_function("() => document.getElementById('chart-roofline-0').data.at(-1).visible"
+                           " === 'legendonly'", timeout=5000)
+    # hovering a task's point shows its shape and throughput
+    point = page.locator('[data-chart="roofline-0"] .scatterlayer .trace').nth(2).locator(".point").first
+    box = point.bounding_box()  # Plotly's drag layer lies over the points: move the mouse there
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_selector('[data-chart="roofline-0"] .hoverlayer .hovertext', timeout=5000)
+    assert "TFLOP/s" in page.locator('[data-chart="roofline-0"] .hoverlayer').text_content()
+    diff = page.locator('.kernel[data-task="vector_add"] details.diff').first
+    diff.locator("summary").click()
+    assert "evict_first" in diff.inner_text()
+    assert view.errors == []
+    page.close()
