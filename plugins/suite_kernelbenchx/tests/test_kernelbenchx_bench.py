@@ -1,0 +1,94 @@
+"""bench/kernelbenchx_references.py end to end on our fixture checkout, under the interpreter,
+and its per-category table."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kernelbenchx_paths import ROOT
+
+pytest.importorskip("geak_evaluator_triton.evaluator")
+
+SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "kernelbenchx_references.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("kernelbenchx_references", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(out: Path, tasks: str, *extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--data", str(ROOT), "--tasks", tasks, "--json", str(out),
+         "--mode", "interpreter", "--workers", "2", "--timeout", "120", *extra],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_references_judged_against_themselves_resumably(tmp_path):
+    out = tmp_path / "kbx.json"
+    first = _run(out, "softsign,scaled_sum")
+    assert first.returncode == 0, first.stderr[-3000:]
+    data = json.loads(out.read_text())
+    rows = {row["task"]: row for row in data["tasks"]}
+    assert set(rows) == {"softsign", "scaled_sum"}
+    assert all(row["correct"] and row["call_ok"] for row in rows.values()), rows
+    assert rows["softsign"]["two_stages"] and not rows["scaled_sum"]["two_stages"]
+    assert any("stage 2" in json.dumps(s) or "outlier" in json.dumps(s)
+               for s in rows["scaled_sum"]["skipped"])
+    assert data["environment"]["mode"] == "interpreter"
+    assert "| Activation | 1 | 1 | 1 |" in first.stdout
+    # run again with one more task: only that one is judged
+    second = _run(out, "softsign,scaled_sum,mul_w8a8")
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "2 task(s) already judged, 1 to judge" in second.stderr
+    rows = {row["task"]: row for row in json.loads(out.read_text())["tasks"]}
+    assert set(rows) == {"softsign", "scaled_sum", "mul_w8a8"} and rows["mul_w8a8"]["correct"]
+    table = subprocess.run([sys.executable, str(SCRIPT), "--table", str(out)],
+                           capture_output=True, text=True, timeout=60)
+    assert "| Quantization | 1 | 1 | 1 |" in table.stdout and "| **all** | 3 | 3 | 2 |" in table.stdout
+
+
+def test_the_self_candidate_keeps_the_reference_and_adds_a_kernel(make_suite):
+    bench = _bench()
+    task = make_suite().get("mul_w8a8")
+    code = bench.self_candidate(task)
+    assert "return input * weight" in code and "@_kbx_triton.jit" in code
+    assert code.rstrip().endswith("mul_w8a8 = _kbx_with_kernel(mul_w8a8)")
+    judged = bench.bench_task_of(task)
+    assert not judged.forbid_torch_compute and judged.extra["quantization"]["check"] is False
+    assert task.forbid_torch_compute and task.extra["quantization"]["check"] is True
+
+
+def test_the_category_table_from_a_gpu_run():
+    bench = _bench()
+    shape = {"case": "perf_0", "reference_ms": 0.01, "candidate_ms": 0.011, "speedup": 0.91,
+             "roofline_fraction": 0.25,
+             "published": {"machine": "h800", "ms": 0.008, "measured_over_published": 1.25}}
+    data = {
+        "environment": {"device": "NVIDIA H800", "mode": "gpu", "torch": "2.11", "triton": "3.6",
+                        "published_machine": "h800"},
+        "tasks": [
+            {"task": "relu", "category": "Activation", "correct": True, "two_stages": True,
+             "flags": [], "speedup": 0.95, "shapes": [shape, dict(shape, reference_ms=0.03)]},
+            {"task": "rand", "category": "Random", "correct": False, "two_stages": False,
+             "flags": ["judge_error"], "reason": "the reference failed", "speedup": None,
+             "shapes": []},
+        ],
+    }
+    table = bench.category_table(data)
+    assert "published timings matched: h800" in table
+    assert "| Activation | 1 | 1 | 1 | 0 | 0 | 2 | 0.950 | 0.0200 | 25.0% | 1.25 |" in table
+    assert "| Random | 1 | 0 | 0 | 0 | 1 | 0 | - | - | - | - |" in table
+    assert "| **all** | 2 | 1 | 1 | 0 | 1 | 2 |" in table
+    assert "* Random/rand: the reference failed" in table
