@@ -443,9 +443,11 @@ def _add_optional_commands() -> None:
     except ImportError:
         return
     main.add_command(eval_command, "eval")
+    from geak_core.cli_export import export_command
     from geak_core.cli_report import report_command
 
     main.add_command(report_command, "report")
+    main.add_command(export_command, "export")
 
 
 _add_optional_commands()
