@@ -293,6 +293,14 @@ def _case_params(task: Any) -> dict[str, Any]:
         return {c.name: c.params for c in harness.cases("full")}
     except Exception:
         return {}
+    finally:  # the script may have built its inputs on the GPU: give the memory back
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        except Exception:
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -232,9 +232,12 @@ class Harness(BaseHarness):
         cases = []
         for index, raw in enumerate(raw_inputs):
             measures = script.measures(raw)
+            dtype = main_dtype(raw)
             if measures.flops is None and measures.bytes is None and on_gpu:
                 try:
-                    measures = script.measures(raw, script.to_device(raw))
+                    prepared = script.to_device(raw)  # the script builds its tensors there
+                    measures = script.measures(raw, prepared)
+                    dtype = dtype or main_dtype(prepared)
                 except Exception:
                     pass
             note = f"input {index} of {script.path.name}"
@@ -248,7 +251,7 @@ class Harness(BaseHarness):
                     params={"perf_index": index, "inputs": describe(raw)},
                     flops=measures.flops,
                     bytes=measures.bytes,
-                    dtype=main_dtype(raw),
+                    dtype=dtype,
                     timed=True,
                     outliers=False,
                     checked=not self.published,
