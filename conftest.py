@@ -20,6 +20,7 @@ BUNDLED_PLUGINS = (
     "evaluator-triton",
     "knowledge",
     "templates",
+    "agent-geak",
 )
 
 os.environ["GEAK_LOAD_PLUGINS"] = ",".join(BUNDLED_PLUGINS)

@@ -1,18 +1,26 @@
-"""The GEAK agent loop: generate, judge, reflect, escape debugging traps, optimise, scale.
+"""The GEAK agent loop: rounds of prompt, reply, judgement, for every task and lineage.
 
 For each task, ``lineages`` independent lineages (parallel scaling) run for up
-to ``iterations`` rounds (sequential scaling). Each round asks the LLM for one
-candidate (``proposals`` of them for an optimisation step, all judged) with one
-of three prompts:
+to ``iterations`` rounds (sequential scaling). The GEAK modules are components
+chosen in the recipe, like every other choice:
 
-* ``generate``: the task, a retrieved example and the knowledge packs (also
-  after a restart, with the abandoned strategies listed);
-* ``reflect``: the last candidate and a trimmed report of why it failed;
-* ``optimize``: the optimizer's archive of correct candidates, ascending by
-  speedup, asking for a better strategy.
+* the **policy** (``[policy]``) decides each round's kind from the lineage's
+  state: ``generate``, ``reflect``, ``optimize`` or ``restart`` (the
+  debugging trap), and advances the state with the round's verdicts;
+* the **generator** (``[generator]``) writes the prompts that ask for new code
+  (generate, restart, optimize), the **reflector** (``[reflector]``) the
+  prompts that ask for a fix, and keeps the lineage's memory of failures;
+* the **optimizer** (``[optimizer]``) keeps the archive an optimisation prompt
+  shows and says how many proposals one step asks for;
+* the **retriever** (``[retriever]``) gives examples to the rounds named in
+  ``[retriever] rounds``: by the task's instruction on generate and restart
+  rounds, by the failed code on reflect rounds, by the best code on optimize
+  rounds.
 
-A lineage that fails ``max_debug_attempts`` fixes in a row is caught in a
-debugging trap: it drops its approach and starts from a fresh strategy.
+This module keeps the loop only. Recorded, resumable, budgeted LLM calls live
+in ``geak_core.recording``, the lineage state in ``geak_core.lineage``, the
+display in ``geak_core.progress``, summaries in ``geak_core.report`` and
+``geak_core.scaling``.
 
 Every LLM call and evaluation is stored under a *slot* (task, lineage,
 iteration, purpose). Resuming a run replays the loop and serves recorded slots
@@ -29,174 +37,42 @@ evaluator's own and do not come from ``[run] seed``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
-import time
-import uuid
+import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from typing import Any
 
 from geak_core.components import (
+    COMPONENT_KINDS,
     Example,
     HardwareProfile,
     KnowledgeContext,
     RetrievalQuery,
+    RoundContext,
+    RoundPlan,
 )
 from geak_core.errors import GeakError, InputError
-from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, LLMError, Message
+from geak_core.extract import extract_code
+from geak_core.lineage import LineageState
+from geak_core.llm import ChatRequest, FatalLLMError, LLMError
 from geak_core.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
 from geak_core.plugins import PluginManager
 from geak_core.progress import CandidateJudged, Echo, Progress
 from geak_core.prompts import PromptRenderer
 from geak_core.recipe import Recipe, dump_toml
+from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
 from geak_core.report import format_summary, summarize_run, summarize_task
+from geak_core.scaling import accuracy_by_iteration, best_speedups
 from geak_core.store import SUMMARY_FILE, RunStore, environment_manifest, resolve_run
 from geak_core.tasks import Task
 
 
-class BudgetExhausted(GeakError):
-    exit_code = 0
-
-
-class RunStopped(Exception):
-    """Raised inside lineages once the run must stop (budget, fatal error)."""
-
-
-# ---------------------------------------------------------------------------
-# LLM calls: recorded, resumable, budgeted
-# ---------------------------------------------------------------------------
-
-
-def slot_key(**slot: Any) -> str:
-    blob = json.dumps(slot, sort_keys=True)
-    return "slot:" + hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
-SEED_RANGE = 2**31 - 2**16  # room for ``seed + i`` of split samples within a signed 32-bit int
-
-
-def request_seed(run_seed: int, task_key: str, lineage: int, iteration: int) -> int:
-    """The LLM request seed of one slot: fixed by ``[run] seed``, different for every slot."""
-    blob = json.dumps([run_seed, task_key, lineage, iteration])
-    return int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big") % SEED_RANGE
-
-
-@dataclass
-class Budget:
-    max_calls: int = 0
-    max_tokens: int = 0
-    max_cost_usd: float = 0.0
-    calls: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def check(self) -> None:
-        with self.lock:
-            if self.max_calls and self.calls >= self.max_calls:
-                raise BudgetExhausted(f"LLM call budget of {self.max_calls} reached")
-            if self.max_tokens and self.tokens >= self.max_tokens:
-                raise BudgetExhausted(f"token budget of {self.max_tokens} reached")
-            if self.max_cost_usd and self.cost_usd >= self.max_cost_usd:
-                raise BudgetExhausted(f"cost budget of ${self.max_cost_usd} reached")
-
-    def add(self, response: ChatResponse) -> None:
-        with self.lock:
-            self.calls += 1
-            self.tokens += response.usage.total_tokens
-            self.cost_usd += response.cost_usd or 0.0
-
-
-class RecordedLLM:
-    """Wraps a backend: serves recorded slots, records live calls, enforces the budget."""
-
-    def __init__(self, backend: Any, backend_name: str, store: RunStore, budget: Budget):
-        self.backend = backend
-        self.name = backend_name
-        self.store = store
-        self.budget = budget
-        self.identity = backend.identity()
-        self._semaphore = threading.BoundedSemaphore(max(1, int(getattr(backend, "max_concurrency", 4))))
-
-    def complete(self, request: ChatRequest, slot: dict[str, Any]) -> tuple[str, ChatResponse]:
-        call_key = slot_key(**slot)
-        recorded = self.store.find_llm_call(call_key)
-        if recorded is not None:
-            return recorded["id"], ChatResponse.from_dict(recorded["response"])
-        self.budget.check()
-        call_id = uuid.uuid4().hex
-        request.meta = {**request.meta, **slot}
-        started = time.monotonic()
-        with self._semaphore:
-            try:
-                response = self.backend.complete(request)
-            except LLMError as exc:
-                self.store.record_llm_call(
-                    call_id=call_id, key=request.key(self.identity), call_key=call_key,
-                    backend=self.name, identity=self.identity, request=request.to_dict(),
-                    response=None, error=f"{type(exc).__name__}: {exc}",
-                    latency_s=time.monotonic() - started, meta=slot,
-                )
-                raise
-        self.budget.add(response)
-        self.store.record_llm_call(
-            call_id=call_id, key=request.key(self.identity), call_key=call_key, backend=self.name,
-            identity=self.identity, request=request.to_dict(), response=response.to_dict(),
-            error=None, latency_s=response.latency_s or (time.monotonic() - started),
-            prompt_tokens=response.usage.prompt_tokens,
-            completion_tokens=response.usage.completion_tokens, cost_usd=response.cost_usd, meta=slot,
-        )
-        return call_id, response
-
-
-# ---------------------------------------------------------------------------
-# Code extraction (the reply format is GEAK's: strategy + code)
-# ---------------------------------------------------------------------------
-
-
 def extract_candidate_code(reply: str, required_names: list[str]) -> tuple[str | None, str]:
     """(code or None, strategy text) from one model reply."""
-    from geak_core.extract import extract_code
-
     found = extract_code(reply, required_names=required_names)
     if found is None:
         return None, ""
     return found.code, (found.strategy or "")
-
-
-def error_report(result: EvalResult, limit: int = 2500) -> str:
-    """What the reflector is shown: the failing stage, the reason, the trimmed error, mismatches."""
-    parts = [f"failed stage: {result.failed_stage or 'unknown'}"]
-    if result.reason:
-        parts.append(f"reason: {result.reason}")
-    for m in result.mismatches[:3]:
-        parts.append("mismatch: " + json.dumps(m, default=str)[:600])
-    if result.error:
-        tail = result.error[-limit:]
-        parts.append("error output (tail):\n" + tail)
-    return "\n".join(parts)
-
-
-# ---------------------------------------------------------------------------
-# The loop
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class LineageState:
-    task: Task
-    lineage: int
-    last: Candidate | None = None
-    last_result: EvalResult | None = None
-    failed_fixes: int = 0
-    abandoned: list[str] = field(default_factory=list)
-    best_speedup: float | None = None
-    best_correct: bool = False
-    rounds_without_gain: int = 0
-    attempts: list[Attempt] = field(default_factory=list)
-    results: list[tuple[int, str, EvalResult]] = field(default_factory=list)
 
 
 class Agent:
@@ -205,17 +81,24 @@ class Agent:
         self.plugins = plugins
         self.store = store
         self.echo = echo
-        comp = recipe.components
-        self.suite = plugins.build("suite", comp["suite"].name, comp["suite"].options)
-        backend = plugins.build("llm_backend", comp["llm"].name, comp["llm"].options)
-        self.budget = Budget(recipe.run.max_llm_calls, recipe.run.max_tokens, recipe.run.max_cost_usd)
-        usage = store.usage()
-        self.budget.calls, self.budget.tokens = usage["calls"], usage["prompt_tokens"] + usage["completion_tokens"]
-        self.budget.cost_usd = usage["cost_usd"] or 0.0
-        self.llm = RecordedLLM(backend, comp["llm"].name, store, self.budget)
-        self.retriever = plugins.build("retriever", comp["retriever"].name, comp["retriever"].options)
-        self.optimizer = plugins.build("optimizer", comp["optimizer"].name, comp["optimizer"].options)
-        self.evaluator = plugins.build("evaluator", comp["evaluator"].name, comp["evaluator"].options)
+        # one component per kind whose recipe section carries its options (the table in
+        # geak_core.components); the others are resolved below (hardware, knowledge, prompts)
+        built = {
+            k.section: plugins.build(k.name, recipe.components[k.section].name,
+                                     recipe.components[k.section].options)
+            for k in COMPONENT_KINDS if k.options
+        }
+        self.components: dict[str, Any] = built
+        self.suite = built["suite"]
+        self.evaluator = built["evaluator"]
+        self.retriever = built["retriever"]
+        self.optimizer = built["optimizer"]
+        self.generator = built["generator"]
+        self.reflector = built["reflector"]
+        self.policy = built["policy"]
+        run = recipe.run
+        self.budget = Budget.resumed(run.max_llm_calls, run.max_tokens, run.max_cost_usd, store)
+        self.llm = RecordedLLM(built["llm"], recipe.components["llm"].name, store, self.budget)
         self.hardware = resolve_hardware(recipe.hardware.profile, plugins)
         if hasattr(self.evaluator, "set_hardware"):
             self.evaluator.set_hardware(self.hardware)
@@ -225,6 +108,7 @@ class Agent:
         self.stop_reason: str | None = None
         self.stop_event = threading.Event()
         self.task_done: dict[str, threading.Event] = {}
+        self.progress: Progress | None = None
 
     # -- helpers -------------------------------------------------------------
 
@@ -238,15 +122,25 @@ class Agent:
         context = KnowledgeContext(task=task, hardware=self.hardware)
         return [{"title": p.title, "text": p.render(context)} for p in self.packs]
 
-    def retrieve(self, state: LineageState) -> list[Example]:
-        """The retriever's examples for this lineage (as many as it is configured to give)."""
-        code = state.last.code if (state.last and self.recipe.agent.retrieve_with_code) else None
+    def retrieve(self, state: LineageState, plan: RoundPlan, iteration: int) -> list[Example]:
+        """Examples for this round, if ``[retriever] rounds`` names its kind.
+
+        Generate and restart rounds query by the task alone; a reflect round by the
+        failed code it fixes; an optimize round by the best correct code.
+        """
+        if plan.kind not in self.recipe.retriever.rounds:
+            return []
+        code = None
+        if plan.kind == "reflect" and state.last is not None:
+            code = state.last.code
+        elif plan.kind == "optimize" and state.best is not None:
+            code = state.best.code
         examples = self.retriever.retrieve(RetrievalQuery(task=state.task, code=code, k=1))
         self.store.event(
             "retrieved",
             {"examples": [{"id": e.id, "score": e.score, "source": e.source} for e in examples],
-             "query": "code" if code else "instruction"},
-            task_id=state.task.id, lineage=state.lineage,
+             "query": "code" if code else "instruction", "round": plan.kind},
+            task_id=state.task.id, lineage=state.lineage, iteration=iteration,
         )
         return examples
 
@@ -272,51 +166,32 @@ class Agent:
 
     # -- one round -----------------------------------------------------------
 
-    def _prompt(self, state: LineageState, iteration: int) -> tuple[str, list[Message]]:
+    def round_context(self, state: LineageState, plan: RoundPlan, iteration: int) -> RoundContext:
+        """What the generator or reflector may show in this round's prompt."""
         task = state.task
         view = task.prompt_view()
         hw = self.hardware.name if self.hardware else None
-        system = self.prompts.render("system", task=view, hardware=hw)
-        last, result = state.last, state.last_result
-        trapped = False
-        if last is not None and result is not None and not result.correct:
-            if state.failed_fixes >= self.recipe.agent.max_debug_attempts:
-                trapped = True
-            else:
-                user = self.prompts.render(
-                    "reflect", task=view, code=last.code, report=error_report(result),
-                    call_ok=result.call_ok, attempt=state.failed_fixes + 1,
-                    max_attempts=self.recipe.agent.max_debug_attempts,
-                    knowledge=self.knowledge(task), hardware=hw,
-                )
-                return "reflect", [Message("system", system), Message("user", user)]
-        if last is not None and result is not None and result.correct and not trapped:
-            context = self.optimizer.context(f"{task.id}@{state.lineage}")
-            user = self.prompts.render(
-                "optimize", task=view, knowledge=self.knowledge(task), hardware=hw, **context
-            )
-            return "optimize", [Message("system", system), Message("user", user)]
-        if trapped:
-            assert last is not None
-            state.abandoned.append(last.strategy or "(unnamed approach)")
-            state.failed_fixes = 0
-            state.last, state.last_result = None, None
-            state.attempts.append(Attempt(task.id, state.lineage, iteration, "restart", None,
-                                          note="debugging trap: approach abandoned"))
-            self.store.event("restart", {"abandoned": state.abandoned[-1]}, task_id=task.id,
-                             lineage=state.lineage, iteration=iteration)
-        examples = self.retrieve(state)
-        user = self.prompts.render(
-            "strategy" if trapped else "generate", task=view, examples=examples,
-            example=examples[0] if examples else None,
-            knowledge=self.knowledge(task), abandoned=state.abandoned, hardware=hw,
+        key = f"{task.id}@{state.lineage}"
+        return RoundContext(
+            plan=plan, task=task, view=view, lineage=state, iteration=iteration,
+            system=self.prompts.render("system", task=view, hardware=hw), render=self.prompts.render,
+            examples=self.retrieve(state, plan, iteration), knowledge=self.knowledge(task), hardware=hw,
+            optimizer=self.optimizer.context(key) if plan.kind == "optimize" else {},
+            proposals=max(1, int(self.optimizer.proposals)) if plan.kind == "optimize" else 1,
         )
-        return ("restart" if trapped else "generate"), [Message("system", system), Message("user", user)]
 
     def _round(self, state: LineageState, iteration: int) -> None:
         task = state.task
-        kind, messages = self._prompt(state, iteration)
-        n = max(1, int(self.optimizer.proposals)) if kind == "optimize" else 1
+        plan = self.policy.next_round(state)
+        kind = plan.kind
+        if kind == "restart":
+            abandoned = state.restart(iteration)
+            self.store.event("restart", {"abandoned": abandoned}, task_id=task.id,
+                             lineage=state.lineage, iteration=iteration)
+        context = self.round_context(state, plan, iteration)
+        author = self.reflector if kind == "reflect" else self.generator
+        messages = author.messages(context)
+        n = context.proposals
         seed = request_seed(self.recipe.run.seed, task.key, state.lineage, iteration)
         request = ChatRequest(messages=messages, n=n, seed=seed, meta={"purpose": kind})
         slot = {"task": task.key, "lineage": state.lineage, "iteration": iteration, "purpose": kind}
@@ -334,58 +209,37 @@ class Agent:
         origin = "generate" if kind == "restart" else kind
         parent = state.last.id if state.last else None
         candidates: list[Candidate] = []
+        replies: dict[str, str] = {}
         results: dict[str, EvalResult] = {}
         for index, reply in enumerate(response.texts[:n] or [""]):
             candidate_id = f"{task.id}/L{state.lineage}/I{iteration}" + (f"/P{index}" if n > 1 else "")
             code, strategy = extract_candidate_code(reply, names)
+            candidate = Candidate(candidate_id, task.id, code or "", state.lineage, iteration, origin,
+                                  strategy, parent if code else None, call_id)
             if code is None:
-                candidate = Candidate(candidate_id, task.id, "", state.lineage, iteration, origin,
-                                      strategy, None, call_id)
                 results[candidate_id] = EvalResult(task_id=task.id, candidate_id=candidate_id,
                                                    failed_stage="extract",
                                                    reason="the reply contains no usable code")
                 self.store.record_evaluation(candidate, results[candidate_id])
             else:
-                candidate = Candidate(candidate_id, task.id, code, state.lineage, iteration, origin,
-                                      strategy, parent, call_id)
                 self.store.record_candidate(candidate)
             candidates.append(candidate)
+            replies[candidate_id] = reply
         judged = [c for c in candidates if c.code]
         results.update(zip([c.id for c in judged], self.evaluate_all(task, judged), strict=True))
-        improved = False
         for index, candidate in enumerate(candidates):  # proposal order: deterministic outcomes
             result = results[candidate.id]
             if candidate.code:
                 self.optimizer.record(f"{task.id}@{state.lineage}", candidate, result)
-            state.results.append((state.lineage, candidate.id, result))
-            improved = self._update(state, candidate, result, kind) or improved
-            state.attempts.append(Attempt(task.id, state.lineage, iteration, kind, candidate.id,
-                                          result.call_ok, result.correct, result.speedup,
-                                          note=result.reason or ""))
+                if not result.correct:
+                    state.reflections.append(self.reflector.remember(
+                        iteration, kind, candidate, result, replies[candidate.id]))
+            state.record(iteration, kind, candidate, result)
+            assert self.progress is not None
             self.progress.candidate_judged(CandidateJudged(
                 task.id, state.lineage, iteration, kind, result, proposal=index if n > 1 else None))
+        improved = self.policy.after_round(state, plan, [(c, results[c.id]) for c in candidates])
         state.rounds_without_gain = 0 if improved else state.rounds_without_gain + 1
-
-    def _update(self, state: LineageState, candidate: Candidate, result: EvalResult, kind: str) -> bool:
-        """Advance the lineage after one round; True if it improved."""
-        if result.correct:
-            faster = result.speedup is not None and (
-                state.best_speedup is None or result.speedup > state.best_speedup
-            )
-            gained = not state.best_correct or faster
-            if gained:
-                state.last, state.last_result = candidate, result
-            state.best_correct = True
-            if faster:
-                state.best_speedup = result.speedup
-            state.failed_fixes = 0
-            return gained
-        if kind == "optimize":
-            return False  # a failed optimisation leaves the lineage on its best correct code
-        state.failed_fixes = state.failed_fixes + 1 if kind == "reflect" else 0
-        if candidate.code:
-            state.last, state.last_result = candidate, result
-        return False
 
     # -- lineages and tasks -----------------------------------------------------
 
@@ -412,6 +266,7 @@ class Agent:
             self.stop_event.set()
 
     def skip_reason(self, task: Task) -> str | None:
+        """Why the judge cannot run ``task`` here (asked before any LLM call), or None."""
         checker = getattr(self.evaluator, "unmet_requirements", None)
         if checker is None:
             return None
@@ -430,6 +285,8 @@ class Agent:
             reason = self.skip_reason(task)
             if reason:
                 skipped[task.id] = reason
+                self.store.event("skipped", {"reason": reason}, task_id=task.id)
+                progress.line(f"[{task.id}] skipped: {reason}")
                 continue
             jobs.extend((task, lineage) for lineage in range(lineages))
         errors: list[BaseException] = []
@@ -449,20 +306,23 @@ class Agent:
                 if remaining[task.id] == 0:
                     self.finish_task(task, states[task.id], lineages)
         if errors:
-            import traceback
-
             self.store.event("error", {"traceback": "".join(traceback.format_exception(errors[0]))})
         return self.summarize(tasks, states, skipped, lineages)
 
     @staticmethod
-    def _results(states: list[LineageState]) -> list[tuple[int, str, EvalResult]]:
-        """Every judged candidate in lineage, then iteration order (not the order lineages
-        happened to finish in), so ties between equal candidates always go the same way."""
-        return [r for s in sorted(states, key=lambda s: s.lineage) for r in s.results]
+    def _ordered(states: list[LineageState]) -> list[LineageState]:
+        """Lineage order (not the order lineages happened to finish in), so ties between
+        equal candidates always go the same way."""
+        return sorted(states, key=lambda s: s.lineage)
+
+    def _task_summary(self, task: Task, states: list[LineageState], lineages: int) -> TaskSummary:
+        ordered = self._ordered(states)
+        summary = summarize_task(task, lineages, [r for s in ordered for r in s.results])
+        summary.best_speedups = best_speedups(j for s in ordered for j in s.judged)
+        return summary
 
     def finish_task(self, task: Task, states: list[LineageState], lineages: int) -> None:
-        results = self._results(states)
-        summary = summarize_task(task, lineages, results)
+        summary = self._task_summary(task, states, lineages)
         if summary.best_candidate_id:
             best = next((c for c in self.store.candidates(task.id) if c.id == summary.best_candidate_id), None)
             if best is not None:
@@ -471,8 +331,9 @@ class Agent:
         self.store.write_json(
             f"tasks/{task.id}.json",
             {"summary": summary.to_dict(),
-             "attempts": [a.to_dict() for s in sorted(states, key=lambda s: s.lineage) for a in s.attempts]},
+             "attempts": [a.to_dict() for s in self._ordered(states) for a in s.attempts]},
         )
+        assert self.progress is not None
         self.progress.task_finished(summary)
         self.plugins.notify("geak_task_finished", run_id=self.store.run_id, task=task, summary=summary)
 
@@ -484,7 +345,7 @@ class Agent:
             if task.id in skipped:
                 summaries.append(TaskSummary(task.id, task.difficulty, task.category, skipped_reason=skipped[task.id]))
                 continue
-            summary = summarize_task(task, lineages, self._results(states[task.id]))
+            summary = self._task_summary(task, states[task.id], lineages)
             best_file = self.store.dir / "best" / f"{task.id}.py"
             summary.best_file = str(best_file) if best_file.exists() else None
             summaries.append(summary)
@@ -492,7 +353,12 @@ class Agent:
             status, note = "finished", ""
         else:
             status, _, note = self.stop_reason.partition(": ")
-        summary = summarize_run(self.store.run_id, status, summaries, lineages, self.store.usage(), note)
+        judged = [j for task in tasks if task.id not in skipped
+                  for s in self._ordered(states[task.id]) for j in s.judged]
+        curve = accuracy_by_iteration(judged, {t.id: lineages for t in tasks if t.id not in skipped},
+                                      self.recipe.agent.iterations)
+        summary = summarize_run(self.store.run_id, status, summaries, lineages, self.store.usage(), note,
+                                by_iteration=curve)
         summary.seed = self.recipe.run.seed
         methods = {r.speedup_method for s in states.values() for st in s for _, _, r in st.results
                    if r.speedup is not None and r.speedup_method}
@@ -595,4 +461,4 @@ def run_recipe(
     return summary
 
 
-__all__ = ["Agent", "run_recipe", "resolve_hardware"]
+__all__ = ["Agent", "request_seed", "resolve_hardware", "run_recipe"]

@@ -29,32 +29,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from geak_core.llm import ChatRequest, ChatResponse
+    from geak_core.lineage import LineageState
+    from geak_core.llm import ChatRequest, ChatResponse, Message
     from geak_core.model import Candidate, EvalResult
     from geak_core.tasks import Task
-
-KINDS: tuple[str, ...] = (
-    "llm_backend",
-    "retriever",
-    "knowledge_pack",
-    "evaluator",
-    "hardware_profile",
-    "suite",
-    "prompt_templates",
-    "optimizer",
-)
-
-HOOK_FOR_KIND: dict[str, str] = {
-    "llm_backend": "geak_register_llm_backends",
-    "retriever": "geak_register_retrievers",
-    "knowledge_pack": "geak_register_knowledge_packs",
-    "evaluator": "geak_register_evaluators",
-    "hardware_profile": "geak_register_hardware_profiles",
-    "suite": "geak_register_suites",
-    "prompt_templates": "geak_register_prompt_templates",
-    "optimizer": "geak_register_optimizers",
-}
-
 
 @dataclass(frozen=True)
 class ComponentSpec:
@@ -173,7 +151,17 @@ class HardwareProfile:
 
 @runtime_checkable
 class Suite(Protocol):
-    """A benchmark: a named set of tasks."""
+    """A benchmark: a named set of tasks.
+
+    ``geak-core eval`` also reads these optional members, found by ``getattr``
+    with the default in brackets, when it judges a file of recorded replies:
+
+    * ``resolve_record(record) -> str | None`` [the record's ``task_id``]: the
+      task a record answers (a suite may know its own file names);
+    * ``record_code(record, task_id) -> str | None`` [code extracted from the
+      record's ``predict``]: the code to judge, for suites whose published
+      protocol judges a reply differently.
+    """
 
     name: str
     description: str
@@ -242,6 +230,8 @@ class Optimizer(Protocol):
     candidates one optimisation step asks for: the agent requests that many
     completions (``n``) of the ``optimize`` prompt and judges every one; 0
     means no optimisation (a lineage stops at its first correct candidate).
+    The generator writes the optimisation prompt from ``context``; the policy
+    decides what happens to a failed proposal.
     """
 
     proposals: int
@@ -249,3 +239,166 @@ class Optimizer(Protocol):
     def record(self, task_id: str, candidate: Candidate, result: EvalResult) -> None: ...
 
     def context(self, task_id: str) -> dict[str, Any]: ...
+
+
+# ---------------------------------------------------------------------------
+# The GEAK modules: generator, reflector and the policy that sequences them
+# ---------------------------------------------------------------------------
+
+ROUND_KINDS: tuple[str, ...] = ("generate", "restart", "reflect", "optimize")
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """What a lineage's next round is, as the policy decides it.
+
+    ``kind``: ``generate`` (the first round), ``restart`` (a fresh strategy after
+    a debugging trap), ``reflect`` (fix the lineage's failed candidate) or
+    ``optimize`` (improve on the correct ones).
+    ``attempt`` / ``max_attempts`` number a fix (1-based) within its limit;
+    ``fixing_optimized`` says the candidate being fixed came from an
+    optimisation step.
+    """
+
+    kind: str
+    attempt: int = 0
+    max_attempts: int = 0
+    fixing_optimized: bool = False
+
+
+@dataclass(frozen=True)
+class Reflection:
+    """One entry of a lineage's memory (Reflexion): what was tried and why it failed."""
+
+    iteration: int
+    kind: str  # the round that produced the failed candidate
+    candidate_id: str
+    strategy: str  # what was tried, as the model named it
+    failure: str  # why it failed: the judge's stage and reason, one line
+    note: str = ""  # what the model said about its attempt (its reply outside the code)
+
+
+@dataclass
+class RoundContext:
+    """Everything a generator or reflector may put in one round's prompt.
+
+    ``render(name, **variables)`` renders a template of the recipe's template
+    set; ``system`` is the rendered system prompt. ``examples`` are the
+    retrieved examples (best first; empty when ``[retriever] rounds`` leaves
+    this kind of round out). ``optimizer`` holds the optimizer's ``context``
+    for an ``optimize`` round. ``lineage`` is read-only here: prompts are
+    chosen without side effects.
+    """
+
+    plan: RoundPlan
+    task: Task
+    view: dict[str, Any]  # task.prompt_view(): what a prompt may show
+    lineage: LineageState
+    iteration: int
+    system: str
+    render: Callable[..., str]
+    examples: list[Example] = field(default_factory=list)
+    knowledge: list[dict[str, str]] = field(default_factory=list)
+    hardware: str | None = None
+    optimizer: dict[str, Any] = field(default_factory=dict)
+    proposals: int = 1
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Writes the prompts that ask for new code: ``generate``, ``restart`` and ``optimize``."""
+
+    def messages(self, round: RoundContext) -> list[Message]: ...
+
+
+@runtime_checkable
+class Reflector(Protocol):
+    """Writes the prompt that asks to fix a failed candidate, and keeps what failures taught.
+
+    ``remember`` turns one failed candidate (with the reply that produced it)
+    into a ``Reflection``, stored in the lineage's memory; ``messages`` writes a
+    ``reflect`` round's prompt, showing as much of that memory as it chooses.
+    """
+
+    def messages(self, round: RoundContext) -> list[Message]: ...
+
+    def remember(self, iteration: int, kind: str, candidate: Candidate, result: EvalResult,
+                 reply: str) -> Reflection: ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """The debugging-trap policy: which round comes next, and what a round's verdicts change.
+
+    ``next_round`` only reads the lineage (no side effects); ``after_round``
+    advances it with the round's candidates and verdicts (proposal order) and
+    returns whether the lineage improved (a first correct candidate, or a
+    faster one). A ``restart`` plan makes the agent abandon the lineage's
+    approach (``LineageState.restart``) before the generator writes the prompt.
+    """
+
+    def next_round(self, lineage: LineageState) -> RoundPlan: ...
+
+    def after_round(self, lineage: LineageState, plan: RoundPlan,
+                    judged: list[tuple[Candidate, EvalResult]]) -> bool: ...
+
+
+# ---------------------------------------------------------------------------
+# The component kinds: one table drives hooks, registries, recipe sections and wiring
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComponentKind:
+    """One kind of component a plugin can register.
+
+    ``hook`` is the register hook (generated in ``geak_core.hookspecs``);
+    ``section`` and ``key`` say where a recipe names the component
+    (``[section] key = "name"``), ``default`` which one is used when it names
+    none (None: the key is required). With ``options`` the section's other
+    keys are the chosen component's options; otherwise the section is one of
+    core's (``[hardware]``, ``[knowledge]``, ``[prompts]``) and ``key`` names the
+    component(s) there. ``many``: the key holds a list of names; ``extra``:
+    values accepted beside the registered names (``"auto"``).
+    """
+
+    name: str
+    hook: str
+    protocol: type
+    plural: str  # what the hook registers, for its docstring and listings
+    section: str
+    key: str = "name"
+    default: str | None = None
+    options: bool = True
+    many: bool = False
+    extra: tuple[str, ...] = ()
+
+
+COMPONENT_KINDS: tuple[ComponentKind, ...] = (
+    ComponentKind("llm_backend", "geak_register_llm_backends", LLMBackend, "LLM backends", "llm",
+                  key="backend"),
+    ComponentKind("suite", "geak_register_suites", Suite, "benchmark suites", "suite", default="rocm"),
+    ComponentKind("evaluator", "geak_register_evaluators", Evaluator, "evaluators (judges)", "evaluator",
+                  default="triton"),
+    ComponentKind("retriever", "geak_register_retrievers", Retriever, "example retrievers", "retriever",
+                  default="none"),
+    ComponentKind("knowledge_pack", "geak_register_knowledge_packs", KnowledgePack, "knowledge packs",
+                  "knowledge", key="packs", options=False, many=True),
+    ComponentKind("hardware_profile", "geak_register_hardware_profiles", HardwareProfile,
+                  "hardware profiles", "hardware", key="profile", default="auto", options=False,
+                  extra=("auto",)),
+    ComponentKind("prompt_templates", "geak_register_prompt_templates", TemplateSet,
+                  "prompt template sets", "prompts", key="set", default="default", options=False),
+    ComponentKind("generator", "geak_register_generators", Generator, "generators (new-code prompts)",
+                  "generator", default="geak"),
+    ComponentKind("reflector", "geak_register_reflectors", Reflector, "reflectors (fix prompts, memory)",
+                  "reflector", default="geak"),
+    ComponentKind("optimizer", "geak_register_optimizers", Optimizer, "optimizers", "optimizer",
+                  default="none"),
+    ComponentKind("policy", "geak_register_policies", Policy, "round policies (debugging trap)",
+                  "policy", default="geak"),
+)
+
+KIND_BY_NAME: dict[str, ComponentKind] = {k.name: k for k in COMPONENT_KINDS}
+KINDS: tuple[str, ...] = tuple(KIND_BY_NAME)
+HOOK_FOR_KIND: dict[str, str] = {k.name: k.hook for k in COMPONENT_KINDS}

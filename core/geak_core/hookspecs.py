@@ -25,14 +25,16 @@ This module is public API: signatures change only with a major version.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from geak_core.components import COMPONENT_KINDS, ComponentKind, Register
+
 if TYPE_CHECKING:
     import click
 
-    from geak_core.components import Register
     from geak_core.model import Candidate, EvalResult, RunSummary, TaskSummary
     from geak_core.tasks import Task
 
@@ -44,47 +46,28 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 # ---------------------------------------------------------------------------
 # Registration: called once while the plugin manager builds its registries.
+# One hook per entry of ``components.COMPONENT_KINDS`` (its ``hook`` field), each
+# ``(register: Register) -> None``, generated below so that a new kind is one entry
+# there; docs/plugins.md lists them (tests/core/test_component_kinds.py keeps it in step).
 # ---------------------------------------------------------------------------
 
 
-@hookspec
-def geak_register_llm_backends(register: Register) -> None:
-    """Register LLM backends (``components.LLMBackend``), selected by ``[llm] backend``."""
+def _register_hookspec(kind: ComponentKind) -> Callable[..., None]:
+    def spec(register: Register) -> None:
+        pass
+
+    spec.__name__ = spec.__qualname__ = kind.hook
+    spec.__module__ = __name__
+    spec.__doc__ = (
+        f"Register {kind.plural} (``components.{kind.protocol.__name__}``), named in a recipe by "
+        f"``[{kind.section}] {kind.key}``."
+    )
+    return hookspec(spec)
 
 
-@hookspec
-def geak_register_retrievers(register: Register) -> None:
-    """Register example retrievers (``components.Retriever``), selected by ``[retriever] name``."""
-
-
-@hookspec
-def geak_register_knowledge_packs(register: Register) -> None:
-    """Register knowledge packs (``components.KnowledgePack``), listed in ``[knowledge] packs``."""
-
-
-@hookspec
-def geak_register_evaluators(register: Register) -> None:
-    """Register evaluators (``components.Evaluator``), selected by ``[evaluator] name``."""
-
-
-@hookspec
-def geak_register_hardware_profiles(register: Register) -> None:
-    """Register hardware profiles (``components.HardwareProfile``), selected by ``[hardware] profile``."""
-
-
-@hookspec
-def geak_register_suites(register: Register) -> None:
-    """Register benchmark suites (``components.Suite``), selected by ``[suite] name``."""
-
-
-@hookspec
-def geak_register_prompt_templates(register: Register) -> None:
-    """Register prompt template sets (``components.TemplateSet``), selected by ``[prompts] set``."""
-
-
-@hookspec
-def geak_register_optimizers(register: Register) -> None:
-    """Register optimizers (``components.Optimizer``), selected by ``[optimizer] name``."""
+for _kind in COMPONENT_KINDS:
+    globals()[_kind.hook] = _register_hookspec(_kind)
+del _kind
 
 
 @hookspec

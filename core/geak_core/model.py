@@ -172,8 +172,11 @@ class TaskSummary:
     call_ok: bool = False  # some candidate ran
     correct: bool = False  # some candidate was correct
     correct_lineages: int = 0
+    call_lineages: int = 0  # lineages with a candidate that ran
     best_candidate_id: str | None = None
     best_speedup: float | None = None
+    # the best correct candidate's speedup under each aggregate (sum, geomean, mean_ratio)
+    best_speedups: dict[str, float | None] = field(default_factory=dict)
     best_file: str | None = None
     skipped_reason: str | None = None
 
@@ -206,9 +209,14 @@ class RunSummary:
     tasks: list[TaskSummary] = field(default_factory=list)
     call_accuracy: float = 0.0
     execution_accuracy: float = 0.0
-    mean_speedup: float | None = None
+    mean_speedup: float | None = None  # under ``speedup_method``, the judge's headline aggregate
     speedup_method: str = "sum"
-    pass_at_k: dict[str, float] = field(default_factory=dict)
+    # mean over tasks of the best speedup under each aggregate: sum, geomean, mean_ratio
+    speedups: dict[str, float | None] = field(default_factory=dict)
+    pass_at_k: dict[str, float] = field(default_factory=dict)  # execution: "pass@1" .. "pass@<lineages>"
+    call_pass_at_k: dict[str, float] = field(default_factory=dict)  # call accuracy, same keys
+    # sequential scaling: {"iteration": i, "call_accuracy", "execution_accuracy"} after i rounds
+    by_iteration: list[dict[str, float]] = field(default_factory=list)
     by_difficulty: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_category: dict[str, dict[str, Any]] = field(default_factory=dict)
     llm_calls: int = 0

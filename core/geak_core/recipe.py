@@ -24,6 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from geak_core.components import COMPONENT_KINDS, ROUND_KINDS
 from geak_core.errors import RecipeError, RecipeProblem
 from geak_core.plugins import PluginManager, suggest
 
@@ -48,17 +49,25 @@ class RunOptions:
 class AgentOptions:
     iterations: int = 10  # sequential scaling: rounds per lineage
     lineages: int = 1  # parallel scaling: independent lineages per task
-    max_debug_attempts: int = 3  # debugging trap: failed fixes in a row before a restart
     patience: int = 0  # stop a lineage after this many rounds without improvement (0: never)
     target_speedup: float = 0.0  # stop a task once a correct candidate reaches it (0: never)
     concurrency: int = 4  # lineages worked on at once
-    retrieve_with_code: bool = True  # query the retriever with the lineage's latest code
 
 
 @dataclass
 class SuiteSection:
     name: str = "rocm"
     tasks: list[str] = field(default_factory=list)  # empty: every task
+
+
+@dataclass
+class RetrieverSection:
+    # Rounds whose prompt gets retrieved examples. A generate or restart round queries by
+    # the task's instruction (a restart drops the abandoned code); a reflect round by the
+    # failed code it fixes; an optimize round by the lineage's best correct code.
+    rounds: list[str] = field(
+        default_factory=lambda: ["generate", "restart", "reflect"], metadata={"choices": list(ROUND_KINDS)}
+    )
 
 
 @dataclass
@@ -77,22 +86,24 @@ class PromptOptions:
     overrides: dict[str, str] = field(default_factory=dict)  # template name -> file path
 
 
-# section -> (component kind, key naming the component, default component name)
+# section -> (component kind, key naming the component, default component name), for the
+# kinds whose section holds the component's options; from the table of component kinds.
 COMPONENT_SECTIONS: dict[str, tuple[str, str, str | None]] = {
-    "llm": ("llm_backend", "backend", None),
-    "suite": ("suite", "name", "rocm"),
-    "retriever": ("retriever", "name", "none"),
-    "optimizer": ("optimizer", "name", "none"),
-    "evaluator": ("evaluator", "name", "triton"),
+    k.section: (k.name, k.key, k.default) for k in COMPONENT_KINDS if k.options
 }
 # Keys of component sections that belong to the core, not to the component's options.
-CORE_KEYS_OF_SECTION: dict[str, type] = {"suite": SuiteSection}
+CORE_KEYS_OF_SECTION: dict[str, type] = {"suite": SuiteSection, "retriever": RetrieverSection}
 PLAIN_SECTIONS: dict[str, type] = {
     "run": RunOptions,
     "agent": AgentOptions,
     "hardware": HardwareOptions,
     "knowledge": KnowledgeOptions,
     "prompts": PromptOptions,
+}
+# Keys that moved: the old place is an error that names the new one.
+MOVED_KEYS: dict[str, str] = {
+    "agent.max_debug_attempts": "policy.max_debug_attempts",
+    "agent.retrieve_with_code": "retriever.rounds (a reflect round queries by the failed code)",
 }
 TOP_LEVEL_KEYS = {"include"}
 
@@ -111,15 +122,23 @@ class Recipe:
     path: str
     run: RunOptions
     agent: AgentOptions
-    suite: SuiteSection
     hardware: HardwareOptions
     knowledge: KnowledgeOptions
     prompts: PromptOptions
     components: dict[str, Component]  # section -> component
     data: dict[str, Any]  # the resolved recipe, every default filled
+    core_keys: dict[str, Any] = field(default_factory=dict)  # section -> its CORE_KEYS_OF_SECTION instance
 
     def component(self, section: str) -> Component:
         return self.components[section]
+
+    @property
+    def suite(self) -> SuiteSection:
+        return self.core_keys.get("suite") or SuiteSection()
+
+    @property
+    def retriever(self) -> RetrieverSection:
+        return self.core_keys.get("retriever") or RetrieverSection()
 
 
 # ---------------------------------------------------------------------------
@@ -315,7 +334,9 @@ def validate_options(
         if key in ignore:
             continue
         if key not in fields:
-            problem(f"{prefix}.{key}", "unknown key", suggest(key, fields))
+            moved = MOVED_KEYS.get(f"{prefix}.{key}")
+            problem(f"{prefix}.{key}", "unknown key" + (" (it has moved)" if moved else ""),
+                    f"set {moved} instead" if moved else suggest(key, fields))
             continue
         tp = hints.get(key, Any)
         ok, coerced = _check_type(value, tp)
@@ -323,8 +344,10 @@ def validate_options(
             problem(f"{prefix}.{key}", f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
             continue
         choices = fields[key].metadata.get("choices")
-        if choices and coerced not in choices:
-            problem(f"{prefix}.{key}", f"invalid value {coerced!r}", "valid: " + ", ".join(map(repr, choices)))
+        wrong = [v for v in coerced if v not in choices] if choices and isinstance(coerced, list) else (
+            [coerced] if choices and coerced not in choices else [])
+        if wrong:
+            problem(f"{prefix}.{key}", f"invalid value {wrong[0]!r}", "valid: " + ", ".join(map(repr, choices)))
             continue
         if fields[key].metadata.get("path") and isinstance(coerced, str) and coerced:
             coerced = _resolve_path(coerced, source.where(f"{prefix}.{key}")[0])
@@ -410,17 +433,19 @@ def load_recipe(
 
     resolved: dict[str, Any] = {name: options_to_dict(v) for name, v in plain.items()}
     components: dict[str, Component] = {}
-    suite_section = SuiteSection()
+    core_sections: dict[str, Any] = {}
     for section, (kind, name_key, default) in COMPONENT_SECTIONS.items():
         values = dict(table(section))
         core_schema = CORE_KEYS_OF_SECTION.get(section)
         core_keys: tuple[str, ...] = (name_key,)
         if core_schema is not None:
-            core_keys = tuple(f.name for f in dataclasses.fields(core_schema))
+            core_keys = tuple(dict.fromkeys([name_key, *(f.name for f in dataclasses.fields(core_schema))]))
             core_values = {k: v for k, v in values.items() if k in core_keys}
-            parsed = validate_options(core_schema, core_values, section, source, problems)
+            own = {f.name for f in dataclasses.fields(core_schema)}
+            parsed = validate_options(core_schema, core_values, section, source, problems,
+                                      ignore=(name_key,) if name_key not in own else ())
             if parsed is not None:
-                suite_section = parsed
+                core_sections[section] = parsed
         name = values.get(name_key, default)
         if name is None:
             problem(f"{section}.{name_key}", "missing required key: which component to use",
@@ -438,27 +463,23 @@ def load_recipe(
             spec.options, values, section, source, problems, ignore=core_keys, check_env=check_env
         )
         components[section] = Component(kind, name, options)
+        core_parsed = core_sections.get(section)
         resolved[section] = {name_key: name, **(
-            {k: getattr(suite_section, k) for k in core_keys if k != name_key} if core_schema else {}
+            {k: getattr(core_parsed, k) for k in core_keys if k != name_key} if core_parsed is not None else {}
         ), **options_to_dict(options)}
 
-    hardware = plain["hardware"]
-    if hardware is not None and hardware.profile != "auto":
-        profiles = plugins.components("hardware_profile")
-        if hardware.profile not in profiles:
-            problem("hardware.profile", f"unknown hardware profile {hardware.profile!r}",
-                    suggest(hardware.profile, [*profiles, "auto"]))
-    knowledge = plain["knowledge"]
-    if knowledge is not None:
-        packs = plugins.components("knowledge_pack")
-        for i, pack in enumerate(knowledge.packs):
-            if pack not in packs:
-                problem(f"knowledge.packs[{i}]", f"unknown knowledge pack {pack!r}", suggest(pack, packs))
+    for kind in COMPONENT_KINDS:  # components named in core sections ([hardware], [knowledge], [prompts])
+        if kind.options or plain.get(kind.section) is None:
+            continue
+        value = getattr(plain[kind.section], kind.key)
+        registry = plugins.components(kind.name)
+        for i, chosen in enumerate(value if kind.many else [value]):
+            if chosen not in registry and chosen not in kind.extra:
+                key = f"{kind.section}.{kind.key}" + (f"[{i}]" if kind.many else "")
+                problem(key, f"unknown {kind.name.replace('_', ' ')} {chosen!r}",
+                        suggest(chosen, [*registry, *kind.extra]))
     prompts = plain["prompts"]
     if prompts is not None:
-        sets = plugins.components("prompt_templates")
-        if prompts.set not in sets:
-            problem("prompts.set", f"unknown prompt template set {prompts.set!r}", suggest(prompts.set, sets))
         base_dir = Path(path).resolve().parent
         for name, file in prompts.overrides.items():
             if not (base_dir / file).exists():
@@ -468,8 +489,6 @@ def load_recipe(
         for key in ("iterations", "lineages", "concurrency"):
             if getattr(agent, key) < 1:
                 problem(f"agent.{key}", f"must be at least 1, got {getattr(agent, key)}")
-        if agent.max_debug_attempts < 0:
-            problem("agent.max_debug_attempts", "must be 0 or more")
 
     if problems:
         raise RecipeError(problems)
@@ -478,12 +497,12 @@ def load_recipe(
         path=str(Path(path).resolve()),
         run=plain["run"],
         agent=plain["agent"],
-        suite=suite_section,
         hardware=plain["hardware"],
         knowledge=plain["knowledge"],
         prompts=plain["prompts"],
         components=components,
         data=resolved,
+        core_keys=core_sections,
     )
 
 

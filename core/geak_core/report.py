@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from geak_core.model import EvalResult, RunSummary, TaskSummary, pass_at_k
+from geak_core.model import EvalResult, RunSummary, TaskSummary
+from geak_core.scaling import SPEEDUP_METHODS, mean_speedups, pass_at_k_curve
 from geak_core.tasks import Task
 
 
@@ -18,10 +19,13 @@ def summarize_task(
         lineages=lineages, samples=len(results), skipped_reason=skipped_reason,
     )
     correct_lineages: set[int] = set()
+    call_lineages: set[int] = set()
     best: tuple[float, str] | None = None
     first_correct: str | None = None
     for lineage, candidate_id, result in results:
         summary.call_ok |= result.call_ok
+        if result.call_ok:
+            call_lineages.add(lineage)
         if result.call_ok and result.correct:
             summary.correct = True
             correct_lineages.add(lineage)
@@ -29,6 +33,7 @@ def summarize_task(
             if result.speedup is not None and (best is None or result.speedup > best[0]):
                 best = (result.speedup, candidate_id)
     summary.correct_lineages = len(correct_lineages)
+    summary.call_lineages = len(call_lineages)
     if best is not None:
         summary.best_speedup, summary.best_candidate_id = best
     else:
@@ -49,8 +54,10 @@ def _rates(tasks: list[TaskSummary]) -> dict[str, Any]:
 
 
 def summarize_run(
-    run_id: str, status: str, tasks: list[TaskSummary], lineages: int, usage: dict[str, Any], note: str = ""
+    run_id: str, status: str, tasks: list[TaskSummary], lineages: int, usage: dict[str, Any], note: str = "",
+    *, by_iteration: list[dict[str, float]] | None = None,
 ) -> RunSummary:
+    """The run's tables; ``by_iteration`` is ``scaling.accuracy_by_iteration`` of its candidates."""
     rates = _rates(tasks)
     summary = RunSummary(
         run_id=run_id, status=status, tasks=tasks,
@@ -58,15 +65,15 @@ def summarize_run(
         mean_speedup=rates["mean_speedup"],
         llm_calls=usage.get("calls", 0),
         tokens=usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
-        cost_usd=usage.get("cost_usd"), note=note,
+        cost_usd=usage.get("cost_usd"), note=note, by_iteration=list(by_iteration or []),
     )
     judged = [t for t in tasks if t.skipped_reason is None and t.lineages > 0]
-    if judged:
-        for k in sorted({1, lineages}):
-            if k <= lineages:
-                summary.pass_at_k[f"pass@{k}"] = sum(
-                    pass_at_k(t.lineages, t.correct_lineages, k) for t in judged
-                ) / len(judged)
+    summary.pass_at_k = {f"pass@{k}": v for k, v in
+                         pass_at_k_curve([(t.lineages, t.correct_lineages) for t in judged]).items()}
+    summary.call_pass_at_k = {f"pass@{k}": v for k, v in
+                              pass_at_k_curve([(t.lineages, t.call_lineages) for t in judged]).items()}
+    summary.speedups = mean_speedups(
+        t.best_speedups for t in judged if t.correct)
     by_difficulty: dict[str, list[TaskSummary]] = defaultdict(list)
     by_category: dict[str, list[TaskSummary]] = defaultdict(list)
     for t in tasks:
@@ -85,8 +92,33 @@ def _speed(x: float | None) -> str:
     return f"{x:.2f}x" if x is not None else "n/m"
 
 
+def _curve(values: list[float]) -> str:
+    return " ".join(_pct(v).strip() for v in values)
+
+
+def _speedups(speedups: dict[str, float | None]) -> str:
+    return ", ".join(f"{m} {_speed(speedups.get(m))}" for m in SPEEDUP_METHODS)
+
+
+def format_scaling(summary: RunSummary) -> list[str]:
+    """The scaling curves and the three speedup aggregates, one line each."""
+    lines = []
+    if summary.by_iteration:
+        lines.append("after each round (sequential scaling), rounds 1.." f"{len(summary.by_iteration)}:")
+        lines.append("  call accuracy       " + _curve([p["call_accuracy"] for p in summary.by_iteration]))
+        lines.append("  execution accuracy  " + _curve([p["execution_accuracy"] for p in summary.by_iteration]))
+    if summary.pass_at_k:
+        lines.append(f"pass@k for k = 1..{len(summary.pass_at_k)} (parallel scaling over lineages):")
+        if summary.call_pass_at_k:
+            lines.append("  call accuracy       " + _curve(list(summary.call_pass_at_k.values())))
+        lines.append("  execution accuracy  " + _curve(list(summary.pass_at_k.values())))
+    if summary.speedups:
+        lines.append(f"speedup, mean over tasks of the best correct candidate: {_speedups(summary.speedups)}")
+    return lines
+
+
 def format_summary(summary: RunSummary) -> str:
-    """Plain-text tables: per task, by difficulty, by category, overall."""
+    """Plain-text tables: per task, by difficulty, by category, overall, scaling curves."""
     lines = []
     width = max([len(t.task_id) for t in summary.tasks] + [4])
     lines.append(f"{'task':<{width}}  diff  {'category':<14}  call  exec  lineages ok  best speedup")
@@ -115,6 +147,7 @@ def format_summary(summary: RunSummary) -> str:
         f"({summary.speedup_method} of latencies over a task's shapes; n/m = not measured)"
         + (f", {passes}" if passes else "")
     )
+    lines.extend(format_scaling(summary))
     cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd else ""
     seed = f"; seed {summary.seed}" if summary.seed is not None else ""
     lines.append(
@@ -125,10 +158,18 @@ def format_summary(summary: RunSummary) -> str:
     return "\n".join(lines)
 
 
+def _table(title: str, rows: list[tuple[str, list[str]]], columns: list[str], width: int) -> list[str]:
+    lines = ["", title, f"{'recipe':<{width}}  " + "  ".join(f"{c:>8}" for c in columns)]
+    for name, cells in rows:
+        padded = cells + ["-"] * (len(columns) - len(cells))
+        lines.append((f"{name:<{width}}  " + "  ".join(f"{c:>8}" for c in padded)).rstrip())
+    return lines
+
+
 def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
-    """One row per run: the paper's module-ablation table."""
+    """One row per run: the paper's module-ablation table, then its scaling curves."""
     width = max([len(name) for name, _ in rows] + [6])
-    keys = sorted({k for _, s in rows for k in s.pass_at_k})
+    keys = sorted({k for _, s in rows for k in s.pass_at_k}, key=lambda k: int(k.partition("@")[2] or 0))
     header = f"{'recipe':<{width}}  tasks  call acc  exec acc  speedup  " + "  ".join(f"{k:>8}" for k in keys)
     lines = [header.rstrip()]
     for name, s in rows:
@@ -138,4 +179,19 @@ def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
             f"{name:<{width}}  {judged:>5}  {_pct(s.call_accuracy)}  {_pct(s.execution_accuracy)}"
             f"  {_speed(s.mean_speedup):>7}  {passes}".rstrip()
         )
+    lines += _table("speedup by aggregate (mean over tasks of the best correct candidate)",
+                    [(n, [_speed(s.speedups.get(m)) for m in SPEEDUP_METHODS]) for n, s in rows],
+                    list(SPEEDUP_METHODS), width)
+    call_keys = sorted({k for _, s in rows for k in s.call_pass_at_k}, key=lambda k: int(k.partition("@")[2] or 0))
+    if call_keys:
+        lines += _table("call accuracy pass@k (parallel scaling)",
+                        [(n, [_pct(s.call_pass_at_k[k]).strip() if k in s.call_pass_at_k else "-"
+                              for k in call_keys]) for n, s in rows], call_keys, width)
+    rounds = max((len(s.by_iteration) for _, s in rows), default=0)
+    if rounds:
+        columns = [f"round {i}" for i in range(1, rounds + 1)]
+        for label, field in (("execution", "execution_accuracy"), ("call", "call_accuracy")):
+            lines += _table(f"{label} accuracy after each round (sequential scaling)",
+                            [(n, [_pct(p[field]).strip() for p in s.by_iteration]) for n, s in rows],
+                            columns, width)
     return "\n".join(lines)

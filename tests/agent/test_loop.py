@@ -74,9 +74,14 @@ class Script:
         return queue.pop(0) if len(queue) > 1 else queue[0]
 
 
+POLICY_KEYS = ("max_debug_attempts", "max_perf_debug_attempts")
+
+
 def write_recipe(directory, base_url, *, optimizer="opro", seed=0, proposals=1, **agent):
     agent = {"lineages": 1, **agent}
+    policy = {k: agent.pop(k) for k in POLICY_KEYS if k in agent}
     agent_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in agent.items())
+    policy_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in policy.items())
     proposals_line = f"proposals = {proposals}" if optimizer else ""
     text = textwrap.dedent(f"""
         [run]
@@ -98,8 +103,8 @@ def write_recipe(directory, base_url, *, optimizer="opro", seed=0, proposals=1, 
         name = "{optimizer or 'none'}"
         {proposals_line}
 
-        [agent]
-        """) + agent_lines + "\n"
+        [policy]
+        """) + policy_lines + "\n\n[agent]\n" + agent_lines + "\n"
     path = directory / "recipe.toml"
     path.write_text(text)
     return path

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from geak_core.components import KINDS
 from geak_core.plugins import PluginManager
 from geak_core.recipe import COMPONENT_SECTIONS, CORE_KEYS_OF_SECTION, PLAIN_SECTIONS
 
@@ -164,8 +165,7 @@ def _package_sources(schema: type) -> list[Path]:
 def _bundled_schemas() -> dict[type, list[str]]:
     schemas: dict[type, list[str]] = {}
     manager = PluginManager()
-    for kind in ("llm_backend", "retriever", "knowledge_pack", "evaluator", "hardware_profile",
-                 "suite", "prompt_templates", "optimizer"):
+    for kind in KINDS:
         for name, spec in sorted(manager.components(kind).items()):
             if spec.options is not None:
                 schemas.setdefault(spec.options, []).append(f"{kind} {name!r} ({spec.plugin})")
@@ -175,8 +175,8 @@ def _bundled_schemas() -> dict[type, list[str]]:
 def test_every_option_of_every_bundled_component_is_read_outside_validation():
     schemas = _bundled_schemas()
     # the bundled components that take options: the three backends, codesim, opro, the
-    # evaluator and the TritonBench suite
-    assert len(schemas) >= 7, schemas
+    # evaluator, the TritonBench suite, the geak reflector and policy
+    assert len(schemas) >= 9, schemas
     problems = []
     allowed = dict(KNOWN_UNREAD)
     for schema, users in schemas.items():

@@ -55,6 +55,19 @@ class _Plugin:
     def geak_register_prompt_templates(self, register):
         register("default", lambda options: None)
 
+    # the recipe defaults of the GEAK modules ([generator], [reflector], [policy])
+    @hookimpl
+    def geak_register_generators(self, register):
+        register("geak", lambda options: None)
+
+    @hookimpl
+    def geak_register_reflectors(self, register):
+        register("geak", lambda options: None)
+
+    @hookimpl
+    def geak_register_policies(self, register):
+        register("geak", lambda options: None)
+
 
 @pytest.fixture
 def plugins():

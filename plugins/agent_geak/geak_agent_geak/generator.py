@@ -1,0 +1,31 @@
+"""The generator: prompts that ask for new code.
+
+* ``generate``: the task, the retrieved examples and the knowledge packs;
+* ``restart``: the same after a debugging trap, listing the abandoned strategies
+  (template ``strategy``);
+* ``optimize``: the optimizer's archive of correct versions, slowest first
+  (template ``optimize``, with the optimizer's ``context`` as variables).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from geak_core.components import RoundContext
+from geak_core.llm import Message
+
+
+class GeakGenerator:
+    def __init__(self, options: Any = None) -> None:
+        pass
+
+    def messages(self, round: RoundContext) -> list[Message]:
+        common = {"task": round.view, "knowledge": round.knowledge, "hardware": round.hardware,
+                  "examples": round.examples, "example": round.examples[0] if round.examples else None}
+        kind = round.plan.kind
+        if kind == "optimize":
+            user = round.render("optimize", **common, **round.optimizer)
+        else:
+            user = round.render("strategy" if kind == "restart" else "generate",
+                                abandoned=list(round.lineage.abandoned), **common)
+        return [Message("system", round.system), Message("user", user)]
