@@ -28,8 +28,9 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,52 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+class EvalProgress:
+    """What ``geak-core eval`` shows while it judges: each verdict's line, and on a terminal
+    a status line under them (candidates judged of all, correct, tasks, elapsed, ETA); when
+    stderr is not a terminal, a plain ``progress:`` line after every tenth of the candidates
+    (of twenty or more). No LLM is called, so there are no tokens or cost to show."""
+
+    def __init__(self, total: int, *, tty: bool, refresh_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic):
+        from geak_core.progress import StatusLine
+
+        self.total = total
+        self.count = 0
+        self.correct = 0
+        self.tasks: set[str] = set()
+        self.clock = clock
+        self.started = clock()
+        self.step = max(1, total // 10) if total >= 20 else 0
+        self.status = StatusLine(self.text, refresh_s=refresh_s) if tty else None
+        if self.status is not None:
+            self.status.start()
+
+    def text(self) -> str:
+        from geak_core.progress import format_duration
+
+        elapsed = self.clock() - self.started
+        eta = elapsed / self.count * (self.total - self.count) if self.count else None
+        return (f"judged {self.count}/{self.total} ({self.correct} correct, {len(self.tasks)} tasks)  "
+                f"{format_duration(elapsed)}, ETA {format_duration(eta) if eta is not None else '-'}")
+
+    def judged(self, task: Task, result: EvalResult, echo: Callable[[str], Any]) -> None:
+        self.count += 1
+        self.correct += int(result.correct)
+        self.tasks.add(task.id)
+        if self.status is not None:
+            self.status.clear()
+        echo(verdict_line(task, result))
+        if self.status is not None:
+            self.status.draw()
+        elif self.step and self.count % self.step == 0 and self.count < self.total:
+            echo("progress: " + self.text())
+
+    def close(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+
+
 def verdict_line(task: Task, result: EvalResult) -> str:
     """The printed line of one verdict."""
     if "skipped" in result.flags:
@@ -348,12 +395,13 @@ def eval_command(
         sys.exit(2)
 
     pairs: list[tuple[Task, EvalResult]] = []
+    progress = EvalProgress(len(entries), tty=sys.stderr.isatty())
 
     def record(task: Task, result: EvalResult) -> None:
         """Print the verdict now and rewrite --json with every record so far (atomically):
         a run stopped half-way leaves the verdicts it reached, in a complete file."""
         pairs.append((task, result))
-        click.echo(verdict_line(task, result))
+        progress.judged(task, result, click.echo)
         if json_out:
             _write_records(json_out, pairs)
 
@@ -365,6 +413,7 @@ def eval_command(
         for job, result in evaluator.evaluate_many(jobs):
             record(job.task, result)
     finally:
+        progress.close()
         evaluator.close()
 
     summary = summarize(pairs, ks)

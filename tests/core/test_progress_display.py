@@ -1,0 +1,118 @@
+"""The live progress of `geak-core run` and `geak-core eval`: a status line on a terminal,
+plain lines otherwise."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from geak_core.cli_eval import EvalProgress
+from geak_core.model import EvalResult, TaskSummary
+from geak_core.progress import CandidateJudged, Progress, format_duration, format_tokens
+from geak_core.tasks import Task
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def judged(task, lineage, iteration, correct, speedup=None):
+    result = EvalResult(task_id=task, candidate_id=f"{task}/L{lineage}/I{iteration}", call_ok=True,
+                        correct=correct, speedup=speedup, failed_stage=None if correct else "stage1",
+                        reason=None if correct else "outputs differ")
+    return CandidateJudged(task, lineage, iteration, "generate" if iteration == 0 else "reflect", result)
+
+
+def usage():
+    return {"prompt_tokens": 1200, "completion_tokens": 300, "cost_usd": 0.01}
+
+
+def test_without_a_terminal_each_finished_task_writes_a_plain_progress_line():
+    lines, clock = [], Clock()
+    progress = Progress(lines.append, 2, lineages=2, iterations=3, usage=usage, tty=False, clock=clock)
+    for lineage in range(2):
+        progress.candidate_judged(judged("add", lineage, 0, False))
+        clock.now += 10
+        progress.candidate_judged(judged("add", lineage, 1, True, 1.5))
+        clock.now += 10
+    progress.task_finished(TaskSummary("add", correct=True, best_speedup=1.5))
+    progress.close()
+    assert lines[:2] == ["[add] L0 I0 generate -> stage1: outputs differ", "[add] L0 I1 reflect  -> correct speedup 1.50x"]
+    # 4 rounds in 40 s; the other task may take 2 lineages x 3 rounds more: 60 s
+    assert lines[-1] == ("progress: tasks 1/2 (1 correct)  lineages 0 at work of 4  candidates 4 judged "
+                         "(2 correct)  best 1.50x  tokens 1.5k $0.0100  0:40, ETA 1:00")
+    assert all("\033" not in line for line in lines)
+
+
+def test_the_estimate_counts_the_rounds_left_to_unfinished_tasks():
+    clock = Clock()
+    progress = Progress(lambda _: None, 2, lineages=2, iterations=3, tty=False, clock=clock)
+    for iteration in range(3):
+        progress.candidate_judged(judged("add", 0, iteration, iteration == 2))
+    clock.now += 30
+    assert progress.eta_s() == 90.0  # 9 rounds left at 10 s a round
+    text = progress.status_text()
+    assert "lineages 1 at work of 4" in text and "candidates 3 judged (1 correct)" in text
+    assert "tokens" not in text  # no usage given: left out rather than shown as zero
+
+
+def test_without_lineages_the_estimate_counts_tasks():
+    clock = Clock()
+    progress = Progress(lambda _: None, 4, tty=False, clock=clock)
+    assert progress.eta_s() is None
+    clock.now += 60
+    progress.task_finished(TaskSummary("a"))
+    assert progress.eta_s() == 180.0
+
+
+def test_on_a_terminal_the_status_line_is_redrawn_under_each_line_and_cleared_at_the_end(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    lines, stream, clock = [], io.StringIO(), Clock()
+    progress = Progress(lines.append, 1, lineages=1, iterations=2, usage=usage, tty=True, stream=stream,
+                        refresh_s=0, clock=clock)
+    progress.candidate_judged(judged("add", 0, 0, True, 2.0))
+    shown = stream.getvalue()
+    assert shown.startswith("\r\033[K\r\033[K")  # cleared before the line, redrawn after
+    assert shown.endswith("tasks 0/1 (0 correct)  lineages 1 at work of 1  candidates 1 judged (1 correct)"
+                          "  best 2.00x  tokens 1.5k $0.0100  0:00, ETA 0:00")
+    progress.task_finished(TaskSummary("add", correct=True, best_speedup=2.0))
+    monkeypatch.setenv("COLUMNS", "40")  # a wrapped line could not be redrawn: it is cut
+    progress.status.draw()
+    assert stream.getvalue().endswith("\r\033[K" + "tasks 1/1 (1 correct)  lineages 0 at work"[:39])
+    progress.close()
+    assert stream.getvalue().endswith("\r\033[K") and lines == ["[add] L0 I0 generate -> correct speedup 2.00x"]
+
+
+def test_the_terminal_clock_moves_while_nothing_happens():
+    stream = io.StringIO()
+    progress = Progress(lambda _: None, 1, tty=True, stream=stream, refresh_s=0.05)
+    try:
+        for _ in range(100):
+            if stream.getvalue().count("tasks 0/1") >= 2:
+                break
+            time.sleep(0.02)
+    finally:
+        progress.close()
+    assert stream.getvalue().count("tasks 0/1") >= 2
+
+
+def test_eval_writes_plain_progress_lines_every_tenth_without_a_terminal():
+    lines, clock = [], Clock()
+    progress = EvalProgress(20, tty=False, clock=clock)
+    task = Task(suite="s", id="add", instruction="", entry_points=[], harness="m:H")
+    for i in range(20):
+        clock.now += 1
+        progress.judged(task, EvalResult(task_id="add", candidate_id=f"c{i}", call_ok=True, correct=i % 2 == 0),
+                        lines.append)
+    progress.close()
+    plain = [line for line in lines if line.startswith("progress:")]
+    assert len(lines) == 20 + 9 and plain[0] == "progress: judged 2/20 (1 correct, 1 tasks)  0:02, ETA 0:18"
+
+
+def test_durations_and_token_counts_read_at_a_glance():
+    assert format_duration(59.6) == "1:00" and format_duration(3725) == "1:02:05"
+    assert [format_tokens(n) for n in (999, 1500, 12_345, 2_500_000)] == ["999", "1.5k", "12k", "2.5M"]
