@@ -90,3 +90,9 @@ def test_one_run_has_no_ablation_section(timed_runs):
 def test_report_of_an_unknown_run_is_bad_input(tmp_path):
     result = CliRunner().invoke(main, ["report", "nope", "--output-dir", str(tmp_path)])
     assert result.exit_code == 2 and "no run 'nope'" in result.output
+
+
+def test_report_and_export_explain_themselves():
+    for command, words in (("report", "HTML report"), ("export", "transitions")):
+        result = CliRunner().invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output and words in result.output
