@@ -29,9 +29,12 @@ from geak_core.components import HardwareProfile
 from geak_core.errors import InputError
 from geak_core.rundata import CandidateRow, RunData
 from geak_core.scaling import (
+    SPEEDUP_METHODS,
     Judged,
     accuracy_by_iteration,
+    best_speedups,
     lineage_counts,
+    mean_speedups,
     pass_at_k_curve,
 )
 
@@ -131,7 +134,11 @@ def scaling_curves(run: RunData, stats: list[TaskStat]) -> dict[str, Any]:
     judged = _judged(run)
     lineages = _lineages(run, stats)
     counts = lineage_counts(judged, lineages)
+    by_task: dict[str, list[Judged]] = defaultdict(list)
+    for j in judged:
+        by_task[j.task_id].append(j)
     return {
+        "speedups": mean_speedups(best_speedups(by_task.get(task, [])) for task in lineages),
         "by_iteration": accuracy_by_iteration(judged, lineages, run.iterations),
         "pass_at_k": pass_at_k_curve([(n, e) for n, _, e in counts.values()]),
         "call_pass_at_k": pass_at_k_curve([(n, c) for n, c, _ in counts.values()]),
@@ -471,6 +478,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
             "run": run, "label": _label(run, runs), "rates": rates(s),
             "pass_at_k": curves[run.run_id]["pass_at_k"],
             "call_pass_at_k": curves[run.run_id]["call_pass_at_k"],
+            "speedups": [(m, curves[run.run_id]["speedups"].get(m)) for m in SPEEDUP_METHODS],
             "metrics": _metric_means(run.rows),
             "candidates": len(run.rows),
             "tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),

@@ -54,6 +54,8 @@ def test_the_best_kernel_is_the_fastest_correct_one_and_its_diff_starts_at_the_f
     assert add.best_speedup == max(r.result.speedup for r in add.rows if r.result.correct)
     curves = scaling_curves(run, list(stats.values()))
     assert curves["pass_at_k"] == {1: 1.0, 2: 1.0}
+    best_sums = [max(r.result.speedup_sum for r in s.rows if r.result.correct) for s in stats.values()]
+    assert curves["speedups"]["sum"] == pytest.approx(sum(best_sums) / 2)
     assert [p["execution_accuracy"] for p in curves["by_iteration"]] == [0.0, 1.0, 1.0]
 
 
