@@ -25,8 +25,8 @@ from typing import Any
 
 import pluggy
 
-from geak_core import hookspecs
-from geak_core.components import HOOK_FOR_KIND, KINDS, ComponentSpec
+from geak_core import components, hookspecs
+from geak_core.components import ComponentSpec
 from geak_core.errors import PluginError, UnknownComponentError
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class PluginManager:
         self._pm = pluggy.PluginManager(hookspecs.PROJECT)
         self._pm.add_hookspecs(hookspecs)
         self.plugins: dict[str, PluginInfo] = {}
-        self._registry: dict[str, dict[str, ComponentSpec]] = {kind: {} for kind in KINDS}
+        self._registry: dict[str, dict[str, ComponentSpec]] = {k.name: {} for k in components.COMPONENT_KINDS}
         for module_name in BUILTIN_PLUGINS:
             module = importlib.import_module(module_name)
             self._add(module_name, module, PluginInfo(module_name, module_name, builtin=True))
@@ -120,8 +120,9 @@ class PluginManager:
         self.plugins[name] = info
 
     def _build_registries(self) -> None:
-        for kind in KINDS:
-            hook = getattr(self._pm.hook, HOOK_FOR_KIND[kind])
+        for entry in components.COMPONENT_KINDS:  # one registry per kind, filled by its hook
+            kind = entry.name
+            hook = getattr(self._pm.hook, entry.hook)
             for impl in hook.get_hookimpls():
                 plugin_name = self._pm.get_name(impl.plugin) or "?"
                 register = self._make_register(kind, plugin_name)

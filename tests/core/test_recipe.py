@@ -141,6 +141,20 @@ def test_invalid_choice_lists_the_valid_values(tmp_path, plugins):
     assert problem.key == "llm.mode" and "'a', 'b'" in problem.format()
 
 
+def test_a_moved_key_names_its_new_place(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", '[llm]\nbackend = "echo"\nmodel = "m"\n\n[agent]\nmax_debug_attempts = 2\n')
+    (problem,) = problems_of(path, plugins)
+    assert problem.key == "agent.max_debug_attempts" and problem.line == 6
+    assert "set policy.max_debug_attempts instead" in problem.format()
+
+
+def test_a_list_option_with_choices_names_the_invalid_item(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", '[llm]\nbackend = "echo"\nmodel = "m"\n\n[retriever]\nrounds = ["reflect", "debug"]\n')
+    (problem,) = problems_of(path, plugins)
+    assert problem.key == "retriever.rounds" and "invalid value 'debug'" in problem.format()
+    assert "'optimize'" in problem.format()
+
+
 def test_missing_required_option_is_reported(tmp_path, plugins):
     path = write(tmp_path, "r.toml", '[llm]\nbackend = "echo"\n')
     (problem,) = problems_of(path, plugins)

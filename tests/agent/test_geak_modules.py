@@ -1,0 +1,177 @@
+"""The GEAK modules through the whole loop: retrieval by code on reflect rounds, Reflexion
+memory, fixing failed optimisation proposals, skipping what the judge cannot run, and the
+scaling data of the summary. Requests go over loopback HTTP to the real OpenAI backend;
+candidates are judged for real (Triton interpreter on the CPU)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from geak_core import hookimpl
+from geak_core.agent import run_recipe
+from geak_core.cli import main
+from geak_core.plugins import PluginManager
+from geak_core.recipe import load_recipe
+from geak_core.store import RunStore
+from geak_core.tasks import EntryPoint, Requirement, Task
+
+from tests.agent.test_loop import (
+    ADD_OK,
+    ADD_OK_2,
+    ADD_WRONG,
+    ADD_WRONG_2,
+    Script,
+    attempts,
+    run,
+    write_recipe,
+)
+from tests.support.openai_server import OpenAIServer
+
+# Runs, but computes a row softmax instead of x + y: wrong, and its code reads like a softmax.
+ADD_AS_SOFTMAX = """Strategy: normalise the chunk.
+```python
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n_elements
+    row = tl.load(x_ptr + offs, mask=mask, other=-float("inf"))
+    shifted = row - tl.max(row, axis=0)
+    numerator = tl.exp(shifted)
+    tl.store(output_ptr + offs, numerator / tl.sum(numerator, axis=0), mask=mask)
+```
+"""
+
+CODESIM_BY_CODE = '\n[retriever]\nname = "codesim"\nquery = "code"\n'
+
+
+def _run_with(tmp_path, script, extra, **agent):
+    with OpenAIServer(script) as server:
+        path = write_recipe(tmp_path, server.base_url, **agent)
+        path.write_text(path.read_text() + extra)
+        plugins = PluginManager()
+        summary = run_recipe(load_recipe(path, plugins), plugins, echo=lambda line: None)
+    return summary, RunStore(tmp_path / "runs" / summary.run_id)
+
+
+def test_a_reflect_round_retrieves_by_the_failed_code_and_gets_another_example(tmp_path):
+    script = Script(generate=[ADD_AS_SOFTMAX], reflect=[ADD_OK])
+    summary, store = _run_with(tmp_path, script, CODESIM_BY_CODE, optimizer=None, iterations=2)
+    assert script.purposes == ["generate", "reflect"]
+    events = [e["payload"] for e in store.iter_events("retrieved")]
+    assert [(e["round"], e["query"]) for e in events] == [("generate", "instruction"), ("reflect", "code")]
+    by_instruction, by_code = (e["examples"][0]["id"] for e in events)
+    assert by_instruction == "builtin:vector_add" and by_code == "builtin:softmax_rows"
+    assert "def add_vectors_kernel" in script.prompts[0] and "softmax" not in script.prompts[0].lower()
+    assert "softmax" in script.prompts[1].split("## A similar kernel")[1].lower()
+    assert summary.tasks[0].correct
+
+
+def test_retriever_rounds_can_leave_reflect_rounds_without_examples(tmp_path):
+    script = Script(generate=[ADD_AS_SOFTMAX], reflect=[ADD_OK])
+    extra = CODESIM_BY_CODE + 'rounds = ["generate"]\n'
+    _, store = _run_with(tmp_path, script, extra, optimizer=None, iterations=2)
+    assert [e["payload"]["round"] for e in store.iter_events("retrieved")] == ["generate"]
+    assert "## A similar kernel" not in script.prompts[1]
+
+
+def test_the_reflect_prompt_carries_the_lineages_earlier_failures(tmp_path):
+    script = Script(generate=[ADD_WRONG], reflect=[ADD_WRONG_2, ADD_OK])
+    summary, store = run(tmp_path, script, optimizer=None, iterations=3)
+    assert script.purposes == ["generate", "reflect", "reflect"]
+    first_fix, second_fix = script.prompts[1], script.prompts[2]
+    assert "## Earlier failed attempts" not in first_fix  # nothing earlier than the failure shown
+    memory = second_fix.split("## Earlier failed attempts in this lineage")[1]
+    assert "Round 0 (generate): tried subtract chunk per program" in memory
+    assert "failed at stage1" in memory
+    assert "multiply chunk" not in memory  # the failure being fixed is shown in full above it
+    assert "tl.load(x_ptr + offs, mask=mask) * tl.load(y_ptr" in second_fix
+    assert summary.tasks[0].correct
+
+
+def test_memory_zero_shows_only_the_failure_being_fixed(tmp_path):
+    script = Script(generate=[ADD_WRONG], reflect=[ADD_WRONG_2, ADD_OK])
+    _run_with(tmp_path, script, "\n[reflector]\nname = \"geak\"\nmemory = 0\n", optimizer=None, iterations=3)
+    assert "## Earlier failed attempts" not in script.prompts[2]
+
+
+def test_a_failed_optimisation_proposal_is_fixed_before_it_is_dropped(tmp_path):
+    script = Script(generate=[ADD_OK], optimize=[ADD_WRONG, ADD_OK_2], reflect=[ADD_WRONG_2])
+    summary, store = run(tmp_path, script, iterations=4, max_perf_debug_attempts=1)
+    assert script.purposes == ["generate", "optimize", "reflect", "optimize"]
+    fix = script.prompts[2]
+    assert "- tl.load(y_ptr" in fix  # the failed proposal is the module to fix
+    assert "attempt to make your correct version faster" in fix and "fix attempt 1 of 1" in fix
+    # its fix failed too: dropped, the lineage optimises from its correct version again
+    assert "same, with a named mask" not in script.prompts[3] and "one chunk per program" in script.prompts[3]
+    assert [a[0] for a in attempts(store)] == ["generate", "optimize", "reflect", "optimize"]
+    assert summary.tasks[0].correct
+
+
+def test_without_perf_debug_attempts_a_failed_proposal_is_dropped_at_once(tmp_path):
+    script = Script(generate=[ADD_OK], optimize=[ADD_WRONG, ADD_OK_2])
+    run(tmp_path, script, iterations=3, max_perf_debug_attempts=0)
+    assert script.purposes == ["generate", "optimize", "optimize"]
+
+
+class _GpuOnlySuite:
+    name = "gpuonly"
+    description = "one task that needs a GPU"
+
+    def __init__(self, options=None):
+        self.task = Task(
+            suite="gpuonly", id="needs_gpu", instruction="out = x + y on a GPU.",
+            entry_points=[EntryPoint("add_kernel", params=("x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"),
+                                     constexpr=("BLOCK",))],
+            harness="nowhere:Never", requires=[Requirement("gpu", "times on the device")],
+        )
+
+    def tasks(self):
+        return [self.task]
+
+    def get(self, task_id):
+        return self.task
+
+
+class _GpuOnlyPlugin:
+    @hookimpl
+    def geak_register_suites(self, register):
+        register("gpuonly", _GpuOnlySuite)
+
+
+def test_a_task_the_judge_cannot_run_here_is_skipped_before_any_llm_call(tmp_path):
+    script = Script(generate=[ADD_OK])
+    with OpenAIServer(script) as server:
+        path = write_recipe(tmp_path, server.base_url, iterations=2)
+        path.write_text(path.read_text().replace('name = "rocm"\ntasks = ["test_add_kernel"]', 'name = "gpuonly"'))
+        plugins = PluginManager(extra_plugins=[("gpuonly", _GpuOnlyPlugin())])
+        summary = run_recipe(load_recipe(path, plugins), plugins, echo=lambda line: None)
+        assert server.requests == []
+    (task,) = summary.tasks
+    assert task.skipped_reason and "needs gpu" in task.skipped_reason
+    assert summary.llm_calls == 0 and summary.status == "finished"
+
+
+def test_summary_json_runs_show_and_compare_carry_the_scaling_data(tmp_path):
+    script = Script(generate=[ADD_WRONG], reflect=[ADD_OK], optimize=[ADD_OK_2])
+    summary, store = run(tmp_path, script, iterations=3, lineages=2, concurrency=2)
+    data = json.loads((store.dir / "summary.json").read_text())
+    assert [p["iteration"] for p in data["by_iteration"]] == [1, 2, 3]
+    assert [p["execution_accuracy"] for p in data["by_iteration"]] == [0.0, 1.0, 1.0]
+    assert [p["call_accuracy"] for p in data["by_iteration"]] == [1.0, 1.0, 1.0]
+    assert data["pass_at_k"] == {"pass@1": 1.0, "pass@2": 1.0}
+    assert data["call_pass_at_k"] == {"pass@1": 1.0, "pass@2": 1.0}
+    assert set(data["speedups"]) == {"sum", "geomean", "mean_ratio"}  # all three, even unmeasured
+    runner = CliRunner()
+    shown = runner.invoke(main, ["runs", "show", str(store.dir)])
+    assert shown.exit_code == 0, shown.output
+    assert "execution accuracy  0.00% 100.00% 100.00%" in shown.output
+    assert "pass@k for k = 1..2" in shown.output and "mean_ratio n/m" in shown.output
+    compared = runner.invoke(main, ["compare", str(store.dir), str(store.dir)])
+    assert compared.exit_code == 0, compared.output
+    for title in ("speedup by aggregate", "call accuracy pass@k", "execution accuracy after each round"):
+        assert title in compared.output
