@@ -21,6 +21,7 @@ from tests.agent.test_loop import (
     ADD_OK_2,
     ADD_WRONG,
     ADD_WRONG_2,
+    ROOT,
     Script,
     attempts,
     run,
@@ -175,3 +176,17 @@ def test_summary_json_runs_show_and_compare_carry_the_scaling_data(tmp_path):
     assert compared.exit_code == 0, compared.output
     for title in ("speedup by aggregate", "call accuracy pass@k", "execution accuracy after each round"):
         assert title in compared.output
+
+
+def test_the_direct_baselines_make_one_call_per_lineage_and_1_shot_shows_an_example(tmp_path):
+    plugins = PluginManager()
+    prompts = {}
+    for name in ("0-shot", "1-shot"):
+        recipe = load_recipe(ROOT / "recipes" / "baselines" / f"{name}.toml", plugins)
+        recipe.run.output_dir = str(tmp_path)
+        summary = run_recipe(recipe, plugins, echo=lambda line: None)
+        store = RunStore(tmp_path / summary.run_id)
+        (call,) = store.llm_calls()
+        prompts[name] = call["request"]["messages"][-1]["content"]
+        assert [e["payload"]["round"] for e in store.iter_events("retrieved")] == ["generate"]
+    assert "## A similar kernel" not in prompts["0-shot"] and "## A similar kernel" in prompts["1-shot"]
