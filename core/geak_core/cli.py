@@ -303,7 +303,7 @@ def runs_list(output_dir: str, as_json: bool) -> None:
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
 def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
-    """Show one run: status, usage and its summary table."""
+    """Show one run: status, usage, its summary table and scaling curves."""
     from geak_core.model import RunSummary
     from geak_core.report import format_summary
     from geak_core.store import SUMMARY_FILE, RunStore, resolve_run
@@ -337,7 +337,8 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison as JSON.")
 def ablation_command(recipes: tuple[str, ...], output_dir: str | None, json_out: str | None) -> None:
-    """Run each recipe in turn and print one comparison table (one row per recipe)."""
+    """Run each recipe in turn and print one comparison table (one row per recipe), then the
+    speedup under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
     from geak_core.agent import run_recipe
     from geak_core.recipe import load_recipe
     from geak_core.report import format_comparison
@@ -369,7 +370,8 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, json_out:
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 def compare_command(runs: tuple[str, ...], output_dir: str) -> None:
-    """Print one comparison table for finished runs (id, prefix or folder)."""
+    """Print one comparison table for finished runs (id, prefix or folder), then the speedup
+    under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
     from geak_core.model import RunSummary
     from geak_core.report import format_comparison
     from geak_core.store import SUMMARY_FILE, resolve_run
