@@ -8,7 +8,9 @@ Per task of the rocm suite:
   reference file;
 * **cold**: a fresh judge judges it once (reference run, candidate run, timing;
   Triton's disk cache as earlier tasks of the call left it); per-phase seconds;
-* **warm**: the same judge judges a second copy (reference cached);
+* **warm**: the same judge judges a second copy (reference cached; the copy's
+  kernels are in Triton's compile and autotuning caches, as GEAK-eval's
+  candidate is in its compile cache after its reference run of the same file);
 * **8 at once**: ``--parallel`` (8) further copies through ``evaluate_many``,
   wall seconds for all of them, and that against one warm judgement;
 * **timing quality**: ``--self`` (3) judgements of our reference against itself
@@ -44,6 +46,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=DEFAULT_TASKS, help="comma-separated rocm task ids")
     parser.add_argument("--geak-eval", default="", help="a checkout of AMD-AGI/GEAK-eval")
+    parser.add_argument("--harness-tasks", default="",
+                        help="run GEAK-eval's harness for these tasks only (default: every task; the "
+                             "others still take GEAK-eval's kernel as the candidate)")
     parser.add_argument("--parallel", type=int, default=8)
     parser.add_argument("--self", dest="self_repeats", type=int, default=3)
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
@@ -199,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
                 code = handle.read()
         row = bench_task(task, code, args)
         row["candidate"] = "GEAK-eval original" if args.geak_eval and original_kernel(args.geak_eval, task_id) else "our reference"
-        if args.geak_eval:
+        harness_tasks = [t for t in args.harness_tasks.split(",") if t]
+        if args.geak_eval and (not harness_tasks or task_id in harness_tasks):
             row["geak_eval"] = geak_eval_cost(args.geak_eval, task_id, args.geak_timeout)
         rows.append(row)
         print(json.dumps(row, default=str), file=sys.stderr, flush=True)

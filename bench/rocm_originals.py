@@ -18,8 +18,9 @@ within range when the baseline option's ratio (else the first) lies in
 same kernels and should agree: a check that the judge timed the original.
 Results go to ``--json`` (and the table to the same name ending in ``.md``)
 after every task, atomically, so a run cut short keeps what it measured; the
-table is also printed at the end. With ``--limit-s`` no task starts after that
-many seconds; those left are listed as not run. ``--mode interpreter`` is a
+table is also printed at the end. Tasks are judged ``--group`` (4) at a time,
+side by side in the judge's slots. With ``--limit-s`` no group starts after
+that many seconds; the tasks left are listed as not run. ``--mode interpreter`` is a
 CPU smoke run (correctness only).
 
     python bench/rocm_originals.py --rocm-v1 .ext/GEAK-eval/geak_eval/data/ROCm/data/ROCm_v1 \\
@@ -51,6 +52,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
     parser.add_argument("--seeds", default="", help="comma-separated seeds replacing the tasks' own")
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--group", type=int, default=4,
+                        help="tasks judged side by side (their judgements share the judge's slots)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per judge child")
     return parser.parse_args(argv)
 
@@ -83,13 +86,12 @@ def verdict(result: Any) -> str:
     return f"{'wrong' if result.call_ok else 'failed'} ({result.failed_stage})"
 
 
-def judge_task(evaluator: Any, ours: Any, baseline: Any) -> dict[str, Any]:
-    """Both judgements of one task (side by side where the judge has slots).
+def task_jobs(ours: Any, baseline: Any) -> tuple[dict[str, Any], list[Any]]:
+    """One task's row (judgements still empty) and the jobs that fill it.
 
     ``ours``: the task timed against our reference; ``baseline``: the same task timed
     against the ported original. The original is judged on ``ours``, so its verdict does
     not depend on its port running at every timed shape."""
-    from geak_core.cli_eval import result_record, verdict_line
     from geak_core.components import EvalJob
     from geak_core.model import Candidate
     from geak_suite_rocm.originals import OriginalError, kernel_part
@@ -107,13 +109,13 @@ def judge_task(evaluator: Any, ours: Any, baseline: Any) -> dict[str, Any]:
     }
     if described["problem"]:
         row["status"] = "original unusable"
-        return row
+        return row, []
     source = Path(described["original"])
     try:
         original_code, _ = kernel_part(source.read_text(encoding="utf-8"), str(source))
     except (OSError, OriginalError) as exc:  # changed since the suite read it
         row.update(status="original unusable", problem=str(exc))
-        return row
+        return row, []
     reference_code = Path(ours.reference).read_text(encoding="utf-8")
     jobs = [
         EvalJob(ours, Candidate(id=f"original:{ours.id}", task_id=ours.id, code=original_code,
@@ -125,12 +127,22 @@ def judge_task(evaluator: Any, ours: Any, baseline: Any) -> dict[str, Any]:
         ported = Path(described["module"]).read_text(encoding="utf-8")
         jobs.append(EvalJob(ours, Candidate(id=f"ported:{ours.id}", task_id=ours.id, code=ported,
                                             origin="file")))
-    keys = {"original": "original_judged", "reference": "reference_vs_original",
-            "ported": "ported_judged"}
-    for job, result in evaluator.evaluate_many(jobs):
-        key = keys[job.candidate.id.split(":", 1)[0]]
-        row[key] = {**result_record(job.task, result), "verdict": verdict(result)}
-        print(verdict_line(job.task, result), file=sys.stderr, flush=True)
+    row["status"] = "judging"
+    return row, jobs
+
+
+KEYS = {"original": "original_judged", "reference": "reference_vs_original", "ported": "ported_judged"}
+
+
+def record(row: dict[str, Any], job: Any, result: Any) -> bool:
+    """File one judgement in its task's row; True once the row has all of its judgements."""
+    from geak_core.cli_eval import result_record
+
+    row[KEYS[job.candidate.id.split(":", 1)[0]]] = {**result_record(job.task, result), "verdict": verdict(result)}
+    wanted = ["original_judged", "reference_vs_original"] + (
+        ["ported_judged"] if any(p["rule"] != "test_only_import" for p in row["ports"]) else [])
+    if any(row[k] is None for k in wanted):
+        return False
     original, reference = row["original_judged"], row["reference_vs_original"]
     as_candidate = [j for j in (original, row["ported_judged"]) if j and j["correct"] and j["speedup"]]
     row["ratio_original_as_candidate"] = as_candidate[0]["speedup"] if as_candidate else None
@@ -139,7 +151,7 @@ def judge_task(evaluator: Any, ours: Any, baseline: Any) -> dict[str, Any]:
     row["ratio"] = row["ratio_baseline_option"] or row["ratio_original_as_candidate"]
     row["within"] = None if row["ratio"] is None else LOW <= row["ratio"] <= HIGH
     row["status"] = "done"
-    return row
+    return True
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -252,19 +264,33 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     try:
         environment = _environment(args, evaluator)
-        for task in tasks:
+        # Tasks are judged --group at a time, their judgements side by side in the judge's
+        # slots (timing stays one at a time per GPU); each row is written once complete.
+        for first in range(0, len(tasks), max(1, args.group)):
+            group = tasks[first:first + max(1, args.group)]
             if args.limit_s and time.monotonic() - started >= args.limit_s:
-                rows.append({"task": task.id, "status": "not run: time limit", "ports": [],
-                             "problem": f"--limit-s {args.limit_s:g} reached"})
+                rows += [{"task": task.id, "status": "not run: time limit", "ports": [],
+                          "problem": f"--limit-s {args.limit_s:g} reached"} for task in group]
                 continue
-            row = judge_task(evaluator, task, baseline_suite.get(task.id))
-            rows.append(row)
-            judged = (row["original_judged"] or {}).get("verdict", row["status"])
-            print(f"{task.id}: original {judged}, original/ours {_ratio(row.get('ratio'))}, "
-                  f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-            environment["total_s"] = round(time.monotonic() - started, 1)
-            if args.json_out:
-                _write(args.json_out, environment, rows)
+            jobs, owner = [], {}
+            for task in group:
+                row, task_jobs_ = task_jobs(task, baseline_suite.get(task.id))
+                rows.append(row)
+                for job in task_jobs_:
+                    owner[id(job)] = row
+                jobs += task_jobs_
+            for job, result in evaluator.evaluate_many(jobs):
+                from geak_core.cli_eval import verdict_line
+
+                print(verdict_line(job.task, result), file=sys.stderr, flush=True)
+                row = owner[id(job)]
+                if record(row, job, result):
+                    judged = (row["original_judged"] or {}).get("verdict", row["status"])
+                    print(f"{row['task']}: original {judged}, original/ours {_ratio(row.get('ratio'))}, "
+                          f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+                environment["total_s"] = round(time.monotonic() - started, 1)
+                if args.json_out:
+                    _write(args.json_out, environment, rows)
     finally:
         evaluator.close()
     environment["total_s"] = round(time.monotonic() - started, 1)

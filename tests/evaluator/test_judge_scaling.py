@@ -56,6 +56,63 @@ def test_slots_of_one_gpu_share_its_gate_and_devices_interleave():
     assert len({id(s.gate) for s in slots}) == 2
 
 
+def test_at_most_runs_per_gpu_candidate_runs_hold_the_device_and_references_are_not_capped():
+    from geak_evaluator_triton.devices import DeviceGate
+
+    gate = DeviceGate(max_capped=2)
+    gate.acquire_shared(capped=True)
+    gate.acquire_shared(capped=True)
+    entered: list[str] = []
+
+    def third_run() -> None:
+        gate.acquire_shared(capped=True)
+        entered.append("third run")
+        gate.release_shared(capped=True)
+
+    def reference() -> None:
+        gate.acquire_shared()
+        entered.append("reference")
+        gate.release_shared()
+
+    runner, ref = threading.Thread(target=third_run), threading.Thread(target=reference)
+    runner.start()
+    ref.start()
+    ref.join(5)
+    time.sleep(0.05)
+    assert entered == ["reference"]  # the reference got in; the third run waits for a free place
+    gate.release_shared(capped=True)
+    runner.join(5)
+    assert entered == ["reference", "third run"]
+    gate.release_shared(capped=True)
+
+
+def test_each_gpu_child_gets_a_share_of_the_cpus_for_its_thread_pools():
+    from geak_evaluator_triton.devices import gpu_slots
+
+    slots = gpu_slots("nvidia", ["0", "1"], 4, runs_per_gpu=2, cpus=16)
+    assert {s.env["OMP_NUM_THREADS"] for s in slots} == {"2"}
+    assert all(s.gate.max_capped == 2 for s in slots)
+    assert gpu_slots("nvidia", ["0"], 8, cpus=4)[0].env["OMP_NUM_THREADS"] == "1"
+
+
+def test_cases_that_weigh_little_in_the_aggregate_need_less_precision():
+    from types import SimpleNamespace
+
+    from geak_evaluator_triton.gputiming import MAX_CASE_CI, Baseline
+
+    cases = [SimpleNamespace(name=n) for n in ("big", "small", "tiny")]
+    baseline = Baseline(None, cases, {}, 0, {"big": 9.0, "small": 0.99, "tiny": 0.01})
+    by_time = baseline.targets(0.005, "sum")
+    assert by_time["big"] == pytest.approx(0.005 / math.sqrt(0.9))
+    assert by_time["big"] < by_time["small"] < by_time["tiny"] == MAX_CASE_CI
+    # The aggregate's error stays within the target: sqrt(sum (w_i e_i)^2) <= target.
+    weights = {"big": 0.9, "small": 0.099, "tiny": 0.001}
+    assert math.sqrt(sum((weights[n] * by_time[n]) ** 2 for n in weights)) <= 0.005
+    equal = baseline.targets(0.005, "equal")
+    assert list(equal.values()) == pytest.approx([0.005 * math.sqrt(3)] * 3)
+    assert baseline.targets(0.0, "sum") == {"big": 0.0, "small": 0.0, "tiny": 0.0}
+
+
 def test_the_median_interval_shrinks_with_samples_and_needs_six():
     from geak_evaluator_triton.gputiming import median_interval
 

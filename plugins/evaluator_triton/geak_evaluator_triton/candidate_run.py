@@ -63,7 +63,7 @@ class Gating:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def hold_shared(self, replier: Replier) -> None:
-        waited = self.slot.gate.acquire_shared()
+        waited = self.slot.gate.acquire_shared(capped=True)
         with self._lock:
             self.holding = "shared"
         self.waited_s += waited
@@ -82,7 +82,7 @@ class Gating:
         with self._lock:
             holding, self.holding = self.holding, None
         if holding == "shared":
-            self.slot.gate.release_shared()
+            self.slot.gate.release_shared(capped=True)
         elif holding == "exclusive":
             self.timing_s += time.monotonic() - self._since
             self.slot.gate.release_exclusive()

@@ -93,6 +93,7 @@ class Children:
         entry = job if ":" in job else f"{CHILD}:{job}"
         child_env = dict(env)
         child_env["TRITON_CACHE_DIR"] = self.cache_dir(cache)
+        child_env["TRITON_CACHE_AUTOTUNING"] = "1" if self.options.autotune_cache else None
         spare = self._take_spare(slot)
         try:
             return self._run(entry, args, child_env, timeout, on_message, spare)
@@ -113,7 +114,8 @@ class Children:
             on_message=on_message,
             isolate=self.runtime.isolate if self.runtime is not None else False,
             spare=spare,
-            job_env={"TRITON_CACHE_DIR": str(child_env["TRITON_CACHE_DIR"])},
+            job_env={k: str(v) for k, v in child_env.items()
+                     if k in ("TRITON_CACHE_DIR", "TRITON_CACHE_AUTOTUNING") and v is not None},
         )
 
     def for_task(self, task: Task, slot: Slot) -> Any:

@@ -6,6 +6,13 @@ has a :class:`DeviceGate`, a writer-preferring readers-writer lock: every
 correctness run and every reference computation holds it shared, a timing
 phase holds it exclusively, so nothing else runs on the GPU while a candidate
 is timed and a waiting timing phase is not starved by a stream of runs.
+
+Processes do not run kernels side by side on one GPU: without MPS the driver
+time-slices their contexts, and eight children whose runs each synchronise
+several times wait for each other's slices (on an H100, runs of 0.2 s took
+4-5 s each with eight children at once). So at most ``runs_per_gpu``
+candidate runs hold the gate at once (``capped`` holders); the other children
+import, compile and are compared meanwhile, which is CPU work.
 """
 
 from __future__ import annotations
@@ -20,29 +27,39 @@ from typing import Any
 
 
 class DeviceGate:
-    """Shared holders (correctness runs) or one exclusive holder (timing)."""
+    """Shared holders (correctness runs) or one exclusive holder (timing).
 
-    def __init__(self) -> None:
+    ``max_capped``: how many *capped* shared holders (candidate runs) may hold
+    it at once (0: no limit); uncapped shared holders (reference children) only
+    wait for timing.
+    """
+
+    def __init__(self, max_capped: int = 0) -> None:
         self._cond = threading.Condition()
         self._shared = 0
+        self._capped = 0
+        self.max_capped = max_capped
         self._exclusive = False
         self._writers_waiting = 0
 
-    def acquire_shared(self) -> float:
-        """Block while timing holds or waits for the device; returns seconds waited."""
+    def acquire_shared(self, capped: bool = False) -> float:
+        """Block while timing holds or waits for the device (and, for a capped holder, while
+        ``max_capped`` capped holders hold it); returns seconds waited."""
         started = time.monotonic()
         with self._cond:
-            while self._exclusive or self._writers_waiting:
+            while self._exclusive or self._writers_waiting or (
+                    capped and self.max_capped and self._capped >= self.max_capped):
                 self._cond.wait()
             self._shared += 1
+            self._capped += capped
         return time.monotonic() - started
 
-    def release_shared(self) -> None:
+    def release_shared(self, capped: bool = False) -> None:
         with self._cond:
-            self._shared -= 1
-            if self._shared <= 0:
-                self._shared = 0
-                self._cond.notify_all()
+            self._shared = max(0, self._shared - 1)
+            if capped:
+                self._capped = max(0, self._capped - 1)
+            self._cond.notify_all()
 
     def acquire_exclusive(self) -> float:
         started = time.monotonic()
@@ -97,16 +114,25 @@ class Runtime:
     isolate: bool = False  # children in their own namespaces
 
 
-def gpu_slots(vendor: str, visible: list[str], per_device: int) -> list[Slot]:
-    """``per_device`` slots for each visible device, the slots of a device sharing its gate."""
+def gpu_slots(vendor: str, visible: list[str], per_device: int, runs_per_gpu: int = 0,
+              cpus: int | None = None) -> list[Slot]:
+    """``per_device`` slots for each visible device, the slots of a device sharing its gate.
+
+    Each child gets an equal share of the CPUs for its host-side thread pools
+    (torch's intra-op threads, OpenMP): eight children with a pool of every
+    core each would fight over the cores while they generate inputs and copy
+    outputs.
+    """
     slots: list[Slot] = []
+    threads = str(max(1, (cpus or os.cpu_count() or 1) // max(1, per_device * len(visible))))
     for device in visible:
-        env: dict[str, str | None] = {"TRITON_INTERPRET": None}
+        env: dict[str, str | None] = {"TRITON_INTERPRET": None, "OMP_NUM_THREADS": threads,
+                                      "MKL_NUM_THREADS": threads}
         if vendor == "amd":
             env.update({"HIP_VISIBLE_DEVICES": device, "CUDA_VISIBLE_DEVICES": None})
         else:
             env.update({"CUDA_VISIBLE_DEVICES": device})
-        gate = DeviceGate()
+        gate = DeviceGate(runs_per_gpu)
         for k in range(per_device):
             label = f"GPU {device}" + (f" (slot {k + 1} of {per_device})" if per_device > 1 else "")
             slots.append(Slot(len(slots), dict(env), label, gate))

@@ -155,7 +155,7 @@ class TritonEvaluator:
         visible = visible_devices(vendor, len(probe["devices"]))
         if self.options.workers:
             visible = visible[: self.options.workers]
-        slots = gpu_slots(vendor, visible, self.options.candidates_per_gpu)
+        slots = gpu_slots(vendor, visible, self.options.candidates_per_gpu, self.options.runs_per_gpu)
         return Runtime("gpu", case_set, probe["devices"][0]["name"], vendor, slots, probe)
 
     def _resolve_isolation(self, mode: str) -> bool:

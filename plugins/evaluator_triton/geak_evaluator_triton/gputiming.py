@@ -25,9 +25,11 @@ Order of events, chosen so the candidate has as little leverage as possible:
    the device is still busy when the host finishes launching, so the events
    see the kernel, not the host's launch overhead (which matters for kernels
    of a few microseconds). Repetitions stop once both medians are known to
-   within ``target_ci`` (the distribution-free 95 % interval of a median,
-   from order statistics), after at least ``min_repetitions``, or when the
-   loop has run for ``rep_ms``.
+   within the case's target (the distribution-free 95 % interval of a median,
+   from order statistics; ``target_ci`` for the aggregate, looser for cases
+   that weigh little in it: :meth:`Baseline.targets`), after at least
+   ``min_repetitions``, or when the loop has run for ``rep_ms``. Both sides'
+   inputs are drawn right before the case is timed.
 5. Cross-check: a few more calls, each timed both by CUDA events and by a
    host clock that ends with a device-wide ``torch.cuda.synchronize()``.
    Launch overhead appears in both; work on another stream or thread only in
@@ -43,7 +45,7 @@ import math
 import os
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from geak_evaluator_triton.child import (
@@ -55,6 +57,8 @@ from geak_evaluator_triton.child import (
 )
 
 CHECK_EVERY = 8  # repetitions between two looks at the confidence interval
+MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
+CROSS_CHECK_CALLS = 5
 
 
 def set_cache_dir(path: str) -> None:
@@ -75,6 +79,8 @@ class Baseline:
     module: Any
     cases: list[Any]
     inputs: dict[str, Any]
+    seed: int = 0
+    estimate_ms: dict[str, float] = field(default_factory=dict)  # one call per case, after the warm-up
 
     @classmethod
     def warm(cls, task: Any, harness: Any, cases: list[Any], seed: int) -> Baseline:
@@ -83,12 +89,39 @@ class Baseline:
         path = task.timing_baseline or resolve_reference(task, harness)
         module = import_file(REFERENCE_MODULE, path)
         inputs = {}
+        estimates = {}
         for case in cases:
             inputs[case.name] = make_inputs(harness, task, case, seed, "stage1")
             outputs = harness.allocate(case, inputs[case.name])
-            harness.run(module, case, inputs[case.name], outputs)
+            harness.run(module, case, inputs[case.name], outputs)  # compiles, autotunes
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            harness.run(module, case, inputs[case.name], harness.allocate(case, inputs[case.name]))
+            end.record()
+            end.synchronize()
+            estimates[case.name] = max(start.elapsed_time(end), 1e-6)
         torch.cuda.synchronize()
-        return cls(module, cases, inputs)
+        return cls(module, cases, inputs, seed, estimates)
+
+    def targets(self, target: float, weighting: str) -> dict[str, float]:
+        """Each case's precision target, so that the aggregate speedup is known to ``target``.
+
+        The aggregate's relative error is about sqrt(sum (w_i * e_i)^2) for case
+        weights w_i (a case's share of the baseline's total time for a sum of
+        latencies, 1/n each for a geometric mean) and per-case errors e_i;
+        e_i = target / sqrt(w_i) keeps it within ``target`` (sum w_i = 1)
+        while a case that is 1 % of the total needs only a tenth of the
+        precision. Capped at 5 %.
+        """
+        names = [c.name for c in self.cases]
+        if not target or not names:
+            return {name: target for name in names}
+        if weighting == "sum":
+            total = sum(self.estimate_ms.get(n, 0.0) for n in names) or 1.0
+            weights = {n: self.estimate_ms.get(n, 0.0) / total for n in names}
+        else:
+            weights = {n: 1.0 / len(names) for n in names}
+        return {n: min(MAX_CASE_CI, target / math.sqrt(max(weights[n], 1e-6))) for n in names}
 
 
 def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module: Any, guard: Any,
@@ -100,17 +133,22 @@ def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module
     if options["l2_flush"]:
         flush = torch.empty(int(options["flush_bytes"]) // 4, dtype=torch.int32, device="cuda")
     options = {**options, "hold_cycles": _hold_cycles(float(options.get("queue_ahead_us", 0.0)))}
+    targets = baseline.targets(float(options.get("target_ci", 0.0) or 0.0), str(options.get("weighting", "sum")))
     for case in baseline.cases:
         try:
+            # Both sides' inputs drawn now, one after the other, so neither side's buffers sit
+            # where the device's memory was laid out differently (the baseline's warm-up
+            # inputs were allocated before the candidate was even imported).
+            ref_inputs = make_inputs(harness, task, case, baseline.seed, "stage1")
             cand_inputs = make_inputs(harness, task, case, seed, "stage1")
-            record = _time_case(harness, case, baseline.module, module, baseline.inputs[case.name],
-                                cand_inputs, options, flush, guard, log)
+            record = _time_case(harness, case, baseline.module, module, ref_inputs,
+                                cand_inputs, {**options, "target_ci": targets[case.name]}, flush, guard, log)
         except Exception as exc:
             channel.send(error_frame("error", exc, hide, stage="timing", case=case.name, seed=seed))
             return False
         record["violations"] = guard.violations()
         channel.send({"kind": "timing", "case": case.name, "seed": seed, **record})
-        del cand_inputs
+        del cand_inputs, ref_inputs
         torch.cuda.empty_cache()
     return True
 
@@ -131,6 +169,7 @@ def _time_case(
         own = sum(1 for _, path, _ in log.since(mark) if path == guard.files["candidate"])
         return outputs, own
 
+    began = time.perf_counter()
     # Warm-up: the first call compiles and autotunes; keep calling until warmup_ms has passed.
     for side in sides:
         call(side)
@@ -189,13 +228,14 @@ def _time_case(
                 break
     torch.cuda.synchronize()
     times = {side: [s.elapsed_time(e) for s, e in pairs] for side, pairs in events.items()}
+    looped = time.perf_counter()
 
     # Cross-check: per call, CUDA events on the current stream and a host clock that waits
     # for the whole device. Both include the same launch overhead; only work the events
     # cannot see (another stream, another thread) widens the gap between them.
     gaps: dict[str, list[float]] = {side: [] for side in sides}
     synced: dict[str, list[float]] = {side: [] for side in sides}
-    for _ in range(max(3, min(reps, 10))):
+    for _ in range(max(3, min(reps, CROSS_CHECK_CALLS))):
         for side in sides:
             module, inputs = sides[side]
             outputs = harness.allocate(case, inputs)
@@ -212,6 +252,9 @@ def _time_case(
 
     return {
         "repetitions": reps,
+        "target_ci": target,
+        "wall_s": {"warmup": round(loop_started - began, 4), "loop": round(looped - loop_started, 4),
+                   "cross_check": round(time.perf_counter() - looped, 4)},
         "reference_ms": statistics.median(times["reference"]),
         "candidate_ms": statistics.median(times["candidate"]),
         "reference_spread": _spread(times["reference"]),

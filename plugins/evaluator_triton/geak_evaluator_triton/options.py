@@ -15,6 +15,12 @@ class TritonEvaluatorOptions:
     workers: int = 0  # 0: one per visible GPU, or min(4, CPUs) under the interpreter
     # Candidates checked at once on one GPU; their runs share it, timing always has it alone.
     candidates_per_gpu: int = 8
+    # Of those, how many may run on the GPU at once (0: all). Processes are time-sliced on a
+    # GPU, so more at once only makes each wait for the others' slices.
+    runs_per_gpu: int = 2
+    # Triton's on-disk autotuning cache (TRITON_CACHE_AUTOTUNING) in every child: a kernel
+    # whose source, configs and key were benchmarked before is not benchmarked again.
+    autotune_cache: bool = True
     # A child per slot started ahead of need (Python, torch, Triton and the CUDA context up,
     # nothing of any job in it): "auto" on GPUs, where it saves each judgement ~2 s.
     spare_children: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
@@ -31,12 +37,14 @@ class TritonEvaluatorOptions:
     # A case's outputs may also differ from the reference's by this multiple of the
     # reference's own per-row error against the harness oracle (0: task tolerances only).
     noise_multiple: float = 4.0
-    warmup_ms: float = 25.0
+    warmup_ms: float = 10.0  # per side and case, after the first call (the baseline is warm already)
     rep_ms: float = 200.0  # the most one case's timed loop may take
     repetitions: int = 0  # > 0: exactly this many timed repetitions per side and case
     min_repetitions: int = 10
     max_repetitions: int = 2000
-    target_ci: float = 0.005  # stop once both medians' 95 % intervals are within +-0.5 %
+    # The aggregate speedup's 95 % interval: +-0.5 %. Each case's target is looser the less
+    # it weighs in the aggregate (gputiming.Baseline.targets).
+    target_ci: float = 0.005
     l2_flush: bool = True
     queue_ahead_us: float = 100.0  # GPU busy-wait queued before each timed call (0: none)
     suspicious_speedup: float = 10.0
@@ -67,6 +75,8 @@ class TritonEvaluatorOptions:
             problems.append(f"spare_children must be auto, on or off, not {self.spare_children!r}")
         if self.candidates_per_gpu < 1:
             problems.append("candidates_per_gpu must be >= 1")
+        if self.runs_per_gpu < 0:
+            problems.append("runs_per_gpu must be >= 0 (0: no limit)")
         if self.noise_multiple < 0:
             problems.append("noise_multiple must be >= 0")
         if not 0 <= self.target_ci < 1:

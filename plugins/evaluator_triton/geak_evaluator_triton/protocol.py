@@ -68,7 +68,10 @@ class TimingOptions(TypedDict, total=False):
     repetitions: int  # > 0: exactly this many (no adaptive stop)
     min_repetitions: int
     max_repetitions: int
-    target_ci: float  # stop once the median's 95 % interval is within this fraction, both sides
+    # The aggregate speedup's precision: each case stops once both medians' 95 % intervals are
+    # within target_ci / sqrt(its weight) (gputiming.Baseline.targets).
+    target_ci: float
+    weighting: str  # "sum": a case weighs its share of the baseline's time; "equal": 1/n each
     l2_flush: bool
     flush_bytes: int
     queue_ahead_us: float

@@ -36,6 +36,7 @@ def timing_request(ref: ReferenceRun, options: TritonEvaluatorOptions, profile: 
         "min_repetitions": options.min_repetitions,
         "max_repetitions": options.max_repetitions,
         "target_ci": options.target_ci,
+        "weighting": "sum" if options.speedup_method == "sum" else "equal",
         "l2_flush": options.l2_flush,
         "queue_ahead_us": options.queue_ahead_us,
         "flush_bytes": flush,
@@ -108,6 +109,9 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         result.performance_note = f"not measured: {first.reason}"
         result.shapes = shapes
         return
+    for part in ("warmup", "loop", "cross_check"):  # where the timing phase went, over all cases
+        result.phases[f"timing.{part}"] = round(sum(float((f.get("wall_s") or {}).get(part, 0.0))
+                                                    for f in timings), 3)
     result.shapes = shapes
     result.performance_measured = True
     result.speedup_sum, result.speedup_geomean = aggregate_speedups(shapes)
