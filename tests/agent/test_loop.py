@@ -260,7 +260,9 @@ def test_the_ablation_command_runs_the_four_recipes_and_prints_one_table(tmp_pat
         capture_output=True, text=True, timeout=900,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    table = proc.stdout.split("recipe ")[-1].splitlines()
+    header = next(i for i, line in enumerate(proc.stdout.splitlines()) if line.startswith("recipe ") and "exec acc" in line)
+    table = proc.stdout.splitlines()[header + 1:]
+    table = table[: table.index("")] if "" in table else table
     rows = [line for line in table if line.split() and line.split()[0] in names]
     assert [r.split()[0] for r in rows] == names
     # the direct baseline makes one call, whose scripted reply fails; the loop's variants fix it
