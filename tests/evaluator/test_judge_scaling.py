@@ -177,3 +177,16 @@ def test_a_spare_child_takes_the_job_and_the_verdict_is_the_same(mini_tasks, cho
     finally:
         judge.close()
     assert judge.children._spares == {}
+
+
+def test_the_fast_closeness_test_agrees_with_isclose_on_every_special_value():
+    import itertools
+
+    from geak_evaluator_triton.compare import _not_close
+
+    values = [0.0, 1.0, -1.0, 1.004, 1.02, math.inf, -math.inf, math.nan, 1e30, -3.0]
+    expected = torch.tensor([e for e, _ in itertools.product(values, values)])
+    actual = torch.tensor([a for _, a in itertools.product(values, values)])
+    for atol, rtol in [(5e-3, 5e-3), (0.0, 0.0), (1e-2, 0.0), (0.0, 1e-2)]:
+        bad, _ = _not_close(expected.clone(), actual.clone(), atol, rtol)
+        assert torch.equal(bad, ~torch.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True))

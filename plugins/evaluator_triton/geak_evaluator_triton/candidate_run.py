@@ -217,7 +217,19 @@ class CandidateFrames(FrameHandler):
 
     def on_timing(self, frame: dict[str, Any]) -> Any:
         self.timings.append(frame)
-        return {k: v for k, v in frame.items() if k != "outputs"} | {"has_outputs": True}
+        return frame
+
+    def on_timed(self, frame: dict[str, Any]) -> Any:
+        """Timing is over: the device goes to the next candidate while the outputs travel."""
+        self.gating.release()
+        return frame
+
+    def on_timing_outputs(self, frame: dict[str, Any]) -> Any:
+        for timing in self.timings:
+            if timing["case"] == frame.get("case") and timing["seed"] == frame.get("seed"):
+                timing["outputs"] = frame.get("outputs")
+                timing["has_outputs"] = True
+        return {k: v for k, v in frame.items() if k != "outputs"}
 
     # -- verdict --------------------------------------------------------------
 

@@ -134,6 +134,8 @@ def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module
         flush = torch.empty(int(options["flush_bytes"]) // 4, dtype=torch.int32, device="cuda")
     options = {**options, "hold_cycles": _hold_cycles(float(options.get("queue_ahead_us", 0.0)))}
     targets = baseline.targets(float(options.get("target_ci", 0.0) or 0.0), str(options.get("weighting", "sum")))
+    timed: list[tuple[str, Any]] = []  # (case, last timed outputs, on the host)
+    ok = True
     for case in baseline.cases:
         try:
             # Both sides' inputs drawn now, one after the other, so neither side's buffers sit
@@ -143,14 +145,34 @@ def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module
             cand_inputs = make_inputs(harness, task, case, seed, "stage1")
             record = _time_case(harness, case, baseline.module, module, ref_inputs,
                                 cand_inputs, {**options, "target_ci": targets[case.name]}, flush, guard, log)
+            timed.append((case.name, _to_host(record.pop("outputs"))))
         except Exception as exc:
             channel.send(error_frame("error", exc, hide, stage="timing", case=case.name, seed=seed))
-            return False
+            ok = False
+            break
         record["violations"] = guard.violations()
         channel.send({"kind": "timing", "case": case.name, "seed": seed, **record})
         del cand_inputs, ref_inputs
         torch.cuda.empty_cache()
-    return True
+    # The device is no longer needed: the judge lets the next candidate time while the
+    # outputs travel (they were copied to the host inside the exclusive hold).
+    torch.cuda.synchronize()
+    channel.send({"kind": "timed"})
+    for name, outputs in timed:
+        channel.send({"kind": "timing_outputs", "case": name, "seed": seed, "outputs": outputs})
+    return ok
+
+
+def _to_host(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: _to_host(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_host(v) for v in value)
+    return value
 
 
 def _time_case(

@@ -21,8 +21,10 @@ kind           sent by                    carries / what happens next
                                           ``error`` traceback)
 ``checked``    candidate (timing asked)   every planned run is done; the child waits for
                                           ``{"time": {"seed": S}}`` or :data:`ABORT`
-``timing``     candidate                  one case timed: medians, spreads, gaps,
-                                          the last timed outputs
+``timing``     candidate                  one case timed: medians, spreads, gaps
+``timed``      candidate                  every case is timed (or timing stopped at an
+                                          error): the device is free again
+``timing_outputs`` candidate              a timed case's last outputs (after ``timed``)
 ``setup_error`` / ``import_error``        the harness / the module under test failed
 =============  =========================  ==============================================
 
@@ -42,6 +44,8 @@ ERROR = "error"
 CHECKED = "checked"
 WARMED = "warmed"
 TIMING = "timing"
+TIMED = "timed"
+TIMING_OUTPUTS = "timing_outputs"
 SETUP_ERROR = "setup_error"
 IMPORT_ERROR = "import_error"
 

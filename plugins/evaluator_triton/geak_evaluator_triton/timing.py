@@ -67,9 +67,10 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         if frame.get("zero_launch_calls"):
             verdict.fail("anticheat", f"{frame['zero_launch_calls']} timed call(s) of case "
                          f"{case.name!r} launched none of the candidate's kernels", key="no_launch")
-        timed_runs.append({"stage": "timing", "case": case.name, "seed": frame["seed"],
-                           "outputs": frame.get("outputs")})
         shapes.append(shape_result(case, frame, profile, verdict))
+        if frame.get("has_outputs"):
+            timed_runs.append({"stage": "timing", "case": case.name, "seed": frame["seed"],
+                               "outputs": frame.get("outputs")})
     # The outputs of the last timed call must still be right (timing seed, checked here).
     custom = custom_compare(task, ref, timed_runs, cases, run_child) if ref.custom_compare else {}
     unverified: list[str] = []
@@ -87,6 +88,9 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
     if not verdict.failures and (not completed or len(shapes) < len(ref.timed)):
         verdict.fail("timing", f"the timing of {len(shapes)} of {len(ref.timed)} cases finished",
                      tail(stderr, 4000))
+    elif not verdict.failures and len(timed_runs) < len(shapes):
+        verdict.fail("timing", f"the timed outputs of {len(shapes) - len(timed_runs)} of {len(shapes)} "
+                     "cases did not arrive", tail(stderr, 4000))
     for flag in verdict.flags:
         if flag not in result.flags:
             result.flags.append(flag)
