@@ -18,7 +18,7 @@ within range when the baseline option's ratio (else the first) lies in
 same kernels and should agree: a check that the judge timed the original.
 Results go to ``--json`` (and the table to the same name ending in ``.md``)
 after every task, atomically, so a run cut short keeps what it measured; the
-table is also printed at the end. Tasks are judged ``--group`` (4) at a time,
+table is also printed at the end. Tasks are judged ``--group`` (2) at a time,
 side by side in the judge's slots. With ``--limit-s`` no group starts after
 that many seconds; the tasks left are listed as not run. ``--mode interpreter`` is a
 CPU smoke run (correctness only).
@@ -52,7 +52,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
     parser.add_argument("--seeds", default="", help="comma-separated seeds replacing the tasks' own")
     parser.add_argument("--workers", type=int, default=0)
-    parser.add_argument("--group", type=int, default=4,
+    parser.add_argument("--group", type=int, default=2,
                         help="tasks judged side by side (their judgements share the judge's slots)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per judge child")
     return parser.parse_args(argv)
