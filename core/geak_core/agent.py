@@ -433,7 +433,8 @@ def run_recipe(
     try:
         agent = Agent(recipe, plugins, store, echo)
         plugins.notify("geak_run_started", run_id=store.run_id, run_dir=str(store.dir), recipe=recipe.data)
-        progress = Progress(echo, len(agent.tasks()))
+        progress = Progress(echo, len(agent.tasks()), lineages=recipe.agent.lineages,
+                            iterations=recipe.agent.iterations, usage=store.usage)
         summary = agent.run(progress)
     except KeyboardInterrupt:
         store.set_meta("status", "interrupted")

@@ -190,3 +190,10 @@ def test_the_fast_closeness_test_agrees_with_isclose_on_every_special_value():
     for atol, rtol in [(5e-3, 5e-3), (0.0, 0.0), (1e-2, 0.0), (0.0, 1e-2)]:
         bad, _ = _not_close(expected.clone(), actual.clone(), atol, rtol)
         assert torch.equal(bad, ~torch.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def test_the_papers_mean_of_ratios_can_be_the_headline_speedup():
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    assert TritonEvaluatorOptions(speedup_method="mean_ratio").validate() == []
+    assert TritonEvaluatorOptions(speedup_method="median").validate()

@@ -48,7 +48,7 @@ class TritonEvaluatorOptions:
     l2_flush: bool = True
     queue_ahead_us: float = 100.0  # GPU busy-wait queued before each timed call (0: none)
     suspicious_speedup: float = 10.0
-    speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean"]})
+    speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean", "mean_ratio"]})
     hardware: str = "auto"  # a hardware profile name, or auto-detect from the device
     extra_pythonpath: list[str] = field(default_factory=list)
     reference_cache_dir: str | None = None  # on-disk reference outputs (fixed seeds only)
@@ -65,8 +65,8 @@ class TritonEvaluatorOptions:
             problems.append(f"isolation must be auto, namespaces or none, not {self.isolation!r}")
         if self.case_set not in ("auto", "small", "full"):
             problems.append(f"case_set must be auto, small or full, not {self.case_set!r}")
-        if self.speedup_method not in ("sum", "geomean"):
-            problems.append(f"speedup_method must be sum or geomean, not {self.speedup_method!r}")
+        if self.speedup_method not in ("sum", "geomean", "mean_ratio"):
+            problems.append(f"speedup_method must be sum, geomean or mean_ratio, not {self.speedup_method!r}")
         if self.timeout_s <= 0 or self.reference_timeout_s <= 0:
             problems.append("timeouts must be positive")
         if self.workers < 0:

@@ -13,6 +13,7 @@ from typing import Any
 
 from geak_core.components import HardwareProfile
 from geak_core.model import EvalResult, ShapeResult, aggregate_speedups
+from geak_core.scaling import speedup_mean_ratio
 from geak_core.tasks import Task
 
 from geak_evaluator_triton.comparison import compare_outputs, custom_compare, overrides_for, tail
@@ -119,7 +120,9 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
     result.shapes = shapes
     result.performance_measured = True
     result.speedup_sum, result.speedup_geomean = aggregate_speedups(shapes)
-    result.speedup = result.speedup_sum if options.speedup_method == "sum" else result.speedup_geomean
+    result.speedup_mean_ratio = speedup_mean_ratio(shapes)
+    result.speedup = {"sum": result.speedup_sum, "geomean": result.speedup_geomean,
+                      "mean_ratio": result.speedup_mean_ratio}[options.speedup_method]
     fractions = [s.roofline_fraction for s in shapes if s.roofline_fraction is not None]
     result.roofline_fraction = sum(fractions) / len(fractions) if fractions else None
     baseline = "the task's timing baseline" if task.timing_baseline else "reference"
