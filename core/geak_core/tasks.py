@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from geak_core.errors import InputError
+from geak_core.plugins import suggest
 
 # KernelBench-X's 15 task categories: the folder names of its data/kernelbenchx/.
 CATEGORIES: tuple[str, ...] = (
@@ -175,6 +179,21 @@ class Task:
         data["seeds"] = tuple(data.get("seeds", (0, 1, 2)))
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def lookup_task(
+    suite: str, tasks: Mapping[str, Task], task_id: str, unusable: Mapping[str, str] | None = None
+) -> Task:
+    """``tasks[task_id]`` for a suite's ``get``, or an ``InputError`` that says why not.
+
+    ``unusable`` maps the ids of tasks the suite found but could not load to the
+    reason; such an id is reported with its reason, any other with a "did you mean".
+    """
+    if task_id in tasks:
+        return tasks[task_id]
+    if unusable and task_id in unusable:
+        raise InputError(f"{suite} task {task_id!r} is unusable: {unusable[task_id]}")
+    raise InputError(f"suite {suite!r} has no task {task_id!r} ({suggest(task_id, tasks)})")
 
 
 @dataclass

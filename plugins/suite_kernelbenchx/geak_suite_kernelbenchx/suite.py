@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from geak_core.errors import InputError
-from geak_core.plugins import suggest
-from geak_core.tasks import CATEGORIES, OutlierSpec, Requirement, Task
+from geak_core.tasks import CATEGORIES, OutlierSpec, Requirement, Task, lookup_task
 from geak_suite_tritonbench.records import code_from_reply, reply_of
 from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file
 
@@ -344,15 +343,7 @@ class KernelBenchXSuite:
         return list(self._load().values())
 
     def get(self, task_id: str) -> Task:
-        tasks = self._load()
-        if task_id not in tasks:
-            if task_id in self._unusable:
-                raise InputError(f"kernelbenchx task {task_id!r} is unusable: "
-                                 f"{self._unusable[task_id]}")
-            raise InputError(
-                f"suite 'kernelbenchx' has no task {task_id!r} ({suggest(task_id, tasks)})"
-            )
-        return tasks[task_id]
+        return lookup_task(SUITE_NAME, self._load(), task_id, self._unusable)
 
     # -- KernelBench-X specifics -----------------------------------------------
 

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from geak_core.errors import InputError
-from geak_core.plugins import suggest
-from geak_core.tasks import Task
+from geak_core.tasks import Task, lookup_task
 
 from geak_suite_rocm import tasks as _tasks_pkg
 from geak_suite_rocm.originals import OriginalError, prepare_one
@@ -137,10 +136,7 @@ class RocmSuite:
         return list(self._all().values())
 
     def get(self, task_id: str) -> Task:
-        tasks = self._all()
-        if task_id not in tasks:
-            raise InputError(f"suite 'rocm' has no task {task_id!r} ({suggest(task_id, tasks)})")
-        return tasks[task_id]
+        return lookup_task(SUITE_NAME, self._all(), task_id)
 
     def baseline_problems(self) -> dict[str, str]:
         """Tasks whose original cannot be timed (option ``baseline``), by id, with the reason.

@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from geak_core.errors import InputError
-from geak_core.plugins import suggest
-from geak_core.tasks import Requirement, Task
+from geak_core.tasks import Requirement, Task, lookup_task
 
 from geak_suite_tritonbench.layout import (
     DataLayout,
@@ -284,15 +283,7 @@ class TritonBenchSuite:
         return list(self._load().values())
 
     def get(self, task_id: str) -> Task:
-        tasks = self._load()
-        if task_id not in tasks:
-            if task_id in self._unusable:
-                raise InputError(f"tritonbench task {task_id!r} is unusable: "
-                                 f"{self._unusable[task_id]}")
-            raise InputError(
-                f"suite 'tritonbench' has no task {task_id!r} ({suggest(task_id, tasks)})"
-            )
-        return tasks[task_id]
+        return lookup_task(SUITE_NAME, self._load(), task_id, self._unusable)
 
     # -- TritonBench specifics -------------------------------------------------
 
