@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import ast
 
+from geak_core.astutil import dotted_name
+
 FORBIDDEN_NAMES = {
     "quantize_per_tensor", "quantize_per_tensor_dynamic", "quantize_per_channel",
     "dequantize", "int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
@@ -43,34 +45,22 @@ ROUNDING = {"rint", "round", "nearbyint", "floor", "llrint", "lrint", "trunc"}
 QUANT_TYPES = ("int8", "uint8", "int16", "int32", "int4", "float8")
 
 
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    elif isinstance(node, ast.Call):
-        parts.append(_dotted(node.func) + "()")
-    return ".".join(reversed(parts))
-
-
 def _is_kernel(node: ast.AST) -> bool:
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if _dotted(target).rpartition(".")[2] == "jit":
+        if dotted_name(target, calls=True).rpartition(".")[2] == "jit":
             return True
     return False
 
 
 def _last(call: ast.Call) -> str:
-    return _dotted(call.func).rpartition(".")[2]
+    return dotted_name(call.func, calls=True).rpartition(".")[2]
 
 
 def _names_a_quant_type(node: ast.AST) -> bool:
-    return any(t in _dotted(node) for t in QUANT_TYPES) or (
+    return any(t in dotted_name(node, calls=True) for t in QUANT_TYPES) or (
         isinstance(node, ast.Constant) and isinstance(node.value, str)
         and any(t in node.value for t in QUANT_TYPES)
     )
@@ -105,13 +95,14 @@ def check(code: str) -> list[str]:
     kernels = [n for n in ast.walk(tree) if _is_kernel(n)]
     inside = {id(n) for k in kernels for n in ast.walk(k)}
     for node in ast.walk(tree):
-        dotted = _dotted(node) if isinstance(node, (ast.Attribute, ast.Name)) else ""
+        named = isinstance(node, (ast.Attribute, ast.Name))
+        dotted = dotted_name(node, calls=True) if named else ""
         if dotted and (dotted.rpartition(".")[2] in FORBIDDEN_NAMES
                        or dotted.startswith(FORBIDDEN_PREFIXES)):
             problems.append(f"line {node.lineno}: uses {dotted}, a high-level quantization API")
         if isinstance(node, ast.Call) and id(node) not in inside:
             last = _last(node)
-            chain = _dotted(node.func)
+            chain = dotted_name(node.func, calls=True)
             if last in TORCH_RANGE_CALLS or (last in ("max", "min") and "abs()" in chain):
                 problems.append(f"line {node.lineno}: derives a range with {chain}() outside "
                                 "a Triton kernel (scales must be computed in the kernel)")

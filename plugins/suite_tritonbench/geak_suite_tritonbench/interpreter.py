@@ -14,21 +14,13 @@ from __future__ import annotations
 
 import ast
 
+from geak_core.astutil import dotted_name
+
 # torch.cuda functions that work (harmlessly) without a GPU.
 SAFE_TORCH_CUDA = frozenset({
     "is_available", "device_count", "manual_seed", "manual_seed_all", "empty_cache",
     "is_initialized", "seed", "seed_all",
 })
-
-
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _is_cuda_string(node: ast.AST) -> bool:
@@ -43,7 +35,7 @@ def _torch_cuda_calls(tree: ast.AST) -> set[str]:
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = dotted_name(node.func)
             if name.startswith("torch.cuda.") and name.split(".")[2] not in SAFE_TORCH_CUDA:
                 found.add(name)
     return found

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from geak_core.astutil import dotted_name
+
 PROTOCOL_SEED = 42  # GEAK-eval's set_seed() default, applied before each file runs
 
 # Module-level seeding calls replayed by ``seed_as_imported``: dotted callee -> generator.
@@ -53,17 +55,6 @@ def seed_all(seed: int) -> None:
     torch.manual_seed(seed)  # also seeds every CUDA / HIP device
 
 
-def _dotted(node: ast.expr) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
 def module_seeding_calls(source: str) -> list[tuple[str, int]]:
     """``(generator, seed)`` of every module-level seeding call with a literal integer seed."""
     try:
@@ -75,7 +66,7 @@ def module_seeding_calls(source: str) -> list[tuple[str, int]]:
         call = node.value if isinstance(node, ast.Expr) else None
         if not (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords):
             continue
-        generator = _SEEDING_CALLS.get(_dotted(call.func))
+        generator = _SEEDING_CALLS.get(dotted_name(call.func, calls=True))
         argument = call.args[0]
         if generator and isinstance(argument, ast.Constant) and type(argument.value) is int:
             found.append((generator, argument.value))
