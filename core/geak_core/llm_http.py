@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from geak_core.errors import InputError
-from geak_core.llm import FatalLLMError, LLMError, RetryableLLMError, Usage
+from geak_core.llm import ChatResponse, FatalLLMError, LLMError, RetryableLLMError, Usage
 
 log = logging.getLogger(__name__)
 
@@ -408,6 +408,40 @@ class JsonHttpClient:
                 attempt += 1
 
 
+def keyed_client(
+    provider: str,
+    key: str | None,
+    key_env: str | None,
+    *,
+    max_retries: int,
+    retry: RetryPolicy | None = None,
+    timeout_connect_s: float = 10.0,
+    timeout_read_s: float = 600.0,
+    max_concurrency: int = 8,
+    transport: httpx.BaseTransport | None = None,
+) -> JsonHttpClient:
+    """The ``JsonHttpClient`` of a backend that sends ``key`` (or none), as
+    ``resolve_api_key`` returned it with the variable ``key_env`` it came from.
+
+    The key never shows in a message; a rejected key's message names its variable, or
+    says that none is sent to this server. ``max_retries`` is set on ``retry`` (a
+    default policy when None).
+    """
+    policy = retry or RetryPolicy()
+    policy.max_retries = max_retries
+    return JsonHttpClient(
+        provider,
+        timeout_connect_s=timeout_connect_s,
+        timeout_read_s=timeout_read_s,
+        retry=policy,
+        max_concurrency=max_concurrency,
+        secrets=[key] if key else [],
+        auth_hint=f"it comes from ${key_env}" if key_env else "no key is sent to this base_url; "
+        "name the variable holding one with api_key_env",
+        transport=transport,
+    )
+
+
 # ---------------------------------------------------------------------------
 # Keys
 # ---------------------------------------------------------------------------
@@ -641,3 +675,39 @@ class SampleFanOut:
                             self.provider, self.who, why)
             if self.n_mode == "auto":
                 self._native = works
+
+
+@dataclass
+class SampleBatch:
+    """The samples one request returned, as a backend parsed them from the reply."""
+
+    texts: list[str]
+    finish_reasons: list[str]
+    usage: Usage
+    model: str
+    raw: Any
+
+
+def merge_samples(
+    batches: Sequence[SampleBatch], n: int, latency_s: float, model: str, price: Price | None
+) -> ChatResponse:
+    """One ``ChatResponse`` of the first ``n`` samples of ``batches`` (what
+    ``SampleFanOut.collect`` gathered), with the usage of every request and its cost at
+    ``price``; ``model`` names the model when there is no batch."""
+    texts: list[str] = []
+    reasons: list[str] = []
+    usage = Usage()
+    for batch in batches:
+        texts += batch.texts
+        reasons += batch.finish_reasons
+        usage.prompt_tokens += batch.usage.prompt_tokens
+        usage.completion_tokens += batch.usage.completion_tokens
+    return ChatResponse(
+        texts=texts[:n],
+        usage=usage,
+        model=batches[0].model if batches else model,
+        latency_s=latency_s,
+        cost_usd=price.cost(usage) if price else None,
+        raw=[b.raw for b in batches],
+        finish_reasons=reasons[:n],
+    )

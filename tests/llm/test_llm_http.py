@@ -263,3 +263,30 @@ def test_sample_fan_out_native_mode_makes_a_short_answer_fatal():
     assert fan.collect(1, lambda k, first: ["one"], len) == [["one"]]
     with pytest.raises(FatalLLMError, match="n must be at least 1"):
         fan.collect(0, lambda k, first: [], len)
+
+
+def test_merge_samples_keeps_the_first_n_and_sums_and_prices_every_request():
+    from geak_core.llm_http import SampleBatch, merge_samples
+
+    batches = [
+        SampleBatch(["a", "b"], ["stop", "stop"], Usage(10, 5), "m-2025", {"id": 1}),
+        SampleBatch(["c"], ["length"], Usage(10, 7), "m-other", {"id": 2}),
+    ]
+    response = merge_samples(batches, 2, 1.5, "m", Price(1.0, 2.0))
+    assert response.texts == ["a", "b"] and response.finish_reasons == ["stop", "stop"]
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (20, 12)
+    assert response.cost_usd == pytest.approx((20 * 1.0 + 12 * 2.0) / 1e6)
+    assert response.model == "m-2025" and response.raw == [{"id": 1}, {"id": 2}]
+    assert merge_samples([], 1, 0.0, "m", None).model == "m"
+
+
+def test_a_keyed_client_names_where_a_rejected_key_came_from_and_never_shows_it():
+    from geak_core.llm_http import keyed_client
+
+    with OpenAIServer([Reply.error(401, "key sk-secret is wrong")]) as server:
+        client = keyed_client("prov", "sk-secret", "MY_KEY", max_retries=0)
+        with pytest.raises(FatalLLMError) as caught:
+            client.post_json(server.base_url + "/chat/completions", {"messages": []})
+        client.close()
+    assert "it comes from $MY_KEY" in str(caught.value) and "sk-secret" not in str(caught.value)
+    assert "no key is sent" in keyed_client("prov", None, None, max_retries=0)._auth_hint

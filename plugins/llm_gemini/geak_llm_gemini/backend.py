@@ -21,12 +21,14 @@ from geak_core.errors import InputError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
 from geak_core.llm_http import (
     HTTPFatalError,
-    JsonHttpClient,
     RetryPolicy,
+    SampleBatch,
     SampleFanOut,
     SamplesRefused,
     check_http_options,
     default_key_requirement,
+    keyed_client,
+    merge_samples,
     price_for,
     resolve_api_key,
     same_host,
@@ -74,16 +76,6 @@ class GeminiOptions:
         check_http_options(self)
 
 
-
-@dataclass
-class _Batch:
-    texts: list[str]
-    finish_reasons: list[str]
-    usage: Usage
-    model: str
-    raw: Any
-
-
 class GeminiBackend:
     """``LLMBackend`` for ``POST {base_url}/v1beta/models/{model}:generateContent``."""
 
@@ -113,17 +105,15 @@ class GeminiBackend:
             PROVIDER, self.model, options.price_per_mtok_input, options.price_per_mtok_output,
             use_table=same_host(self.base_url, DEFAULT_HOST),
         )
-        policy = retry or RetryPolicy()
-        policy.max_retries = options.max_retries
-        self.client = JsonHttpClient(
+        self.client = keyed_client(
             PROVIDER,
+            key,
+            env_name,
+            max_retries=options.max_retries,
+            retry=retry,
             timeout_connect_s=options.timeout_connect_s,
             timeout_read_s=options.timeout_read_s,
-            retry=policy,
             max_concurrency=options.max_concurrency,
-            secrets=[key] if key else [],
-            auth_hint=f"it comes from ${env_name}" if env_name else "no key is sent to this base_url; "
-            "name the variable holding one with api_key_env",
             transport=transport,
         )
         self._fan_out = SampleFanOut(
@@ -142,7 +132,7 @@ class GeminiBackend:
             lambda k, first: self._send(self._payload(request, k, first)),
             lambda batch: len(batch.texts),
         )
-        return self._merge(batches, request.n, time.monotonic() - started)
+        return merge_samples(batches, request.n, time.monotonic() - started, self.model, self.price)
 
     def close(self) -> None:
         self.client.close()
@@ -180,7 +170,7 @@ class GeminiBackend:
             body["generationConfig"] = config
         return body
 
-    def _send(self, body: dict[str, Any]) -> _Batch:
+    def _send(self, body: dict[str, Any]) -> SampleBatch:
         try:
             reply = self.client.post_json(self.url, body, self._headers)
         except HTTPFatalError as error:
@@ -190,7 +180,7 @@ class GeminiBackend:
             raise
         return self._parse(reply.data)
 
-    def _parse(self, data: Any) -> _Batch:
+    def _parse(self, data: Any) -> SampleBatch:
         if not isinstance(data, dict):
             raise FatalLLMError(
                 f"{PROVIDER}: reply from {self.url} is not a JSON object: {str(data)[:200]}",
@@ -245,31 +235,12 @@ class GeminiBackend:
             reasons.append(reason)
         meta = data.get("usageMetadata") if isinstance(data.get("usageMetadata"), dict) else {}
         completion = token_count(meta.get("candidatesTokenCount")) + token_count(meta.get("thoughtsTokenCount"))
-        return _Batch(
+        return SampleBatch(
             texts=texts,
             finish_reasons=reasons,
             usage=Usage(token_count(meta.get("promptTokenCount")), completion),
             model=str(data.get("modelVersion") or self.model),
             raw=data,
-        )
-
-    def _merge(self, batches: list[_Batch], n: int, latency: float) -> ChatResponse:
-        texts: list[str] = []
-        reasons: list[str] = []
-        usage = Usage()
-        for batch in batches:
-            texts += batch.texts
-            reasons += batch.finish_reasons
-            usage.prompt_tokens += batch.usage.prompt_tokens
-            usage.completion_tokens += batch.usage.completion_tokens
-        return ChatResponse(
-            texts=texts[:n],
-            usage=usage,
-            model=batches[0].model if batches else self.model,
-            latency_s=latency,
-            cost_usd=self.price.cost(usage) if self.price else None,
-            raw=[b.raw for b in batches],
-            finish_reasons=reasons[:n],
         )
 
 

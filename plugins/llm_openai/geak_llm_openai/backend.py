@@ -22,12 +22,14 @@ from geak_core.errors import InputError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
 from geak_core.llm_http import (
     HTTPFatalError,
-    JsonHttpClient,
     RetryPolicy,
+    SampleBatch,
     SampleFanOut,
     SamplesRefused,
     check_http_options,
     default_key_requirement,
+    keyed_client,
+    merge_samples,
     price_for,
     resolve_api_key,
     same_host,
@@ -96,16 +98,6 @@ class OpenAIOptions:
         check_http_options(self)
 
 
-
-@dataclass
-class _Batch:
-    texts: list[str]
-    finish_reasons: list[str]
-    usage: Usage
-    model: str
-    raw: Any
-
-
 class OpenAIBackend:
     """``LLMBackend`` for ``POST {base_url}/chat/completions``."""
 
@@ -135,17 +127,15 @@ class OpenAIBackend:
             PROVIDER, options.model, options.price_per_mtok_input, options.price_per_mtok_output,
             use_table=official,
         )
-        policy = retry or RetryPolicy()
-        policy.max_retries = options.max_retries
-        self.client = JsonHttpClient(
+        self.client = keyed_client(
             PROVIDER,
+            key,
+            env_name,
+            max_retries=options.max_retries,
+            retry=retry,
             timeout_connect_s=options.timeout_connect_s,
             timeout_read_s=options.timeout_read_s,
-            retry=policy,
             max_concurrency=options.max_concurrency,
-            secrets=[key] if key else [],
-            auth_hint=f"it comes from ${env_name}" if env_name else "no key is sent to this base_url; "
-            "name the variable holding one with api_key_env",
             transport=transport,
         )
         self.reasoning = options.reasoning == "on" or (
@@ -233,7 +223,7 @@ class OpenAIBackend:
                 return name
         return None
 
-    def _send(self, body: dict[str, Any]) -> _Batch:
+    def _send(self, body: dict[str, Any]) -> SampleBatch:
         adjusted: set[str] = set()
         while True:
             try:
@@ -258,7 +248,7 @@ class OpenAIBackend:
                 log.warning("%s: %s rejects parameter %r for model %s; %s",
                             PROVIDER, self.base_url, param, self.options.model, action)
 
-    def _parse(self, data: Any) -> _Batch:
+    def _parse(self, data: Any) -> SampleBatch:
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             shown = str(data)[:200]
             raise FatalLLMError(
@@ -283,7 +273,7 @@ class OpenAIBackend:
             texts.append(content)
             reasons.append(str(choice.get("finish_reason") or ""))
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        return _Batch(
+        return SampleBatch(
             texts=texts,
             finish_reasons=reasons,
             usage=Usage(token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens"))),
@@ -291,30 +281,15 @@ class OpenAIBackend:
             raw=data,
         )
 
-    def _merge(self, batches: list[_Batch], n: int, latency: float) -> ChatResponse:
-        texts: list[str] = []
-        reasons: list[str] = []
-        usage = Usage()
-        for batch in batches:
-            texts += batch.texts
-            reasons += batch.finish_reasons
-            usage.prompt_tokens += batch.usage.prompt_tokens
-            usage.completion_tokens += batch.usage.completion_tokens
-        if len(texts) < n:
+    def _merge(self, batches: list[SampleBatch], n: int, latency: float) -> ChatResponse:
+        response = merge_samples(batches, n, latency, self.options.model, self.price)
+        if len(response.texts) < n:
             raise FatalLLMError(
-                f"{PROVIDER}: {self.url} returned {len(texts)} of {n} completions "
+                f"{PROVIDER}: {self.url} returned {len(response.texts)} of {n} completions "
                 "(a reply without choices)",
                 provider=PROVIDER,
             )
-        return ChatResponse(
-            texts=texts[:n],
-            usage=usage,
-            model=batches[0].model if batches else self.options.model,
-            latency_s=latency,
-            cost_usd=self.price.cost(usage) if self.price else None,
-            raw=[b.raw for b in batches],
-            finish_reasons=reasons[:n],
-        )
+        return response
 
 
 def build(options: OpenAIOptions) -> OpenAIBackend:
