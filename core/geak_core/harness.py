@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
 
 class Harness:
-    """Base class for task harnesses. Subclasses implement the five methods."""
+    """Base class for task harnesses. Subclasses implement the five methods; ``eager``,
+    ``compare`` and ``oracle_tolerances`` are optional."""
 
     def __init__(self, task: Task):
         self.task = task
@@ -64,6 +65,15 @@ class Harness:
 
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Independent (torch / numpy) expected outputs; used to check the reference."""
+        raise NotImplementedError
+
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The task's computation in PyTorch eager, as a PyTorch user writes it: torch
+        operators at the task's own dtypes, returning outputs named as ``allocate`` names
+        them. The judge times it against the timing baseline for a speedup against PyTorch
+        eager and checks its outputs against the reference's; it never decides correctness.
+        A task whose harness defines it sets ``Task.eager = "harness"``. Raise
+        ``NotImplementedError`` for a case that has no eager equivalent."""
         raise NotImplementedError
 
     def compare(self, case: Case, name: str, expected: Any, actual: Any) -> str | None:

@@ -65,6 +65,9 @@ class ShapeResult:
     achieved_tflops: float | None = None
     roofline_fraction: float | None = None
     bound: str | None = None  # "memory" | "compute"
+    # PyTorch eager's latency, for tasks with a torch equivalent: reference_ms times the
+    # eager / baseline ratio measured side by side in a trusted child of the judge
+    eager_ms: float | None = None
 
     @property
     def speedup(self) -> float | None:
@@ -72,9 +75,16 @@ class ShapeResult:
             return self.reference_ms / self.candidate_ms
         return None
 
+    @property
+    def speedup_vs_eager(self) -> float | None:
+        if self.eager_ms and self.candidate_ms:
+            return self.eager_ms / self.candidate_ms
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["speedup"] = self.speedup
+        data["speedup_vs_eager"] = self.speedup_vs_eager
         return data
 
     @classmethod
@@ -95,6 +105,8 @@ class EvalResult:
     ``correct``: every correctness check passed (only meaningful if call_ok).
     ``speedup``: reference over candidate latency, only for correct candidates
     on a GPU; ``speedup_method`` says which aggregate it is.
+    ``speedup_vs_eager``: PyTorch eager over candidate latency, the same aggregate
+    over the shapes with an eager latency, for tasks with a torch equivalent.
     """
 
     task_id: str
@@ -111,6 +123,7 @@ class EvalResult:
     speedup_geomean: float | None = None  # geometric mean of per-shape ratios
     speedup_mean_ratio: float | None = None  # arithmetic mean of per-shape ratios (the paper's)
     speedup_method: str = "sum"
+    speedup_vs_eager: float | None = None
     roofline_fraction: float | None = None
     performance_measured: bool = False
     performance_note: str = ""
@@ -177,6 +190,10 @@ class TaskSummary:
     best_speedup: float | None = None
     # the best correct candidate's speedup under each aggregate (sum, geomean, mean_ratio)
     best_speedups: dict[str, float | None] = field(default_factory=dict)
+    best_speedup_vs_eager: float | None = None  # the best candidate's, where the task has a torch equivalent
+    # the best candidate's code metrics (geak_core.code_metrics): cc_mean, cc_max,
+    # maintainability_index, sloc
+    best_metrics: dict[str, float | None] = field(default_factory=dict)
     best_file: str | None = None
     skipped_reason: str | None = None
 
@@ -213,6 +230,9 @@ class RunSummary:
     speedup_method: str = "sum"
     # mean over tasks of the best speedup under each aggregate: sum, geomean, mean_ratio
     speedups: dict[str, float | None] = field(default_factory=dict)
+    mean_speedup_vs_eager: float | None = None  # mean over tasks of the best candidate's
+    # mean over tasks of the best candidate's code metrics: cc_mean, maintainability_index
+    code_metrics: dict[str, float | None] = field(default_factory=dict)
     pass_at_k: dict[str, float] = field(default_factory=dict)  # execution: "pass@1" .. "pass@<lineages>"
     call_pass_at_k: dict[str, float] = field(default_factory=dict)  # call accuracy, same keys
     # sequential scaling: {"iteration": i, "call_accuracy", "execution_accuracy"} after i rounds

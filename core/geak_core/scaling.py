@@ -80,6 +80,14 @@ def speedup_aggregates(shapes: Iterable[ShapeResult]) -> dict[str, float | None]
             "mean_ratio": speedup_mean_ratio(shapes)}
 
 
+def eager_speedup(shapes: Iterable[ShapeResult], method: str) -> float | None:
+    """PyTorch eager over candidate latency, aggregated by ``method`` over the shapes that
+    have an eager latency (``ShapeResult.eager_ms``); None where none has."""
+    pairs = [ShapeResult(s.case, reference_ms=s.eager_ms, candidate_ms=s.candidate_ms)
+             for s in shapes if s.eager_ms]
+    return speedup_aggregates(pairs)[method]
+
+
 def result_speedups(result: EvalResult) -> dict[str, float | None]:
     """The three aggregates of a verdict: from its shapes, else from the figures it carries.
 
@@ -267,6 +275,7 @@ __all__ = [
     "Judged",
     "accuracy_by_iteration",
     "best_speedups",
+    "eager_speedup",
     "judged_from_store",
     "lineage_counts",
     "mean_speedups",

@@ -125,6 +125,10 @@ class Task:
     # A module timed in place of the reference (the original expert kernels, say); the
     # reference still decides correctness. Empty: the reference is the timing baseline.
     timing_baseline: str = ""
+    # The task's computation in PyTorch eager, timed for a speedup against it (never used for
+    # correctness): "harness", the harness's ``eager`` method; "reference", the reference
+    # itself is PyTorch eager (KernelBench-X); "": the task has none.
+    eager: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # suite-specific, JSON-serialisable
 
     @property

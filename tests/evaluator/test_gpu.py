@@ -34,6 +34,18 @@ def test_the_reference_against_itself_is_correct_and_about_as_fast(gpu_judge, mi
     assert "suspicious_speedup" not in result.flags
 
 
+def test_a_task_with_a_pytorch_eager_equivalent_gets_a_speedup_against_it(gpu_judge, mini_tasks):
+    from geak_core.model import Candidate
+
+    task = mini_tasks["add"]  # its harness's eager: x + y in torch
+    result = gpu_judge.evaluate(task, Candidate(id="ref-eager", task_id="add", code=open(task.reference).read()))
+    assert result.correct and result.performance_measured, result.reason
+    assert all(s.eager_ms and s.speedup_vs_eager for s in result.shapes), result.performance_note
+    assert "no PyTorch eager latency" not in result.performance_note
+    # torch's add and ours move the same bytes: neither is many times faster than the other
+    assert 0.2 < result.speedup_vs_eager < 5.0
+
+
 def test_work_hidden_on_a_side_stream_is_not_credited(gpu_judge, mini_tasks):
     from geak_core.model import Candidate
     from judge_support import cheat_code

@@ -39,6 +39,7 @@ from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correct
 from geak_evaluator_triton.children import Children, task_payload
 from geak_evaluator_triton.comparison import JudgeError, compare_outputs, overrides_for, tail
 from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible, visible_devices
+from geak_evaluator_triton.eager import EagerStore
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.performance import INTERPRETER_NOTE, match_profile, shape_stub
 from geak_evaluator_triton.reference_store import ReferenceStore
@@ -72,6 +73,7 @@ class TritonEvaluator:
                 draws.append(seed)
         # The last draw is the timing seed: no correctness run ever uses it.
         self.references = ReferenceStore(self.children, draws[:-1], draws[-1])
+        self.eager = EagerStore(self.children, self.references)  # speedups against PyTorch eager
 
     # -- configuration ------------------------------------------------------
 
@@ -216,14 +218,17 @@ class TritonEvaluator:
             self._slots.put(slot)
 
     def check_reference(self, task: Task) -> dict[str, Any]:
-        """Reference vs the harness oracle, per run: what a suite's own tests assert."""
+        """Reference vs the harness oracle, per run, and the task's eager equivalent vs the
+        reference (``eager_checked`` cases): what a suite's own tests assert."""
         runtime = self.runtime()
         slot = self._slots.get()
         try:
             run = self.references.run(task, runtime, slot, self.seeds_for(task), oracle=True)
+            eager_checked, eager_problems = self.eager.check(task, runtime, slot, run)
         finally:
             self._slots.put(slot)
-        report: dict[str, Any] = {"task": task.key, "skipped": run.skipped, "problems": [], "checked": 0}
+        report: dict[str, Any] = {"task": task.key, "skipped": run.skipped, "problems": list(eager_problems),
+                                  "checked": 0, "eager_checked": eager_checked}
         cases = {c.name: c for c in run.cases}
         for index, oracle in run.oracle.items():
             if isinstance(oracle, dict) and "$oracle_error" in oracle:
@@ -371,3 +376,5 @@ class TritonEvaluator:
         result.phases["timing"] = round(gating.timing_s, 3)
         apply_timing(task, ref, frames.timings, frames.timing_errors, sandbox.completed, sandbox.stderr,
                      profile, self.options, result, self.children.for_task(task, slot))
+        if result.performance_measured and task.eager:
+            self.eager.apply(task, runtime, slot, ref, profile, result)

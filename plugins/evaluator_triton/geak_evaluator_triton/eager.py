@@ -1,0 +1,422 @@
+"""Speedup against PyTorch eager: a task's torch equivalent, timed in a trusted child.
+
+A task with a PyTorch eager equivalent says so in ``Task.eager``:
+
+* ``"reference"``: its reference is PyTorch eager (KernelBench-X). Unless the task
+  names a separate ``timing_baseline``, the candidate was timed against eager
+  already: each shape's ``eager_ms`` is its ``reference_ms``.
+* ``"harness"``: the harness's ``eager(case, inputs)`` computes the outputs with
+  torch operators (``geak_core.harness.Harness.eager``).
+
+Eager code never runs in the candidate's process, where a candidate could slow
+down the torch operators it competes with. Once per task and judge, when the
+first candidate of the task has been timed, a child of its own (the harness,
+the timing baseline and the eager code; no candidate code) warms the baseline
+and times eager against it with the candidate's own timing loop
+(``gputiming.time_cases``: calls interleaved, caches flushed, medians; the
+baseline on seed A, eager on the secret timing seed), holding the device
+exclusively. Its per-case ratio eager / baseline, measured side by side, scales
+each timed shape of a verdict: ``eager_ms = reference_ms * ratio``. A shape's
+speedup against eager is thus its speedup over the baseline, measured side by
+side in the candidate's child, times that ratio: no latency measured in one
+process is divided by one measured in another.
+
+Eager's outputs of its last timed call are compared with the reference's for
+the timing seed under the task's tolerances: an "equivalent" that computes
+something else gives that case no eager latency, and the verdict's note says
+why. A case whose ``eager`` raises ``NotImplementedError`` has no equivalent.
+``speedup_vs_eager`` aggregates (by ``speedup_method``) over the shapes that
+have an eager latency; the note names the others.
+
+:meth:`EagerStore.check` runs eager once on a task's checked cases (under the
+CPU interpreter too) and compares it with the reference's outputs:
+``TritonEvaluator.check_reference`` reports what it finds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from geak_core.components import HardwareProfile
+from geak_core.model import EvalResult
+from geak_core.scaling import eager_speedup
+from geak_core.tasks import Case, Task
+
+from geak_evaluator_triton.candidate_run import Gating
+from geak_evaluator_triton.children import Children, task_payload
+from geak_evaluator_triton.comparison import (
+    JudgeError,
+    compare_outputs,
+    custom_compare,
+    overrides_for,
+)
+from geak_evaluator_triton.devices import Runtime, Slot
+from geak_evaluator_triton.protocol import GO, FrameHandler
+from geak_evaluator_triton.reference_store import ReferenceStore
+from geak_evaluator_triton.references import ReferenceRun
+from geak_evaluator_triton.timing import timing_request
+from geak_evaluator_triton.verdict import describe_exception
+
+ENTRY = "geak_evaluator_triton.eager:eager_job"
+EAGER_SOURCES = ("harness", "reference")
+NO_EQUIVALENT = "the task has no PyTorch eager equivalent for this case"
+EAGER_MODULE = "geak_eager"
+
+
+# ---------------------------------------------------------------------------
+# What a verdict gets
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class EagerCase:
+    """One case: eager's and the baseline's medians side by side, or why there are none."""
+
+    eager_ms: float | None = None
+    baseline_ms: float | None = None
+    problem: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.problem or not self.eager_ms or not self.baseline_ms:
+            return None
+        return self.eager_ms / self.baseline_ms
+
+
+@dataclass
+class EagerTimes:
+    """A task's eager measurement: per timed case, or why nothing was measured."""
+
+    cases: dict[str, EagerCase] = field(default_factory=dict)
+    problem: str = ""
+    wall_s: float = 0.0
+
+
+def apply_eager(result: EvalResult, times: EagerTimes) -> None:
+    """Give each timed shape of ``result`` its eager latency and the verdict its
+    ``speedup_vs_eager``; say in the note which shapes have none, and why."""
+    missing = []
+    for shape in result.shapes:
+        case = times.cases.get(shape.case)
+        ratio = case.ratio if case is not None else None
+        if ratio is not None and shape.reference_ms:
+            shape.eager_ms = shape.reference_ms * ratio
+        elif shape.reference_ms and shape.candidate_ms:
+            why = case.problem if case is not None and case.problem else times.problem or "not measured"
+            missing.append(f"{shape.case} ({why})")
+    result.speedup_vs_eager = eager_speedup(result.shapes, result.speedup_method)
+    if missing:
+        more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
+        result.performance_note += "; no PyTorch eager latency for " + "; ".join(missing[:3]) + more
+
+
+def eager_is_baseline(task: Task) -> bool:
+    """The candidate was timed against PyTorch eager itself (the reference is eager)."""
+    return task.eager == "reference" and not task.timing_baseline
+
+
+# ---------------------------------------------------------------------------
+# Judge side
+# ---------------------------------------------------------------------------
+
+
+class EagerStore:
+    """Eager measurements, once per task, device and judge; never raises into a verdict."""
+
+    def __init__(self, children: Children, references: ReferenceStore) -> None:
+        self.children = children
+        self.references = references
+        self._lock = threading.Lock()
+        self._times: dict[str, EagerTimes] = {}
+        self._key_locks: dict[str, threading.Lock] = {}
+
+    def apply(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
+              profile: HardwareProfile | None, result: EvalResult) -> None:
+        """Fill ``result``'s eager figures (a timed, correct verdict of a task with ``eager``)."""
+        if eager_is_baseline(task):
+            for shape in result.shapes:
+                shape.eager_ms = shape.reference_ms
+            result.speedup_vs_eager = eager_speedup(result.shapes, result.speedup_method)
+            return
+        if task.eager not in EAGER_SOURCES:
+            apply_eager(result, EagerTimes(problem=f"unknown Task.eager {task.eager!r} "
+                                                   f"(expected one of: {', '.join(EAGER_SOURCES)})"))
+            return
+        started = time.monotonic()
+        try:
+            times = self.get(task, runtime, slot, ref, profile)
+        except Exception as exc:  # the candidate's verdict stands whatever happens here
+            times = EagerTimes(problem=f"internal error: {type(exc).__name__}: {exc}")
+        result.phases["eager"] = round(time.monotonic() - started, 3)
+        apply_eager(result, times)
+
+    def get(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
+            profile: HardwareProfile | None) -> EagerTimes:
+        key = f"{self.references.key(task, runtime)}:{ref.timing_seed}"
+        with self._lock:
+            lock = self._key_locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                if key in self._times:
+                    return self._times[key]
+            times = self._measure(task, runtime, slot, ref, profile)
+            with self._lock:
+                self._times[key] = times
+            return times
+
+    def _measure(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
+                 profile: HardwareProfile | None) -> EagerTimes:
+        started = time.monotonic()
+        options = self.children.options
+        sharing = sum(1 for s in runtime.slots if s.gate is slot.gate) > 1
+        request = timing_request(ref, options, profile, self.children.cache_dir("reference"))
+        request["gate"] = sharing
+        frames = EagerFrames(Gating(slot, shared_runs=sharing), ref.timing_seed)
+        args = {"task": task_payload(task), "case_set": runtime.case_set, "timing": request}
+        try:
+            sandbox = self.children.run(ENTRY, args, slot.env, timeout=options.reference_timeout_s,
+                                        cache="reference", on_message=frames, slot=slot)
+        finally:
+            frames.gating.release()
+        runs = [{"stage": "timing", "case": name, "seed": frame["seed"], "outputs": frame.get("outputs")}
+                for name, frame in frames.timings.items() if frame.get("has_outputs")]
+        measured = {name: (frame["candidate_ms"], frame["reference_ms"]) for name, frame in frames.timings.items()}
+        times = self._judge(task, ref, ref.timed, frames, runs, measured, slot,
+                            "" if sandbox.completed else sandbox.describe_exit())
+        times.wall_s = time.monotonic() - started
+        return times
+
+    def check(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun) -> tuple[int, list[str]]:
+        """Eager once per checked case (the reference's first seed of stage 1) against the
+        reference's outputs: (cases compared, problems). Only a harness's ``eager`` is
+        checked (a reference that is eager is what it is compared with)."""
+        if task.eager != "harness":
+            return 0, []
+        cases = ref.checked
+        plan = [[c.name, ref.plan_seeds("stage1", c)[0]] for c in cases]
+        frames = EagerFrames(Gating(slot, shared_runs=False), None)
+        args = {"task": task_payload(task), "case_set": runtime.case_set, "runs": plan}
+        with slot.gate.shared():
+            sandbox = self.children.run(ENTRY, args, slot.env, timeout=self.children.options.reference_timeout_s,
+                                        cache="reference", on_message=frames, slot=slot)
+        runs = [{"stage": "stage1", "case": name, "seed": frame["seed"], "outputs": frame["outputs"]}
+                for name, frame in frames.runs.items()]
+        times = self._judge(task, ref, cases, frames, runs, {}, slot,
+                            "" if sandbox.completed else sandbox.describe_exit())
+        if times.problem:
+            return 0, [f"eager equivalent: {times.problem}"]
+        problems = [f"eager equivalent, case {name!r}: {case.problem}" for name, case in times.cases.items()
+                    if case.problem and case.problem != NO_EQUIVALENT]
+        return sum(1 for run in runs if run["case"] in times.cases), problems
+
+    def _judge(self, task: Task, ref: ReferenceRun, cases: list[Case], frames: EagerFrames,
+               runs: list[dict[str, Any]], measured: dict[str, tuple[float, float]], slot: Slot,
+               exit_problem: str) -> EagerTimes:
+        """Per case: eager's outputs against the reference's, and its latencies if timed."""
+        if frames.setup_problem:
+            return EagerTimes(problem=f"the eager child failed: {frames.setup_problem}")
+        by_name = {c.name: c for c in ref.cases}
+        custom: dict[int, Any] = {}
+        if ref.custom_compare and runs:
+            try:
+                custom = custom_compare(task, ref, runs, by_name, self.children.for_task(task, slot))
+            except JudgeError as exc:
+                return EagerTimes(problem=str(exc).splitlines()[0])
+        index = {run["case"]: i for i, run in enumerate(runs)}
+        times = EagerTimes()
+        for case in cases:
+            name = case.name
+            if name in frames.problems:
+                times.cases[name] = EagerCase(problem=frames.problems[name])
+                continue
+            if name not in index:
+                times.cases[name] = EagerCase(problem="eager did not finish" + (f": {exit_problem}"
+                                                                               if exit_problem else ""))
+                continue
+            run = runs[index[name]]
+            expected = ref.outputs.get((run["stage"], name, run["seed"]))
+            diffs = compare_outputs(expected, run["outputs"], overrides_for(task, case), custom.get(index[name]))
+            if diffs:
+                times.cases[name] = EagerCase(problem=f"eager's outputs differ from the reference's: "
+                                                      f"{diffs[0]['message']}")
+                continue
+            eager_ms, baseline_ms = measured.get(name, (None, None))
+            times.cases[name] = EagerCase(eager_ms, baseline_ms)
+        return times
+
+
+class EagerFrames(FrameHandler):
+    """The eager child's frames: the device held as for a candidate (shared while the
+    baseline warms up, exclusively while eager is timed), then eager's runs or timings."""
+
+    def __init__(self, gating: Gating, timing_seed: int | None) -> None:
+        self.gating = gating
+        self.timing_seed = timing_seed
+        self.replier: Any = None
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.timings: dict[str, dict[str, Any]] = {}
+        self.problems: dict[str, str] = {}
+        self.setup_problem = ""
+
+    def __call__(self, message: Any, replier: Any) -> Any:
+        self.replier = replier
+        return self.handle(message)
+
+    def on_start(self, frame: dict[str, Any]) -> Any:
+        if self.gating.shared_runs:
+            self.gating.hold_shared(self.replier)
+        self.replier.send(GO)
+        return frame
+
+    def on_warmed(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        return frame
+
+    def on_checked(self, frame: dict[str, Any]) -> Any:
+        self.gating.hold_exclusive(self.replier)
+        self.replier.send({"time": {"seed": self.timing_seed}})
+        return frame
+
+    def on_timing(self, frame: dict[str, Any]) -> Any:
+        self.timings[frame["case"]] = frame
+        return frame
+
+    def on_timed(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        return frame
+
+    def on_timing_outputs(self, frame: dict[str, Any]) -> Any:
+        timing = self.timings.get(frame.get("case", ""))
+        if timing is not None:
+            timing["outputs"] = frame.get("outputs")
+            timing["has_outputs"] = True
+        return {k: v for k, v in frame.items() if k != "outputs"}
+
+    def on_run(self, frame: dict[str, Any]) -> Any:
+        self.runs[frame["case"]] = frame
+        return {k: v for k, v in frame.items() if k != "outputs"}
+
+    def on_error(self, frame: dict[str, Any]) -> Any:
+        self.problems[frame.get("case", "")] = (NO_EQUIVALENT if frame.get("not_implemented")
+                                                else f"eager raised {describe_exception(frame)}")
+        return frame
+
+    def on_setup_error(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        where = f" ({frame['where']})" if frame.get("where") else ""
+        self.setup_problem = f"{describe_exception(frame)}{where}"
+        return frame
+
+
+# ---------------------------------------------------------------------------
+# Child side (a trusted process: harness, baseline and eager code only)
+# ---------------------------------------------------------------------------
+
+
+class EagerHarness:
+    """The task's harness, whose ``run`` of :data:`EAGER` calls its ``eager`` method: the
+    timing loop and the checks run eager where they would run a module."""
+
+    def __init__(self, harness: Any) -> None:
+        self._harness = harness
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._harness, name)
+
+    def run(self, module: Any, case: Any, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        if module is EAGER:
+            outputs.update(self._harness.eager(case, inputs))
+        else:
+            self._harness.run(module, case, inputs, outputs)
+
+
+EAGER = object()  # the "module" EagerHarness.run computes eagerly
+
+
+class _Trusted:
+    """Stands for the candidate's guard in the timing loop: both sides are trusted code."""
+
+    files = {"candidate": ""}
+
+    @staticmethod
+    def violations() -> list[str]:
+        return []
+
+
+def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
+    """Child entry point: eager once per listed (case, seed) (``args["runs"]``), or, with
+    ``args["timing"]`` (GPU), eager timed against the warmed baseline."""
+    from geak_evaluator_triton.child import (
+        error_frame,
+        import_file,
+        load_harness,
+        load_task,
+        make_inputs,
+        resolve_reference,
+        setup_runtime,
+        synchronize,
+    )
+
+    log = setup_runtime()
+    task = load_task(args["task"])
+    try:
+        harness = load_harness(task)
+        cases = {c.name: c for c in harness.cases(args["case_set"])}
+        if task.eager == "reference":
+            side, module = harness, import_file(EAGER_MODULE, resolve_reference(task, harness))
+        else:
+            side, module = EagerHarness(harness), EAGER
+    except Exception as exc:
+        channel.send(error_frame("setup_error", exc))
+        return {"ok": False}
+    timing = args.get("timing")
+    seed_a = timing["reference_seed"] if timing else 0
+    runnable = []
+    for name, seed in ([[n, seed_a] for n in timing["cases"]] if timing else args["runs"]):
+        try:  # also eager's first call (its warm-up) when it is to be timed
+            inputs = make_inputs(harness, task, cases[name], seed, "stage1")
+            outputs = side.allocate(cases[name], inputs)
+            side.run(module, cases[name], inputs, outputs)
+            synchronize()
+        except NotImplementedError:
+            channel.send({"kind": "error", "case": name, "seed": seed, "not_implemented": True})
+            continue
+        except Exception as exc:
+            channel.send(error_frame("error", exc, case=name, seed=seed))
+            continue
+        runnable.append(cases[name])
+        if not timing:
+            channel.send({"kind": "run", "case": name, "seed": seed, "outputs": outputs})
+        del inputs, outputs
+    if not timing or not runnable:
+        return {"ok": True}
+    return {"ok": _time(channel, task, harness, side, module, runnable, timing, log)}
+
+
+def _time(channel: Any, task: Any, harness: Any, side: Any, module: Any, cases: list[Any],
+          timing: dict[str, Any], log: Any) -> bool:
+    from geak_evaluator_triton import gputiming
+    from geak_evaluator_triton.child import error_frame
+
+    if timing.get("gate"):  # the warm-up runs on the device too: wait for it like a run
+        channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": timing["reference_seed"]})
+        if channel.receive().get("abort"):
+            return False
+    try:
+        baseline = gputiming.Baseline.warm(task, harness, cases, timing["reference_seed"])
+    except Exception as exc:
+        channel.send(error_frame("setup_error", exc, where="baseline warm-up"))
+        return False
+    channel.send({"kind": "warmed"})
+    channel.send({"kind": "checked"})  # nothing to check: waiting for the device alone
+    answer = channel.receive()
+    if answer.get("abort"):
+        return True
+    return gputiming.time_cases(channel, task, side, baseline, module, _Trusted(), log, timing["options"],
+                                answer["time"]["seed"], {})
+
+
+__all__ = ["EagerCase", "EagerStore", "EagerTimes", "apply_eager", "eager_is_baseline", "eager_job"]
