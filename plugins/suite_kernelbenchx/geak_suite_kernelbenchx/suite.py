@@ -305,6 +305,7 @@ class KernelBenchXSuite:
             requires=[Requirement("gpu", f"under the CPU interpreter: {reason}")
                       for reason in task_file.interpreter_blockers],
             forbid_torch_compute=self.options.forbid_torch_compute,
+            eager="reference",  # the reference is the PyTorch function: speedups are against eager
             shapes_note=(
                 "the task's test builds small fixed inputs and random ones (standard, then "
                 "outlier mode)"

@@ -69,6 +69,7 @@ def test_tasks_carry_category_difficulty_and_the_functions_the_test_calls(make_s
     assert "Applies softsign element-wise." in task.instruction
     assert "softsign(x) = x / (1 + |x|)" in task.instruction
     assert task.forbid_torch_compute and task.seeds == (0,)
+    assert task.eager == "reference" and not task.timing_baseline  # timed against PyTorch eager itself
     assert task.tolerances["float32"] == [1e-5, 1e-5]
     assert task.tolerances["float16"] == task.tolerances["bfloat16"] == [5e-3, 5e-3]
     assert task.extra["perf_script"].endswith("softsign_perf.py")

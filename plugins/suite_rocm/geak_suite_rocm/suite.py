@@ -5,7 +5,9 @@ Every task is a module in ``geak_suite_rocm.tasks`` that defines ``TASK`` (a
 and a ``Harness`` class. Its reference kernels live in the module of the same
 name under ``geak_suite_rocm/references/``: our own Triton code, used as the
 baseline for speedups and as the source of expected outputs; the harness's
-``oracle`` (torch / numpy) checks the reference itself in the tests. Module
+``oracle`` (torch / numpy) checks the reference itself in the tests. A harness that
+defines ``eager`` (the task in PyTorch eager at its own dtypes) gives its task
+``Task.eager = "harness"``: the judge also reports the speedup against it. Module
 names are the task ids without the original's ``test_`` prefix (task
 ``test_add_kernel`` lives in ``tasks/add_kernel.py``), so that no tool takes
 them for test files.
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from geak_core.errors import InputError
+from geak_core.harness import Harness as BaseHarness
 from geak_core.tasks import Task, lookup_task
 
 from geak_suite_rocm import tasks as _tasks_pkg
@@ -74,6 +77,7 @@ def _load_task(module_name: str) -> Task:
         suite=SUITE_NAME,
         harness=f"geak_suite_rocm.tasks.{module_name}:Harness",
         reference=str(REFERENCES / f"{module_name}.py"),
+        eager="harness" if module.Harness.eager is not BaseHarness.eager else "",
     )
 
 

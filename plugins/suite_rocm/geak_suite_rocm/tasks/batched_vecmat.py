@@ -131,6 +131,11 @@ class Harness(_Base):
             num_stages=1,
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        return {"output": torch.einsum("mk,mnk->mn", inputs["A"], inputs["B"])}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

@@ -154,6 +154,15 @@ class Harness(_Base):
             padding_option=case.params["padding"],
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        a, n, padding = inputs["a"], case.params["N"], case.params["padding"]
+        if padding is None:
+            return {"b_head": a.clone()}
+        fill = float("nan") if padding == "nan" else 0
+        return {"b": torch.cat([a, a.new_full((n - a.numel(),), fill)])}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

@@ -20,6 +20,8 @@ from geak_core.harness import Harness as _Base
 from geak_core.harness import dtype_of, element_size, generator, launch, poisoned, randn
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
+from geak_suite_rocm.tasks._eager import matmul_to
+
 TASK = Task(
     suite="rocm",
     id="test_block_pointer_matmul",
@@ -145,6 +147,9 @@ class Harness(_Base):
             BLOCK_K=p["K"],
             num_warps=p["num_warps"],
         )
+
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"c": matmul_to(inputs["a"], inputs["b"], dtype_of(case.params["out_dtype"]))}
 
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch

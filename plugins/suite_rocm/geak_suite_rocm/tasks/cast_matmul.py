@@ -21,6 +21,8 @@ from geak_core.harness import Harness as _Base
 from geak_core.harness import cdiv, dtype_of, element_size, generator, launch, poisoned, randn
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
 
+from geak_suite_rocm.tasks._eager import matmul_to
+
 BLOCKS = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32, "GROUP_M": 8}
 
 TASK = Task(
@@ -143,6 +145,9 @@ class Harness(_Base):
             dot_out_dtype=getattr(tl, p["acc_dtype"]),
             **BLOCKS,
         )
+
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"c": matmul_to(inputs["a"], inputs["b"], dtype_of(case.params["c_dtype"]))}
 
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch

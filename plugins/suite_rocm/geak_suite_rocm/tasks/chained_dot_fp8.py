@@ -203,6 +203,12 @@ class Harness(_Base):
             num_stages=2,
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        if case.params["fp8"]:
+            raise NotImplementedError("PyTorch has no public eager fp8 matmul")
+        s = inputs["Q"] @ inputs["K"].transpose(1, 2)
+        return {"Out": s @ inputs["V"].transpose(1, 2)}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

@@ -149,6 +149,9 @@ class Harness(_Base):
             block_k=p["k"],
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"out": (inputs["A"] @ inputs["B"].T) @ inputs["C"]}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

@@ -110,6 +110,7 @@ TASK = Task(
 )
 
 FP8_NEEDS = Requirement("fp8", "fp8 operands")
+EAGER_DTYPES = ("float16", "bfloat16", "float32")  # operand dtypes torch's eager matmul takes on GPUs
 FP8_TOL = {"float16": [3e-2, 3e-2], "bfloat16": [3e-2, 3e-2]}
 ELEMENT = {
     "float16": 2, "bfloat16": 2, "float32": 4, "fp8e4": 1, "fp8e5": 1, "int8": 1, "int32": 4,
@@ -329,6 +330,18 @@ class Harness(_Base):
             num_warps=cfg["num_warps"],
             num_stages=cfg["num_stages"],
         )
+
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        p = case.params
+        if p["scale"] is not None or not p["a"] == p["b"] == p["c"] or p["c"] not in EAGER_DTYPES:
+            # fp8 and int8 matmuls have no public eager operator on GPUs
+            raise NotImplementedError(f"{p['a']} x {p['b']} -> {p['c']}, scales {p['scale']}")
+        c = inputs["a"] @ inputs["b"]
+        if p["act"] == "leaky_relu":
+            c = torch.nn.functional.leaky_relu(c + 1, 0.01)
+        return {"c": c}
 
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch

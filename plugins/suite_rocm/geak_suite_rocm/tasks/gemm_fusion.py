@@ -105,6 +105,9 @@ class Harness(_Base):
             num_warps=p["num_warps"],
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"e": (inputs["a"] @ inputs["b"].t()) @ inputs["c"]}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

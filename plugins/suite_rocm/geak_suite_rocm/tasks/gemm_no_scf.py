@@ -17,6 +17,7 @@ from geak_core.harness import Harness as _Base
 from geak_core.harness import generator, launch, poisoned
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
+from geak_suite_rocm.tasks._eager import matmul_to
 from geak_suite_rocm.tasks._tiles import fp16_operands
 
 TASK = Task(
@@ -132,6 +133,12 @@ class Harness(_Base):
             FLOAT16_OUTPUT=p["FLOAT16_OUTPUT"], USE_TMA_EPILOGUE=p["USE_TMA_EPILOGUE"],
             num_warps=p["num_warps"], num_ctas=p["num_ctas"],
         )
+
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        dtype = torch.float16 if case.params["FLOAT16_OUTPUT"] else torch.float32
+        return {"c": matmul_to(inputs["a"], inputs["b"], dtype)}
 
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch

@@ -124,6 +124,9 @@ class Harness(_Base):
             num_stages=p["num_stages"], num_warps=p["num_warps"],
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"c": inputs["a"] @ inputs["b"]}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

@@ -59,6 +59,9 @@ class Harness(_Base):
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         launch(module.kernel_dot, (1,), Z=outputs["Z"], num_warps=case.params["num_warps"])
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"Z": inputs["Z"] @ inputs["Z"]}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         z = inputs["Z"].double()
         return {"Z": (z @ z).to(inputs["Z"].dtype)}

@@ -74,6 +74,11 @@ class Harness(_Base):
             num_warps=case.params["num_warps"],
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        return {"o": torch.sub(inputs["a"], inputs["b"], alpha=777.0)}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         a, b = inputs["a"].double(), inputs["b"].double()
         return {"o": (a - 777.0 * b).to(inputs["a"].dtype)}

@@ -153,6 +153,15 @@ class Harness(_Base):
             num_warps=num_warps_for(block),
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        x = inputs["x"]
+        y, mean, rstd = torch.native_layer_norm(x, [x.shape[1]], inputs["w"], inputs["b"], EPS)
+        if mean.dtype != torch.float32:  # the CPU keeps half-precision statistics; GPUs use float32
+            _, mean, rstd = torch.native_layer_norm(x.float(), [x.shape[1]], None, None, EPS)
+        return {"y": y, "mean": mean.reshape(-1), "rstd": rstd.reshape(-1)}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

@@ -184,6 +184,13 @@ class Harness(_Base):
             num_stages=2,
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        if "bias" in inputs:
+            return {"c": torch.addmm(inputs["bias"][:, None], inputs["a"], inputs["b"])}
+        return {"c": inputs["a"] @ inputs["b"]}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

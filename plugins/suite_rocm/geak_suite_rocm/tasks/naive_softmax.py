@@ -106,6 +106,11 @@ class Harness(_Base):
             BLOCK_SIZE=BLOCK_SIZE,
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        return {"y": torch.softmax(inputs["x"], dim=1)}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

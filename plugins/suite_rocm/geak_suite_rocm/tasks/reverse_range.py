@@ -69,5 +69,8 @@ class Harness(_Base):
             num_warps=case.params["num_warps"],
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"out": inputs["data"][1 : SIZE + 1].flip(0)}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         return {"out": inputs["data"][1 : SIZE + 1].flip(0)}

@@ -195,6 +195,17 @@ class Harness(_Base):
             num_warps=8,
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        x = inputs["x"].to(torch.float32)
+        dy = inputs["grad_output"].to(torch.float32)
+        r = inputs["rsigma"][:, None]
+        gamma = inputs["g"].to(torch.float32) + (1.0 if case.params["zcg"] else 0.0)
+        row_sum = (dy * gamma * x).sum(dim=1, keepdim=True)
+        dx = r * dy * gamma - r**3 * x * row_sum / x.shape[1]
+        return {"dx": dx.to(inputs["x"].dtype), "dg": dy * x * r}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

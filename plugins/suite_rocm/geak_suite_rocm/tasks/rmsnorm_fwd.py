@@ -179,6 +179,15 @@ class Harness(_Base):
             num_warps=num_warps_for(block),
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        x = inputs["x"].to(torch.float32)
+        gamma = inputs["g"].to(torch.float32) + (1.0 if case.params["zcg"] else 0.0)
+        rsigma = torch.rsqrt((x * x).mean(dim=1) + case.params["eps"])
+        y = x * rsigma[:, None] * gamma
+        return {"y": y.to(dtype_of(case.params["out_dtype"])), "rsigma": rsigma}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

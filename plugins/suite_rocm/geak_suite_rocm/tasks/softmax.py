@@ -135,6 +135,11 @@ class Harness(_Base):
             num_warps=num_warps_for(block),
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        return {"y": torch.softmax(inputs["x"], dim=1)}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 

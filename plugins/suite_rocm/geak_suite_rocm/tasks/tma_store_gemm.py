@@ -14,6 +14,7 @@ from geak_core.harness import Harness as _Base
 from geak_core.harness import generator, launch, poisoned
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
+from geak_suite_rocm.tasks._eager import matmul_to
 from geak_suite_rocm.tasks._tiles import fp16_operands
 
 TASK = Task(
@@ -101,6 +102,12 @@ class Harness(_Base):
             BLOCK_M=p["M"], BLOCK_N=p["N"], BLOCK_K=p["K"], OUTPUT_F16=p["OUTPUT_F16"],
             num_warps=p["num_warps"],
         )
+
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        dtype = torch.float16 if case.params["OUTPUT_F16"] else torch.float32
+        return {"c": matmul_to(inputs["a"], inputs["b"], dtype)}
 
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch

@@ -93,5 +93,8 @@ class Harness(_Base):
             num_warps=case.params["num_warps"],
         )
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"z": inputs["x"].flip(1)}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         return {"z": inputs["x"].flip(1)}

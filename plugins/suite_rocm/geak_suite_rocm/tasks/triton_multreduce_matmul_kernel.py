@@ -158,6 +158,13 @@ class Harness(_Base):
         else:
             launch(module.triton_matmul_kernel, grid, USE_DOT=False, **args)
 
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        if "bias" in inputs:
+            return {"c": torch.addmm(inputs["bias"][:, None], inputs["a"], inputs["b"])}
+        return {"c": inputs["a"] @ inputs["b"]}
+
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 
