@@ -317,7 +317,8 @@ class Agent:
 
     def _task_summary(self, task: Task, states: list[LineageState], lineages: int) -> TaskSummary:
         ordered = self._ordered(states)
-        summary = summarize_task(task, lineages, [r for s in ordered for r in s.results])
+        codes = {c.id: c.code for c in self.store.candidates(task.id)}
+        summary = summarize_task(task, lineages, [r for s in ordered for r in s.results], codes=codes)
         summary.best_speedups = best_speedups(j for s in ordered for j in s.judged)
         return summary
 

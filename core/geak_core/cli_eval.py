@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -212,6 +212,7 @@ def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
         "speedup_sum": result.speedup_sum,
         "speedup_geomean": result.speedup_geomean,
         "speedup_method": result.speedup_method,
+        "speedup_vs_eager": result.speedup_vs_eager,
         "roofline_fraction": result.roofline_fraction,
         "performance_measured": result.performance_measured,
         "performance_note": result.performance_note,
@@ -249,13 +250,22 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
-def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int]) -> dict[str, Any]:
-    """Call accuracy, execution accuracy, mean speedup and pass@k over judged candidates."""
+def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
+              codes: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Call accuracy, execution accuracy, mean speedup (against the baseline and against
+    PyTorch eager) and pass@k over judged candidates; ``per_task``: each task's
+    ``TaskSummary`` (its best candidate's speedups and, given ``codes`` by candidate id,
+    code metrics)."""
+    from geak_core.report import summarize_task
+
     judged = [(t, r) for t, r in pairs if "skipped" not in r.flags and "judge_error" not in r.flags]
     by_task: dict[str, list[EvalResult]] = defaultdict(list)
+    tasks: dict[str, Task] = {}
     for task, result in judged:
         by_task[task.id].append(result)
+        tasks[task.id] = task
     speedups = [r.speedup for _, r in judged if r.correct and r.speedup is not None]
+    eager = [r.speedup_vs_eager for _, r in judged if r.correct and r.speedup_vs_eager is not None]
     summary: dict[str, Any] = {
         "candidates": len(pairs),
         "judged": len(judged),
@@ -265,7 +275,13 @@ def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int]) -> dict[s
         "call_accuracy": sum(r.call_ok for _, r in judged) / len(judged) if judged else None,
         "execution_accuracy": sum(r.correct for _, r in judged) / len(judged) if judged else None,
         "mean_speedup": sum(speedups) / len(speedups) if speedups else None,
+        "mean_speedup_vs_eager": sum(eager) / len(eager) if eager else None,
         "pass_at_k": {},
+        "per_task": [
+            summarize_task(tasks[task_id], len(results), [(i, r.candidate_id, r) for i, r in enumerate(results)],
+                           codes=codes).to_dict()
+            for task_id, results in by_task.items()
+        ],
     }
     if by_task:
         smallest = min(len(v) for v in by_task.values())
@@ -416,14 +432,24 @@ def eval_command(
         progress.close()
         evaluator.close()
 
-    summary = summarize(pairs, ks)
+    summary = summarize(pairs, ks, {e.candidate.id: e.candidate.code for e in entries})
     click.echo("")
+    if summary["per_task"]:
+        from geak_core.model import TaskSummary
+        from geak_core.report import format_task_table
+
+        for line in format_task_table([TaskSummary.from_dict(t) for t in summary["per_task"]], "correct"):
+            click.echo(line)
+        click.echo("(per task: correct of its candidates, and its best correct candidate's speedup, speedup "
+                   "against PyTorch eager, cyclomatic complexity and maintainability index; n/m: not measured)")
+        click.echo("")
     click.echo(f"candidates {summary['candidates']}  judged {summary['judged']}  "
                f"skipped {summary['skipped']}  judge errors {summary['judge_errors']}")
-    speed = summary["mean_speedup"]
+    speed, eager = summary["mean_speedup"], summary["mean_speedup_vs_eager"]
     click.echo(f"call accuracy {_percent(summary['call_accuracy'])}  "
                f"execution accuracy {_percent(summary['execution_accuracy'])}  "
-               f"mean speedup {'-' if speed is None else f'{speed:.3f}x'}")
+               f"mean speedup {'-' if speed is None else f'{speed:.3f}x'}  "
+               f"mean speedup against PyTorch eager {'-' if eager is None else f'{eager:.3f}x'}")
     for k, value in summary["pass_at_k"].items():
         click.echo(f"pass@{k} {_percent(value)}")
     if json_out:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
+from geak_core.code_metrics import code_metrics
 from geak_core.model import EvalResult, RunSummary, TaskSummary
 from geak_core.scaling import SPEEDUP_METHODS, mean_speedups, pass_at_k_curve
 from geak_core.tasks import Task
 
 
 def summarize_task(
-    task: Task, lineages: int, results: list[tuple[int, str, EvalResult]], skipped_reason: str | None = None
+    task: Task, lineages: int, results: list[tuple[int, str, EvalResult]], skipped_reason: str | None = None,
+    codes: Mapping[str, str] | None = None,
 ) -> TaskSummary:
-    """``results`` holds (lineage, candidate id, result) for every judged candidate of the task."""
+    """``results`` holds (lineage, candidate id, result) for every judged candidate of the task;
+    ``codes`` their code by candidate id, for the best candidate's code metrics."""
     summary = TaskSummary(
         task_id=task.id, difficulty=task.difficulty, category=task.category,
         lineages=lineages, samples=len(results), skipped_reason=skipped_reason,
@@ -38,7 +42,16 @@ def summarize_task(
         summary.best_speedup, summary.best_candidate_id = best
     else:
         summary.best_candidate_id = first_correct
+    best_result = next((r for _, cid, r in results if cid == summary.best_candidate_id), None)
+    if best_result is not None:
+        summary.best_speedup_vs_eager = best_result.speedup_vs_eager
+    if codes and summary.best_candidate_id in codes:
+        summary.best_metrics = code_metrics(codes[summary.best_candidate_id]).to_dict()
     return summary
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def _rates(tasks: list[TaskSummary]) -> dict[str, Any]:
@@ -74,6 +87,12 @@ def summarize_run(
                               pass_at_k_curve([(t.lineages, t.call_lineages) for t in judged]).items()}
     summary.speedups = mean_speedups(
         t.best_speedups for t in judged if t.correct)
+    summary.mean_speedup_vs_eager = _mean(
+        [t.best_speedup_vs_eager for t in judged if t.correct and t.best_speedup_vs_eager is not None])
+    summary.code_metrics = {
+        name: _mean([t.best_metrics[name] for t in judged if t.correct and t.best_metrics.get(name) is not None])
+        for name in ("cc_mean", "maintainability_index")
+    }
     by_difficulty: dict[str, list[TaskSummary]] = defaultdict(list)
     by_category: dict[str, list[TaskSummary]] = defaultdict(list)
     for t in tasks:
@@ -90,6 +109,10 @@ def _pct(x: float) -> str:
 
 def _speed(x: float | None) -> str:
     return f"{x:.2f}x" if x is not None else "n/m"
+
+
+def _num(x: float | None) -> str:
+    return f"{x:.1f}" if x is not None else "-"
 
 
 def _curve(values: list[float]) -> str:
@@ -117,20 +140,32 @@ def format_scaling(summary: RunSummary) -> list[str]:
     return lines
 
 
-def format_summary(summary: RunSummary) -> str:
-    """Plain-text tables: per task, by difficulty, by category, overall, scaling curves."""
-    lines = []
-    width = max([len(t.task_id) for t in summary.tasks] + [4])
-    lines.append(f"{'task':<{width}}  diff  {'category':<14}  call  exec  lineages ok  best speedup")
-    for t in summary.tasks:
+def format_task_table(tasks: list[TaskSummary], count: str = "lineages ok") -> list[str]:
+    """One line per task: difficulty, category, call, exec, ``count`` (correct of all: lineages,
+    or candidates), and the best correct candidate's speedup, its speedup against PyTorch
+    eager (tasks with a torch equivalent), its cyclomatic complexity (mean over its
+    functions) and its maintainability index."""
+    width = max([len(t.task_id) for t in tasks] + [4])
+    lines = [f"{'task':<{width}}  diff  {'category':<14}  call  exec  {count:>11}  best speedup"
+             f"  vs eager     CC     MI"]
+    for t in tasks:
         if t.skipped_reason:
             lines.append(f"{t.task_id:<{width}}  skipped: {t.skipped_reason}")
             continue
         lines.append(
             f"{t.task_id:<{width}}  {t.difficulty or '-':>4}  {t.category or '-':<14}  "
             f"{'yes' if t.call_ok else 'no':>4}  {'yes' if t.correct else 'no':>4}  "
-            f"{t.correct_lineages:>5}/{t.lineages:<5}  {_speed(t.best_speedup)}"
+            f"{t.correct_lineages:>5}/{t.lineages:<5}  {_speed(t.best_speedup):>12}  "
+            f"{_speed(t.best_speedup_vs_eager):>8}  {_num(t.best_metrics.get('cc_mean')):>5}  "
+            f"{_num(t.best_metrics.get('maintainability_index')):>5}"
         )
+    return lines
+
+
+def format_summary(summary: RunSummary) -> str:
+    """Plain-text tables: per task (``format_task_table``), by difficulty, by category,
+    overall, scaling curves."""
+    lines = format_task_table(summary.tasks)
     for title, groups in (("difficulty", summary.by_difficulty), ("category", summary.by_category)):
         lines.append("")
         lines.append(f"{'by ' + title:<16}  tasks  call acc  exec acc  mean speedup")
@@ -146,6 +181,13 @@ def format_summary(summary: RunSummary) -> str:
         f"{_pct(summary.execution_accuracy).strip()}, mean speedup {_speed(summary.mean_speedup)} "
         f"({summary.speedup_method} of latencies over a task's shapes; n/m = not measured)"
         + (f", {passes}" if passes else "")
+    )
+    metrics = summary.code_metrics
+    lines.append(
+        f"best correct candidate of each task, mean over tasks: speedup against PyTorch eager "
+        f"{_speed(summary.mean_speedup_vs_eager)} (tasks with a torch equivalent), cyclomatic complexity "
+        f"{_num(metrics.get('cc_mean'))}, maintainability index {_num(metrics.get('maintainability_index'))} "
+        f"(0-100; CC and MI by radon, '-' without it)"
     )
     lines.extend(format_scaling(summary))
     cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd else ""
@@ -167,17 +209,22 @@ def _table(title: str, rows: list[tuple[str, list[str]]], columns: list[str], wi
 
 
 def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
-    """One row per run: the paper's module-ablation table, then its scaling curves."""
+    """One row per run: the paper's module-ablation table (with the means over tasks of the
+    best candidate's speedup against PyTorch eager, complexity and maintainability index),
+    then its scaling curves."""
     width = max([len(name) for name, _ in rows] + [6])
     keys = sorted({k for _, s in rows for k in s.pass_at_k}, key=lambda k: int(k.partition("@")[2] or 0))
-    header = f"{'recipe':<{width}}  tasks  call acc  exec acc  speedup  " + "  ".join(f"{k:>8}" for k in keys)
+    header = (f"{'recipe':<{width}}  tasks  call acc  exec acc  speedup  vs eager     CC     MI  "
+              + "  ".join(f"{k:>8}" for k in keys))
     lines = [header.rstrip()]
     for name, s in rows:
         judged = sum(1 for t in s.tasks if t.skipped_reason is None)
         passes = "  ".join(f"{_pct(s.pass_at_k[k]) if k in s.pass_at_k else '-':>8}" for k in keys)
         lines.append(
             f"{name:<{width}}  {judged:>5}  {_pct(s.call_accuracy)}  {_pct(s.execution_accuracy)}"
-            f"  {_speed(s.mean_speedup):>7}  {passes}".rstrip()
+            f"  {_speed(s.mean_speedup):>7}  {_speed(s.mean_speedup_vs_eager):>8}"
+            f"  {_num(s.code_metrics.get('cc_mean')):>5}  {_num(s.code_metrics.get('maintainability_index')):>5}"
+            f"  {passes}".rstrip()
         )
     lines += _table("speedup by aggregate (mean over tasks of the best correct candidate)",
                     [(n, [_speed(s.speedups.get(m)) for m in SPEEDUP_METHODS]) for n, s in rows],

@@ -14,8 +14,10 @@ import threading
 from pathlib import Path
 
 from geak_core.agent import run_recipe
+from geak_core.code_metrics import code_metrics
 from geak_core.plugins import PluginManager
 from geak_core.recipe import load_recipe
+from geak_core.report import format_summary
 from geak_core.store import RunStore
 
 from tests.support.openai_server import OpenAIServer, Reply
@@ -135,6 +137,13 @@ def test_call_failure_is_reflected_on_then_the_correct_kernel_goes_to_the_optimi
     counts = store.counts()
     assert (counts["llm_calls"], counts["candidates"], counts["evaluations"]) == (3, 3, 3)
     assert (store.dir / "best" / "test_add_kernel.py").exists()
+    # the summary's code metrics are the best candidate's (untimed here: the first correct one)
+    best = code_metrics((store.dir / "best" / "test_add_kernel.py").read_text())
+    assert best.maintainability_index is not None
+    assert summary.tasks[0].best_metrics == best.to_dict()
+    assert summary.code_metrics == {"cc_mean": best.cc_mean, "maintainability_index": best.maintainability_index}
+    row = next(line for line in format_summary(summary).splitlines() if line.startswith("test_add_kernel"))
+    assert row.split()[-3:] == ["n/m", f"{best.cc_mean:.1f}", f"{best.maintainability_index:.1f}"]
 
 
 def test_a_mismatch_is_reflected_on_and_no_optimizer_stops_at_the_first_correct(tmp_path):

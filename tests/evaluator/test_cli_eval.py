@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from geak_core.cli_eval import eval_command, summarize
+from geak_core.code_metrics import code_metrics
 from geak_core.model import EvalResult
 from judge_support import CHEATS, FIXTURES
 
@@ -60,6 +61,14 @@ def test_files_a_folder_and_jsonl_records_are_judged_into_one_json_report(mini_c
     assert "call accuracy 80.0%  execution accuracy 40.0%" in result.output
     assert "pass@1 41.7%" in result.output  # add: 1 of 2 correct; scale: 1 of 3
     assert "pass@2 83.3%" in result.output
+    # per task: correct of its candidates, and the best correct one's speedups and code metrics
+    table = {line.split()[0]: line.split() for line in result.output.splitlines()
+             if len(line.split()) == 10 and "/" in line.split()[5]}
+    add, scale = code_metrics((REFERENCES / "add.py").read_text()), code_metrics((REFERENCES / "scale.py").read_text())
+    assert table["add"][3:] == ["yes", "yes", "1/2", "n/m", "n/m", f"{add.cc_mean:.1f}",
+                                f"{add.maintainability_index:.1f}"]
+    assert table["scale"][5:] == ["1/3", "n/m", "n/m", f"{scale.cc_mean:.1f}", f"{scale.maintainability_index:.1f}"]
+    assert "mean speedup -  mean speedup against PyTorch eager -" in result.output
     assert not list(tmp_path.glob(".geak-eval-*")), "no temporary file is left behind"
 
 
@@ -116,17 +125,24 @@ def test_the_summary_counts_pass_at_k_per_task_and_leaves_out_skips():
 
     a, b = task("a"), task("b")
     pairs = [
-        (a, EvalResult("a", "1", call_ok=True, correct=True, speedup=2.0)),
+        (a, EvalResult("a", "1", call_ok=True, correct=True, speedup=2.0, speedup_vs_eager=5.0)),
         (a, EvalResult("a", "2", call_ok=True, correct=False)),
         (b, EvalResult("b", "3", call_ok=False)),
         (b, EvalResult("b", "4", call_ok=True, correct=True, speedup=1.0)),
         (b, EvalResult("b", "5", flags=["skipped"])),
     ]
-    summary = summarize(pairs, [1, 2, 3])
+    code = (REFERENCES / "add.py").read_text()
+    summary = summarize(pairs, [1, 2, 3], codes={"1": code})
     assert summary["judged"] == 4 and summary["skipped"] == 1
     assert summary["call_accuracy"] == 0.75 and summary["execution_accuracy"] == 0.5
     assert summary["mean_speedup"] == 1.5
+    assert summary["mean_speedup_vs_eager"] == 5.0
     assert summary["pass_at_k"] == {"1": 0.5, "2": 1.0}
+    per_task = {t["task_id"]: t for t in summary["per_task"]}
+    assert per_task["a"]["best_candidate_id"] == "1" and per_task["a"]["best_speedup_vs_eager"] == 5.0
+    assert per_task["a"]["best_metrics"] == code_metrics(code).to_dict()
+    assert (per_task["b"]["correct_lineages"], per_task["b"]["lineages"]) == (1, 2)  # the skip left out
+    assert per_task["b"]["best_metrics"] == {}  # no code given for it
 
 
 def test_the_command_is_wired_into_the_main_cli():
