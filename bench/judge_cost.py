@@ -54,7 +54,34 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
     parser.add_argument("--geak-timeout", type=float, default=600.0)
     parser.add_argument("--json", dest="json_out", default="")
+    parser.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                        help="a triton evaluator option, VALUE in TOML syntax (repeatable), e.g. "
+                             "--option runs_per_gpu=4 --option 'spare_children=\"off\"'")
     return parser.parse_args(argv)
+
+
+def evaluator_options(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs, VALUE in TOML syntax (a bare word is taken as a string)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    from dataclasses import fields
+
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    known = {f.name for f in fields(TritonEvaluatorOptions)}
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or key not in known:
+            raise SystemExit(f"--option {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
+        try:
+            options[key] = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            options[key] = value
+    return options
 
 
 def original_kernel(geak_eval: str, task_id: str) -> str | None:
@@ -104,8 +131,9 @@ def bench_task(task: Any, code: str, args: argparse.Namespace) -> dict[str, Any]
     def copy(i: int) -> Candidate:  # distinct sources, same kernels
         return Candidate(id=f"c{i}", task_id=task.id, code=code + f"\n# copy {i}\n")
 
-    judge = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode))
-    row: dict[str, Any] = {"task": task.id}
+    judge = get_plugin_manager().build("evaluator", "triton",
+                                       TritonEvaluatorOptions(mode=args.mode, **evaluator_options(args.options)))
+    row: dict[str, Any] = {"task": task.id, "options": evaluator_options(args.options)}
     try:
         started = time.monotonic()
         cold = judge.evaluate(task, copy(0))

@@ -472,18 +472,28 @@ class Channel:
     def __init__(self, result_fd: int, stdin_fd: int):
         self._result_fd = result_fd
         self._stdin_fd = stdin_fd
+        self.sent_s = 0.0  # time spent encoding and writing frames (the judge reading them included)
+        self.waited_s = 0.0  # time spent waiting for the judge's answers
 
     def send(self, obj: Any) -> None:
-        _write_frame(self._result_fd, obj)
+        began = time.perf_counter()
+        try:
+            _write_frame(self._result_fd, obj)
+        finally:
+            self.sent_s += time.perf_counter() - began
 
     def receive(self) -> Any:
-        head = _read_exact(self._stdin_fd, _FRAME.size)
-        if head is None:
-            raise EOFError("the judge closed the channel")
-        (size,) = _FRAME.unpack(head)
-        body = _read_exact(self._stdin_fd, size)
-        if body is None:
-            raise EOFError("the judge closed the channel mid-frame")
+        began = time.perf_counter()
+        try:
+            head = _read_exact(self._stdin_fd, _FRAME.size)
+            if head is None:
+                raise EOFError("the judge closed the channel")
+            (size,) = _FRAME.unpack(head)
+            body = _read_exact(self._stdin_fd, size)
+            if body is None:
+                raise EOFError("the judge closed the channel mid-frame")
+        finally:
+            self.waited_s += time.perf_counter() - began
         return tensorio.loads(body)
 
 
@@ -525,6 +535,7 @@ def _child_main() -> None:
                 for name in filter(None, option.partition("=")[2].split(",")):
                     importlib.import_module(name)
         request = channel.receive()
+        channel.sent_s = channel.waited_s = 0.0  # the job's own time, not the wait for it
         os.environ.update(request.get("env") or {})
         for entry in reversed(request.get("sys_path", [])):
             if entry not in sys.path:

@@ -56,16 +56,18 @@ class Gating:
 
     slot: Slot
     shared_runs: bool  # several slots on this device: each run holds the gate shared
-    holding: str | None = None  # None | "shared" | "exclusive"
+    holding: str | None = None  # None | "shared" | "capped" | "exclusive"
     waited_s: float = 0.0
     timing_s: float = 0.0
     _since: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def hold_shared(self, replier: Replier) -> None:
-        waited = self.slot.gate.acquire_shared(capped=True)
+    def hold_shared(self, replier: Replier, capped: bool = True) -> None:
+        """Hold the device shared: ``capped`` for the candidate's runs, not for the trusted
+        baseline's warm-up (mostly loading compiled kernels, as a reference child does)."""
+        waited = self.slot.gate.acquire_shared(capped=capped)
         with self._lock:
-            self.holding = "shared"
+            self.holding = "capped" if capped else "shared"
         self.waited_s += waited
         replier.exclude(waited)
 
@@ -81,8 +83,8 @@ class Gating:
     def release(self) -> None:
         with self._lock:
             holding, self.holding = self.holding, None
-        if holding == "shared":
-            self.slot.gate.release_shared(capped=True)
+        if holding in ("shared", "capped"):
+            self.slot.gate.release_shared(capped=holding == "capped")
         elif holding == "exclusive":
             self.timing_s += time.monotonic() - self._since
             self.slot.gate.release_exclusive()
@@ -118,6 +120,8 @@ class CandidateFrames(FrameHandler):
 
     def __call__(self, message: Any, replier: Replier) -> Any:
         self.replier = replier
+        if "start" not in self.phases:  # the child's start: its process, the task and its harness
+            self.phases["start"] = time.monotonic() - self.started
         try:
             return self.handle(message)
         except JudgeError as exc:  # kept for the judge's thread; the child is told to stop
@@ -145,6 +149,7 @@ class CandidateFrames(FrameHandler):
 
     def on_imported(self, frame: dict[str, Any]) -> Any:
         self.phases["start_and_import"] = time.monotonic() - self.started
+        self.phases["import"] = float(frame.get("import_s") or 0.0)
         self.imported = True
         self.aborted = bool(frame.get("contract") or frame.get("violations"))
         for problem in frame.get("contract", []):
@@ -157,14 +162,16 @@ class CandidateFrames(FrameHandler):
 
     def on_warmed(self, frame: dict[str, Any]) -> Any:
         self.gating.release()
+        self.phases["warmup"] = float(frame.get("warm_s") or 0.0)
         return frame
 
     def on_start(self, frame: dict[str, Any]) -> Any:
-        self.current = frame if frame.get("stage") != "warm-up" else None
+        warm_up = frame.get("stage") == "warm-up"
+        self.current = None if warm_up else frame
         if self.plan.get("gate"):
             assert self.replier is not None
             if self.gating.shared_runs:
-                self.gating.hold_shared(self.replier)
+                self.gating.hold_shared(self.replier, capped=not warm_up)
             self.replier.send(GO)
         return frame
 
@@ -206,6 +213,8 @@ class CandidateFrames(FrameHandler):
         """Every run is done: compare what is left, then grant timing to a correct candidate."""
         self.checked_at = time.monotonic()
         assert self.replier is not None
+        self.phases["send"] = float(frame.get("sent_s") or 0.0)
+        self.phases["wait"] = float(frame.get("waited_s") or 0.0)
         self.settle()
         if self.verdict.failures or not self.timing_wanted or self.ref.timing_seed is None:
             self.replier.send(ABORT)

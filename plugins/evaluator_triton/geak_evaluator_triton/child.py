@@ -520,16 +520,19 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
             channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": timing["reference_seed"]})
             if channel.receive().get("abort"):
                 return {"ok": False}
+        began = time.perf_counter()
         try:
             baseline = gputiming.Baseline.warm(task, harness, [cases[n] for n in timing["cases"]],
                                                timing["reference_seed"])
         except Exception as exc:
             channel.send(error_frame("setup_error", exc, where="reference warm-up"))
             return {"ok": False}
-        channel.send({"kind": "warmed"})
+        channel.send({"kind": "warmed", "warm_s": round(time.perf_counter() - began, 4)})
         gputiming.set_cache_dir(timing["candidate_cache"])
+    began = time.perf_counter()
     module, guard, frame = prepare_candidate(
         task, args["code"], harness, log, extra_watch={"reference": baseline.module} if baseline else None)
+    frame["import_s"] = round(time.perf_counter() - began, 4)
     channel.send(frame)
     if module is None or frame["contract"] or frame["violations"]:
         return {"ok": False}
@@ -541,7 +544,10 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     ok = run_plan(task, harness, guarded, cases, plan, channel, guard, hide=hide)
     if not ok or baseline is None:
         return {"ok": ok}
-    channel.send({"kind": "checked"})
+    # The channel's own clocks: encoding and writing frames (outputs copied off the device
+    # included), and waiting for the judge's answers (device gate, comparisons).
+    channel.send({"kind": "checked", "sent_s": round(getattr(channel, "sent_s", 0.0), 4),
+                  "waited_s": round(getattr(channel, "waited_s", 0.0), 4)})
     answer = channel.receive()
     if answer.get("abort"):
         return {"ok": True}

@@ -322,7 +322,7 @@ class TritonEvaluator:
 
     def _judge(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, result: EvalResult) -> None:
         mark = time.monotonic()
-        ref = self.references.get(task, runtime, slot)
+        ref = self.references.get(task, runtime, slot, phases=result.phases)
         result.phases["reference"] = round(time.monotonic() - mark, 3)
         result.skipped = list(ref.skipped)
         if self.options.check_outliers:

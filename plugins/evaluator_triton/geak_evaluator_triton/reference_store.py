@@ -57,8 +57,12 @@ class ReferenceStore:
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
-    def get(self, task: Task, runtime: Runtime, slot: Slot) -> ReferenceRun:
-        """The reference outputs of ``task`` (cached); raises JudgeError if the reference fails."""
+    def get(self, task: Task, runtime: Runtime, slot: Slot,
+            phases: dict[str, float] | None = None) -> ReferenceRun:
+        """The reference outputs of ``task`` (cached); raises JudgeError if the reference fails.
+
+        ``phases``: where a reference child ran for this call, its parts are added
+        (``reference.start``, ``reference.runs``)."""
         key = self.key(task, runtime)
         with self._lock:
             lock = self._key_locks.setdefault(key, threading.Lock())
@@ -68,6 +72,8 @@ class ReferenceStore:
                     self._runs.move_to_end(key)
                     return self._runs[key]
             run = self._compute(task, runtime, slot, key)
+            if phases is not None:
+                phases.update({f"reference.{k}": round(v, 3) for k, v in run.phases.items()})
             with self._lock:
                 self._runs[key] = run
                 self._evict()
@@ -92,6 +98,7 @@ class ReferenceStore:
         try:
             if cached and not missing and timing_seed is None:
                 run = cached["run"]
+                run.phases = {}  # no child ran
                 cached = {}
             else:  # the timing seed is secret and never on disk: its runs are always computed
                 run = self.run(task, runtime, slot, missing if cached else seeds, all_seeds=seeds,
@@ -160,6 +167,7 @@ class ReferenceStore:
             reference_file=table.get("reference_file", ""),
             weak=reader.weak,
             wall_s=time.monotonic() - started,
+            phases={"start": (reader.table_at or started) - started, "runs": reader.runs_s},
         )
 
 
@@ -175,14 +183,18 @@ class _ReferenceFrames(FrameHandler):
         self.untimed: dict[str, str] = {}
         self.weak: list[str] = []
         self.failure: JudgeError | None = None
+        self.table_at: float | None = None
+        self.runs_s = 0.0
 
     def on_cases(self, frame: dict[str, Any]) -> Any:
         self.table = frame
+        self.table_at = time.monotonic()
         return {"kind": "cases"}
 
     def on_run(self, frame: dict[str, Any]) -> Any:
         index = (frame["stage"], frame["case"], frame["seed"])
         self.outputs[index] = frame["outputs"]
+        self.runs_s += float(frame.get("run_s") or 0.0)
         self.weak += [w for w in frame.get("weak", []) if w not in self.weak]
         if "noise" in frame:
             self.noise[index] = frame["noise"]

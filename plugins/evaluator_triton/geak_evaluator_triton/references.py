@@ -36,6 +36,9 @@ class ReferenceRun:
     reference_file: str = ""
     weak: list[str] = field(default_factory=list)  # the harness's weak_result_reason findings
     wall_s: float = 0.0
+    # Parts of the reference child's wall time: "start" (until its case table: process,
+    # task, harness), "runs" (its runs, inputs and oracle included)
+    phases: dict[str, float] = field(default_factory=dict)
     nbytes: int = 0
     heavy_bytes: float = 0.0
 

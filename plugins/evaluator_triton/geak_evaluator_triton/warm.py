@@ -1,8 +1,11 @@
 """Imported by a spare child while it waits for a job: the start-up every job pays anyway.
 
 Python, torch, Triton and the judge's child modules are imported, and on a GPU
-the CUDA context is created, before any job (and so before any candidate code)
-reaches the process.
+the CUDA context is created and Triton's driver utilities loaded, before any
+job (and so before any candidate code) reaches the process. Torch's function
+and dispatch modes are entered once too: the first entry imports
+``torch._dynamo`` (about a second and a half), which every candidate child
+pays when it sets up its compute monitor.
 """
 
 import os
@@ -13,7 +16,17 @@ import triton.language  # noqa: F401
 
 import geak_evaluator_triton.child  # noqa: F401
 import geak_evaluator_triton.guards  # noqa: F401
+from geak_evaluator_triton.guards import enter_torch_modes_once
+
+enter_torch_modes_once()
 
 if os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
     torch.cuda.init()
     torch.empty(1, device="cuda")
+    try:  # the driver's compiled helpers, loaded on first use
+        from triton.runtime import driver
+
+        driver.active.get_current_device()
+        driver.active.get_current_stream()
+    except Exception:  # an older or newer Triton without these: the job loads them itself
+        pass
