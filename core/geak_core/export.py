@@ -70,6 +70,9 @@ CANDIDATE_COLUMNS: tuple[Column, ...] = (
     Column("speedup_sum", "float", "sum of baseline latencies over sum of candidate latencies"),
     Column("speedup_geomean", "float", "geometric mean of per-shape latency ratios"),
     Column("speedup_mean_ratio", "float", "arithmetic mean of per-shape latency ratios (the paper's)"),
+    Column("speedup_vs_eager", "float", "PyTorch eager over candidate latency, aggregated by speedup_method "
+                                        "over the shapes with an eager latency; tasks with a torch "
+                                        "equivalent, correct candidates timed on a GPU only"),
     Column("roofline_fraction", "float", "mean over timed shapes of achieved / peak (bandwidth or compute, "
                                          "the larger share)"),
     Column("performance_measured", "bool", "the candidate was timed"),
@@ -87,31 +90,38 @@ CANDIDATE_COLUMNS: tuple[Column, ...] = (
     Column("sloc", "int", "source lines of code"),
 )
 
-TRANSITION_COLUMNS: tuple[Column, ...] = (
-    Column("run_id", "string", "the run's id"),
-    Column("suite", "string", "the benchmark suite"),
-    Column("task", "string", "the task's id"),
-    Column("kind", "string", "error_to_fix or slow_to_fast"),
-    Column("lineage", "int", "the lineage both candidates belong to"),
-    Column("round_kind", "string", "the round that made the second candidate (reflect, optimize, ...)"),
-    Column("prompt", "messages", "the messages that asked for the second candidate (for a fix: the first's "
-                                 "code and the judge's report)"),
-    Column("reply", "string", "the reply that gave the second candidate"),
-    Column("before_id", "string", "the first candidate"),
-    Column("after_id", "string", "the second candidate"),
-    Column("before_code", "string", "the first candidate's code"),
-    Column("after_code", "string", "the second candidate's code"),
-    Column("before_verdict", "string", "the first's verdict"),
-    Column("before_failed_stage", "string", "the first's failed stage"),
-    Column("before_reason", "string", "the judge's reason for the first"),
-    Column("before_error", "string", "the first's trimmed traceback"),
-    Column("after_verdict", "string", "the second's verdict (correct)"),
-    Column("before_speedup", "float", "the first's speedup"),
-    Column("after_speedup", "float", "the second's speedup"),
-    Column("before_maintainability_index", "float", "the first's maintainability index"),
-    Column("after_maintainability_index", "float", "the second's maintainability index"),
-    Column("hardware", "string", "the hardware profile of the second's verdict"),
-    Column("model", "string", "the LLM that wrote the second"),
+# Each transitions column is read from one candidate of the pair, as (column, "before" or
+# "after", the candidates column it copies, doc); its type is that column's. "kind" alone is
+# the pair's own (transition_kind).
+_PAIR_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
+    ("run_id", "after", "run_id", "the run's id"),
+    ("suite", "after", "suite", "the benchmark suite"),
+    ("task", "after", "task", "the task's id"),
+    ("kind", "", "", "error_to_fix or slow_to_fast"),
+    ("lineage", "after", "lineage", "the lineage both candidates belong to"),
+    ("round_kind", "after", "round_kind", "the round that made the second candidate (reflect, optimize, ...)"),
+    ("prompt", "after", "prompt", "the messages that asked for the second candidate (for a fix: the first's "
+                                  "code and the judge's report)"),
+    ("reply", "after", "reply", "the reply that gave the second candidate"),
+    ("before_id", "before", "candidate_id", "the first candidate"),
+    ("after_id", "after", "candidate_id", "the second candidate"),
+    ("before_code", "before", "code", "the first candidate's code"),
+    ("after_code", "after", "code", "the second candidate's code"),
+    ("before_verdict", "before", "verdict", "the first's verdict"),
+    ("before_failed_stage", "before", "failed_stage", "the first's failed stage"),
+    ("before_reason", "before", "reason", "the judge's reason for the first"),
+    ("before_error", "before", "error", "the first's trimmed traceback"),
+    ("after_verdict", "after", "verdict", "the second's verdict (correct)"),
+    ("before_speedup", "before", "speedup", "the first's speedup"),
+    ("after_speedup", "after", "speedup", "the second's speedup"),
+    ("before_maintainability_index", "before", "maintainability_index", "the first's maintainability index"),
+    ("after_maintainability_index", "after", "maintainability_index", "the second's maintainability index"),
+    ("hardware", "after", "hardware", "the hardware profile of the second's verdict"),
+    ("model", "after", "model", "the LLM that wrote the second"),
+)
+_CANDIDATE_TYPES = {c.name: c.type for c in CANDIDATE_COLUMNS}
+TRANSITION_COLUMNS: tuple[Column, ...] = tuple(
+    Column(name, _CANDIDATE_TYPES[source] if source else "string", doc) for name, _, source, doc in _PAIR_COLUMNS
 )
 
 
@@ -154,6 +164,7 @@ def candidate_record(run: RunData, row: CandidateRow, profiles: list[HardwarePro
         "speedup_sum": r.speedup_sum if r else None,
         "speedup_geomean": r.speedup_geomean if r else None,
         "speedup_mean_ratio": r.speedup_mean_ratio if r else None,
+        "speedup_vs_eager": r.speedup_vs_eager if r else None,
         "roofline_fraction": r.roofline_fraction if r else None,
         "performance_measured": bool(r and r.performance_measured),
         "mode": (r.mode or None) if r else None,
@@ -190,19 +201,8 @@ def transition_records(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]
         kind = transition_kind(before, after)
         if kind is None:
             continue
-        pairs.append({
-            "run_id": after["run_id"], "suite": after["suite"], "task": after["task"], "kind": kind,
-            "lineage": after["lineage"], "round_kind": after["round_kind"], "prompt": after["prompt"],
-            "reply": after["reply"], "before_id": before["candidate_id"], "after_id": after["candidate_id"],
-            "before_code": before["code"], "after_code": after["code"],
-            "before_verdict": before["verdict"], "before_failed_stage": before["failed_stage"],
-            "before_reason": before["reason"], "before_error": before["error"],
-            "after_verdict": after["verdict"],
-            "before_speedup": before["speedup"], "after_speedup": after["speedup"],
-            "before_maintainability_index": before["maintainability_index"],
-            "after_maintainability_index": after["maintainability_index"],
-            "hardware": after["hardware"], "model": after["model"],
-        })
+        pair = {"before": before, "after": after}
+        pairs.append({name: pair[side][source] if side else kind for name, side, source, _ in _PAIR_COLUMNS})
     return pairs
 
 

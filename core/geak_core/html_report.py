@@ -83,6 +83,10 @@ class TaskStat:
         return self.best.result.speedup if self.best and self.best.result else None
 
     @property
+    def best_speedup_vs_eager(self) -> float | None:
+        return self.best.result.speedup_vs_eager if self.best and self.best.result else None
+
+    @property
     def best_roofline(self) -> float | None:
         return self.best.result.roofline_fraction if self.best and self.best.result else None
 
@@ -157,6 +161,7 @@ def _geomean(values: list[float]) -> float | None:
 def rates(stats: list[TaskStat]) -> dict[str, Any]:
     judged = [s for s in stats if s.skipped_reason is None]
     speedups = [s.best_speedup for s in judged if s.correct and s.best_speedup is not None]
+    eager = [s.best_speedup_vs_eager for s in judged if s.correct and s.best_speedup_vs_eager is not None]
     n = len(judged)
     return {
         "tasks": n,
@@ -165,6 +170,7 @@ def rates(stats: list[TaskStat]) -> dict[str, Any]:
         "execution_accuracy": sum(s.correct for s in judged) / n if n else None,
         "mean_speedup": _mean(speedups),
         "geomean_speedup": _geomean(speedups),
+        "mean_speedup_vs_eager": _mean(eager),
         "speedups_measured": len(speedups),
     }
 

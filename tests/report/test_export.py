@@ -11,6 +11,8 @@ from click.testing import CliRunner
 from geak_core.cli import main
 from geak_core.export import CANDIDATE_COLUMNS, TRANSITION_COLUMNS, transition_kind
 
+from tests.report.timed_run import EAGER_OVER_REFERENCE
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -67,6 +69,16 @@ def test_a_timed_run_yields_slow_to_fast_pairs_and_its_hardware(timed_runs, tmp_
     timed = [r for r in rows if r["verdict"] == "correct"]
     assert {r["hardware"] for r in timed} == {"h100"} and all(r["roofline_fraction"] for r in timed)
     assert sum(r["prompt_tokens"] for r in rows) == 2 * 2 * (100 + 101 + 102)
+    # vector_add has a PyTorch eager equivalent (1.5x the reference's latency), matmul none
+    for r in timed:
+        expected = EAGER_OVER_REFERENCE * r["speedup_sum"] if r["task"] == "vector_add" else None
+        assert r["speedup_vs_eager"] == (pytest.approx(expected) if expected else None), r["candidate_id"]
+    for p in pairs:  # a transition copies the fields of its two candidates' rows
+        after = next(r for r in rows if r["candidate_id"] == p["after_id"])
+        before = next(r for r in rows if r["candidate_id"] == p["before_id"])
+        assert (p["task"], p["reply"], p["after_code"], p["model"]) == (after["task"], after["reply"],
+                                                                         after["code"], after["model"])
+        assert (p["before_code"], p["before_error"]) == (before["code"], before["error"])
 
 
 def test_the_parquet_export_carries_the_documented_types(timed_runs, tmp_path):

@@ -10,12 +10,15 @@ from geak_core.cli import main
 from geak_core.cli_report import hardware_profiles
 from geak_core.html_report import (
     build_report,
+    rates,
     recipe_differences,
     roofline_groups,
     scaling_curves,
     task_stats,
 )
 from geak_core.rundata import load_run
+
+from tests.report.timed_run import EAGER_OVER_REFERENCE
 
 pytest.importorskip("plotly")
 
@@ -57,6 +60,22 @@ def test_the_best_kernel_is_the_fastest_correct_one_and_its_diff_starts_at_the_f
     best_sums = [max(r.result.speedup_sum for r in s.rows if r.result.correct) for s in stats.values()]
     assert curves["speedups"]["sum"] == pytest.approx(sum(best_sums) / 2)
     assert [p["execution_accuracy"] for p in curves["by_iteration"]] == [0.0, 1.0, 1.0]
+
+
+def test_the_best_candidates_speedup_against_pytorch_eager_is_shown_where_the_task_has_one(timed_runs, tmp_path):
+    run = load_run(timed_runs[0])
+    stats = {s.task_id: s for s in task_stats(run)}
+    add, matmul = stats["vector_add"], stats["matmul"]
+    assert add.best_speedup_vs_eager == pytest.approx(EAGER_OVER_REFERENCE * add.best_speedup)
+    assert matmul.best_speedup_vs_eager is None
+    assert rates(list(stats.values()))["mean_speedup_vs_eager"] == add.best_speedup_vs_eager
+    out = tmp_path / "report.html"
+    assert CliRunner().invoke(main, ["report", str(timed_runs[0]), "-o", str(out)]).exit_code == 0
+    page = out.read_text()
+    row = page.split('<tr data-task="vector_add">', 1)[1].split("</tr>", 1)[0]
+    assert f"<td class=\"n\">{add.best_speedup:.2f}x</td>\n<td class=\"n\">{add.best_speedup_vs_eager:.2f}x</td>" in row
+    row = page.split('<tr data-task="matmul">', 1)[1].split("</tr>", 1)[0]
+    assert f"<td class=\"n\">{matmul.best_speedup:.2f}x</td>\n<td class=\"n\">n/m</td>" in row
 
 
 def test_rooflines_are_grouped_by_the_profile_that_matches_the_device(timed_runs):

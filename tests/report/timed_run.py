@@ -19,11 +19,13 @@ from geak_core.model import (
     TaskSummary,
     aggregate_speedups,
 )
+from geak_core.scaling import eager_speedup
 from geak_core.store import SUMMARY_FILE, RunStore
 from geak_core.tasks import EntryPoint, Task
 
 DEVICE = "NVIDIA H100 80GB HBM3"
 H100_BANDWIDTH_GBS = 3350.0
+EAGER_OVER_REFERENCE = 1.5  # vector_add has a PyTorch eager equivalent, 1.5x slower than the reference
 
 TASKS = {
     "vector_add": Task(suite="rocm", id="vector_add", instruction="add", harness="m:H",
@@ -66,7 +68,8 @@ def _shapes(task_id: str, candidate_ms: list[float]) -> list[ShapeResult]:
         shapes.append(ShapeResult(case=f"case{i}_{dtype}", reference_ms=ref, candidate_ms=ms, flops=flops,
                                   bytes=nbytes, dtype=dtype, achieved_gbs=gbs, achieved_tflops=tflops,
                                   roofline_fraction=max(gbs / H100_BANDWIDTH_GBS, tflops / peak),
-                                  bound=bound))
+                                  bound=bound,
+                                  eager_ms=ref * EAGER_OVER_REFERENCE if task_id == "vector_add" else None))
     return shapes
 
 
@@ -83,6 +86,7 @@ def _verdict(task_id: str, candidate_id: str, step: int, lineage: int) -> EvalRe
     fractions = [s.roofline_fraction for s in shapes]
     return EvalResult(task_id=task_id, candidate_id=candidate_id, call_ok=True, correct=True, shapes=shapes,
                       speedup=total, speedup_sum=total, speedup_geomean=geo,
+                      speedup_vs_eager=eager_speedup(shapes, "sum"),
                       roofline_fraction=sum(fractions) / len(fractions), performance_measured=True,
                       performance_note="CUDA-event medians", device=DEVICE, mode="gpu")
 
@@ -149,4 +153,4 @@ def make_timed_run(output_dir: Path, name: str = "timed", model: str = "gpt-test
     return store.dir
 
 
-__all__ = ["DEVICE", "TASKS", "make_timed_run"]
+__all__ = ["DEVICE", "EAGER_OVER_REFERENCE", "TASKS", "make_timed_run"]
