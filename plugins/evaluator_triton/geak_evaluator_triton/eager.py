@@ -374,6 +374,10 @@ def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         return {"ok": False}
     timing = args.get("timing")
     seed_a = timing["reference_seed"] if timing else 0
+    if timing and timing.get("gate"):  # eager's first calls and the warm-up use the device: wait like a run
+        channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": seed_a})
+        if channel.receive().get("abort"):
+            return {"ok": False}
     runnable = []
     for name, seed in ([[n, seed_a] for n in timing["cases"]] if timing else args["runs"]):
         try:  # also eager's first call (its warm-up) when it is to be timed
@@ -391,20 +395,21 @@ def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         if not timing:
             channel.send({"kind": "run", "case": name, "seed": seed, "outputs": outputs})
         del inputs, outputs
-    if not timing or not runnable:
+    if not timing:
+        return {"ok": True}
+    if not runnable:
+        channel.send({"kind": "warmed"})  # the device is free again
         return {"ok": True}
     return {"ok": _time(channel, task, harness, side, module, runnable, timing, log)}
 
 
 def _time(channel: Any, task: Any, harness: Any, side: Any, module: Any, cases: list[Any],
           timing: dict[str, Any], log: Any) -> bool:
+    """Warm the baseline (the device held shared since eager's first calls), then, once
+    the judge holds the device exclusively, time eager against it."""
     from geak_evaluator_triton import gputiming
     from geak_evaluator_triton.child import error_frame
 
-    if timing.get("gate"):  # the warm-up runs on the device too: wait for it like a run
-        channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": timing["reference_seed"]})
-        if channel.receive().get("abort"):
-            return False
     try:
         baseline = gputiming.Baseline.warm(task, harness, cases, timing["reference_seed"])
     except Exception as exc:
