@@ -9,8 +9,9 @@ A task with a PyTorch eager equivalent says so in ``Task.eager``:
   torch operators (``geak_core.harness.Harness.eager``).
 
 Eager code never runs in the candidate's process, where a candidate could slow
-down the torch operators it competes with. Once per task and judge, when the
-first candidate of the task has been timed, a child of its own (the harness,
+down the torch operators it competes with. Once per task and judge, started
+in the background when the first candidate of the task is checked (its
+verdict waits for it only if its own timing ends first), a child of its own (the harness,
 the timing baseline and the eager code; no candidate code) warms the baseline
 and times eager against it with the candidate's own timing loop
 (``gputiming.time_cases``: calls interleaved, caches flushed, medians; the
@@ -132,6 +133,7 @@ class EagerStore:
         self._lock = threading.Lock()
         self._times: dict[str, EagerTimes] = {}
         self._key_locks: dict[str, threading.Lock] = {}
+        self._prefetching: set[str] = set()
 
     def apply(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
               profile: HardwareProfile | None, result: EvalResult) -> None:
@@ -153,8 +155,34 @@ class EagerStore:
         result.phases["eager"] = round(time.monotonic() - started, 3)
         apply_eager(result, times)
 
+    def prefetch(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
+                 profile: HardwareProfile | None) -> None:
+        """Start measuring in the background, while the task's first candidate is checked
+        (its verdict then waits for the rest, if any); nothing when measured or under way.
+
+        The child starts afresh rather than taking the slot's spare, which the
+        candidate is about to use."""
+        if eager_is_baseline(task) or task.eager not in EAGER_SOURCES:
+            return
+        key = f"{self.references.key(task, runtime)}:{ref.timing_seed}"
+        with self._lock:
+            if key in self._times or key in self._prefetching:
+                return
+            self._prefetching.add(key)
+
+        def measure() -> None:
+            try:
+                self.get(task, runtime, slot, ref, profile, use_spare=False)
+            except Exception:  # apply() measures again and reports the problem in the verdict
+                pass
+            finally:
+                with self._lock:
+                    self._prefetching.discard(key)
+
+        threading.Thread(target=measure, name="geak-eager", daemon=True).start()
+
     def get(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-            profile: HardwareProfile | None) -> EagerTimes:
+            profile: HardwareProfile | None, use_spare: bool = True) -> EagerTimes:
         key = f"{self.references.key(task, runtime)}:{ref.timing_seed}"
         with self._lock:
             lock = self._key_locks.setdefault(key, threading.Lock())
@@ -162,13 +190,13 @@ class EagerStore:
             with self._lock:
                 if key in self._times:
                     return self._times[key]
-            times = self._measure(task, runtime, slot, ref, profile)
+            times = self._measure(task, runtime, slot, ref, profile, use_spare)
             with self._lock:
                 self._times[key] = times
             return times
 
     def _measure(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-                 profile: HardwareProfile | None) -> EagerTimes:
+                 profile: HardwareProfile | None, use_spare: bool = True) -> EagerTimes:
         started = time.monotonic()
         options = self.children.options
         sharing = sum(1 for s in runtime.slots if s.gate is slot.gate) > 1
@@ -178,7 +206,8 @@ class EagerStore:
         args = {"task": task_payload(task), "case_set": runtime.case_set, "timing": request}
         try:
             sandbox = self.children.run(ENTRY, args, slot.env, timeout=options.reference_timeout_s,
-                                        cache="reference", on_message=frames, slot=slot)
+                                        cache="reference", on_message=frames,
+                                        slot=slot if use_spare else None)
         finally:
             frames.gating.release()
         runs = [{"stage": "timing", "case": name, "seed": frame["seed"], "outputs": frame.get("outputs")}

@@ -338,6 +338,8 @@ class TritonEvaluator:
         gpu = runtime.mode == "gpu"
         timed = ref.timed if gpu else []
         profile = self.resolve_hardware() if timed else None
+        if timed and task.eager:  # overlaps the first candidate's checks
+            self.eager.prefetch(task, runtime, slot, ref, profile)
         mark = time.monotonic()
         frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
         untimed = frames.warmup_failed
