@@ -1,12 +1,37 @@
-"""fp16 A/B operands shared by matmul tasks (test_gemm_no_scf, test_tma_store_gemm,
-triton_multreduce_matmul_kernel)."""
+"""Inputs and harness glue shared by the tasks that work on a single tile: the value tiles
+of test_triton_flip and test_triton_sort, and the fp16 A/B operands of the matmul tasks
+(test_gemm_no_scf, test_tma_store_gemm, triton_multreduce_matmul_kernel)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import randn
+from geak_core.harness import Harness, dtype_of, generator, poisoned, rand, randint, randn
 from geak_core.tasks import Case
+
+
+class ValueTileHarness(Harness):
+    """An N x M tile ``x`` in, a tile ``z`` of its shape and dtype out (params ``N``, ``M``,
+    ``dtype``): ``x`` holds values in [0, 100), uniform for a floating dtype, integers
+    otherwise."""
+
+    def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
+        g = generator(seed)
+        shape = (case.params["N"], case.params["M"])
+        dtype = dtype_of(case.params["dtype"])
+        if dtype.is_floating_point:
+            x = rand(shape, dtype, device, g, 0.0, 100.0)
+        else:
+            x = randint(shape, 0, 100, dtype, device, g)
+        return {"x": x}
+
+    def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        x = inputs["x"]
+        return {"z": poisoned(x.shape, x.dtype, x.device)}
+
+    def tile_args(self, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+        """The kernel arguments every value-tile task passes: ``X``, ``Z``, ``N``, ``M``."""
+        return {"X": inputs["x"], "Z": outputs["z"], "N": case.params["N"], "M": case.params["M"]}
 
 
 def fp16_operands(case: Case, device: str, g: Any) -> dict[str, Any]:
@@ -21,3 +46,4 @@ def fp16_operands(case: Case, device: str, g: Any) -> dict[str, Any]:
     else:
         b = randn((k, n), torch.float16, device, g)
     return {"a": a, "b": b}
+

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import dtype_of, element_size, generator, launch, poisoned, rand, randint
+from geak_core.harness import element_size, launch
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+
+from geak_suite_rocm.tasks._tiles import ValueTileHarness
 
 TASK = Task(
     suite="rocm",
@@ -56,7 +57,7 @@ def _case(n: int, m: int, dt: str, timed: bool) -> Case:
     )
 
 
-class Harness(_Base):
+class Harness(ValueTileHarness):
     def cases(self, mode: str) -> list[Case]:
         if mode == "small":
             return [_case(8, 64, "float32", False), _case(64, 128, "int32", False),
@@ -68,30 +69,9 @@ class Harness(_Base):
             *(_case(n, m, dt, True) for n, m in ((128, 512), (1024, 64)) for dt in DTYPES),
         ]
 
-    def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
-        g = generator(seed)
-        shape = (case.params["N"], case.params["M"])
-        dtype = dtype_of(case.params["dtype"])
-        if dtype.is_floating_point:
-            x = rand(shape, dtype, device, g, 0.0, 100.0)
-        else:
-            x = randint(shape, 0, 100, dtype, device, g)
-        return {"x": x}
-
-    def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
-        x = inputs["x"]
-        return {"z": poisoned(x.shape, x.dtype, x.device)}
-
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        launch(
-            module.flip_kernel,
-            (1,),
-            X=inputs["x"],
-            Z=outputs["z"],
-            N=case.params["N"],
-            M=case.params["M"],
-            num_warps=case.params["num_warps"],
-        )
+        launch(module.flip_kernel, (1,), **self.tile_args(case, inputs, outputs),
+               num_warps=case.params["num_warps"])
 
     def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         return {"z": inputs["x"].flip(1)}
