@@ -9,6 +9,8 @@ from typing import Any
 from geak_core.harness import Harness, dtype_of, generator, poisoned, rand, randint, randn
 from geak_core.tasks import Case
 
+from geak_suite_rocm.tasks._eager import matmul_to
+
 
 class ValueTileHarness(Harness):
     """An N x M tile ``x`` in, a tile ``z`` of its shape and dtype out (params ``N``, ``M``,
@@ -47,3 +49,41 @@ def fp16_operands(case: Case, device: str, g: Any) -> dict[str, Any]:
         b = randn((k, n), torch.float16, device, g)
     return {"a": a, "b": b}
 
+
+class OneTileMatmulHarness(Harness):
+    """C = A @ B in one program whose block sizes are the problem size (params ``M``,
+    ``N``, ``K``, ``b_col_major``): fp16 operands, C fp16 when the case parameter named by
+    ``F16_OUTPUT`` is set, else fp32."""
+
+    F16_OUTPUT = ""
+
+    def _c_dtype(self, case: Case) -> Any:
+        import torch
+
+        return torch.float16 if case.params[self.F16_OUTPUT] else torch.float32
+
+    def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
+        return fp16_operands(case, device, generator(seed))
+
+    def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        a, b = inputs["a"], inputs["b"]
+        return {"c": poisoned((a.shape[0], b.shape[1]), self._c_dtype(case), a.device)}
+
+    def tile_args(self, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+        """Pointers, sizes, strides and the block sizes (the sizes themselves)."""
+        a, b, c = inputs["a"], inputs["b"], outputs["c"]
+        p = case.params
+        return dict(
+            a_ptr=a, b_ptr=b, c_ptr=c, M=p["M"], N=p["N"], K=p["K"],
+            stride_am=a.stride(0), stride_ak=a.stride(1),
+            stride_bk=b.stride(0), stride_bn=b.stride(1),
+            stride_cm=c.stride(0), stride_cn=c.stride(1),
+            BLOCK_M=p["M"], BLOCK_N=p["N"], BLOCK_K=p["K"],
+        )
+
+    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"c": matmul_to(inputs["a"], inputs["b"], self._c_dtype(case))}
+
+    def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
+        c = inputs["a"].double() @ inputs["b"].double()
+        return {"c": c.to(self._c_dtype(case))}

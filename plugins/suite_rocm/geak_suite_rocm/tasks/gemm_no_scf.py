@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import generator, launch, poisoned
+from geak_core.harness import launch
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
-from geak_suite_rocm.tasks._eager import matmul_to
-from geak_suite_rocm.tasks._tiles import fp16_operands
+from geak_suite_rocm.tasks._tiles import OneTileMatmulHarness
 
 TASK = Task(
     suite="rocm",
@@ -81,7 +79,9 @@ def _case(m: int, n: int, k: int, f16_out: bool, tma: bool, b_col_major: bool, n
     )
 
 
-class Harness(_Base):
+class Harness(OneTileMatmulHarness):
+    F16_OUTPUT = "FLOAT16_OUTPUT"
+
     def cases(self, mode: str) -> list[Case]:
         if mode == "small":
             return [
@@ -109,39 +109,12 @@ class Harness(_Base):
         ]
         return checks + timed
 
-    def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
-        return fp16_operands(case, device, generator(seed))
-
-    def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
-        import torch
-
-        dtype = torch.float16 if case.params["FLOAT16_OUTPUT"] else torch.float32
-        a, b = inputs["a"], inputs["b"]
-        return {"c": poisoned((a.shape[0], b.shape[1]), dtype, a.device)}
-
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        a, b, c = inputs["a"], inputs["b"], outputs["c"]
         p = case.params
         launch(
             module.matmul_no_scf_kernel,
             (1, 1),
-            a_ptr=a, b_ptr=b, c_ptr=c, M=p["M"], N=p["N"], K=p["K"],
-            stride_am=a.stride(0), stride_ak=a.stride(1),
-            stride_bk=b.stride(0), stride_bn=b.stride(1),
-            stride_cm=c.stride(0), stride_cn=c.stride(1),
-            BLOCK_M=p["M"], BLOCK_N=p["N"], BLOCK_K=p["K"],
+            **self.tile_args(case, inputs, outputs),
             FLOAT16_OUTPUT=p["FLOAT16_OUTPUT"], USE_TMA_EPILOGUE=p["USE_TMA_EPILOGUE"],
             num_warps=p["num_warps"], num_ctas=p["num_ctas"],
         )
-
-    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
-        import torch
-
-        dtype = torch.float16 if case.params["FLOAT16_OUTPUT"] else torch.float32
-        return {"c": matmul_to(inputs["a"], inputs["b"], dtype)}
-
-    def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
-        import torch
-
-        c = inputs["a"].double() @ inputs["b"].double()
-        return {"c": c.to(torch.float16 if case.params["FLOAT16_OUTPUT"] else torch.float32)}

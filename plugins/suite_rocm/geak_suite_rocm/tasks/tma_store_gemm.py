@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import generator, launch, poisoned
+from geak_core.harness import launch
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
-from geak_suite_rocm.tasks._eager import matmul_to
-from geak_suite_rocm.tasks._tiles import fp16_operands
+from geak_suite_rocm.tasks._tiles import OneTileMatmulHarness
 
 TASK = Task(
     suite="rocm",
@@ -68,7 +66,9 @@ def _case(m: int, n: int, k: int, b_col_major: bool, f16_out: bool) -> Case:
     )
 
 
-class Harness(_Base):
+class Harness(OneTileMatmulHarness):
+    F16_OUTPUT = "OUTPUT_F16"
+
     def cases(self, mode: str) -> list[Case]:
         if mode == "small":
             return [_case(64, 64, 16, True, False), _case(64, 128, 32, True, True),
@@ -79,38 +79,12 @@ class Harness(_Base):
         cases.append(_case(32, 32, 256, False, True))
         return cases
 
-    def make_inputs(self, case: Case, seed: int, device: str) -> dict[str, Any]:
-        return fp16_operands(case, device, generator(seed))
-
-    def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
-        import torch
-
-        dtype = torch.float16 if case.params["OUTPUT_F16"] else torch.float32
-        a, b = inputs["a"], inputs["b"]
-        return {"c": poisoned((a.shape[0], b.shape[1]), dtype, a.device)}
-
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        a, b, c = inputs["a"], inputs["b"], outputs["c"]
         p = case.params
         launch(
             module.matmul_tma_load_store,
             (1, 1),
-            a_ptr=a, b_ptr=b, c_ptr=c, M=p["M"], N=p["N"], K=p["K"],
-            stride_am=a.stride(0), stride_ak=a.stride(1),
-            stride_bk=b.stride(0), stride_bn=b.stride(1),
-            stride_cm=c.stride(0), stride_cn=c.stride(1),
-            BLOCK_M=p["M"], BLOCK_N=p["N"], BLOCK_K=p["K"], OUTPUT_F16=p["OUTPUT_F16"],
+            **self.tile_args(case, inputs, outputs),
+            OUTPUT_F16=p["OUTPUT_F16"],
             num_warps=p["num_warps"],
         )
-
-    def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
-        import torch
-
-        dtype = torch.float16 if case.params["OUTPUT_F16"] else torch.float32
-        return {"c": matmul_to(inputs["a"], inputs["b"], dtype)}
-
-    def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
-        import torch
-
-        c = inputs["a"].double() @ inputs["b"].double()
-        return {"c": c.to(torch.float16 if case.params["OUTPUT_F16"] else torch.float32)}
