@@ -8,6 +8,7 @@ blocks of that size.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from geak_core.harness import element_size, next_power_of_2
 from geak_core.tasks import Case
@@ -30,6 +31,23 @@ def sm_count(device: str) -> int:
     if device.startswith("cuda") and torch.cuda.is_available():
         return torch.cuda.get_device_properties(torch.device(device)).multi_processor_count
     return 4
+
+
+def persistent_row_args(case: Case, x: Any) -> dict[str, Any]:
+    """Launch arguments of the persistent rmsnorm kernels for the (n_rows, n_cols) input
+    ``x``: the sizes, ``ZERO_CENTERED_GAMMA``, ``BLOCK_SIZE`` (the case's override, else
+    ``block_size`` of the input dtype), ``USE_BLOCKED`` and ``NUM_PRGMS`` = min(n_rows,
+    ``sm_count``), which is also the grid."""
+    n_rows, n_cols = x.shape
+    block = case.params.get("BLOCK_SIZE") or block_size(n_cols, case.params["in_dtype"])
+    return {
+        "n_rows": n_rows,
+        "n_cols": n_cols,
+        "ZERO_CENTERED_GAMMA": case.params["zcg"],
+        "BLOCK_SIZE": block,
+        "USE_BLOCKED": n_cols > block,
+        "NUM_PRGMS": min(n_rows, sm_count(str(x.device))),
+    }
 
 
 def row_cases(

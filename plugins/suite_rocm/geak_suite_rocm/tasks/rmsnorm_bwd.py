@@ -35,7 +35,7 @@ from geak_core.harness import (
 )
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
 
-from geak_suite_rocm.tasks._rows import block_size, sm_count
+from geak_suite_rocm.tasks._rows import persistent_row_args
 
 PARAMS = (
     "grad_output_ptr", "input_ptr", "g_ptr", "rsigma_ptr", "dx_ptr", "dg_ptr", "input_row_stride",
@@ -170,14 +170,11 @@ class Harness(_Base):
         }
 
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        p = case.params
         x, dy = inputs["x"], inputs["grad_output"]
-        n_rows, n_cols = x.shape
-        block = p.get("BLOCK_SIZE") or block_size(n_cols, p["in_dtype"])
-        programs = min(n_rows, sm_count(str(x.device)))
+        rows = persistent_row_args(case, x)
         launch(
             module.rms_bwd_kernel,
-            (programs,),
+            (rows["NUM_PRGMS"],),
             grad_output_ptr=dy,
             input_ptr=x,
             g_ptr=inputs["g"],
@@ -186,12 +183,7 @@ class Harness(_Base):
             dg_ptr=outputs["dg"],
             input_row_stride=x.stride(0),
             output_row_stride=dy.stride(0),
-            n_rows=n_rows,
-            n_cols=n_cols,
-            ZERO_CENTERED_GAMMA=p["zcg"],
-            BLOCK_SIZE=block,
-            USE_BLOCKED=n_cols > block,
-            NUM_PRGMS=programs,
+            **rows,
             num_warps=8,
         )
 

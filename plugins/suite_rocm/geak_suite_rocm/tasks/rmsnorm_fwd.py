@@ -34,7 +34,7 @@ from geak_core.harness import (
 )
 from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
 
-from geak_suite_rocm.tasks._rows import block_size, num_warps_for, sm_count
+from geak_suite_rocm.tasks._rows import num_warps_for, persistent_row_args
 
 PARAMS = (
     "output_ptr", "input_ptr", "g_ptr", "rsigma_ptr", "input_row_stride", "output_row_stride",
@@ -155,28 +155,20 @@ class Harness(_Base):
         }
 
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        p = case.params
         x, y = inputs["x"], outputs["y"]
-        n_rows, n_cols = x.shape
-        block = p.get("BLOCK_SIZE") or block_size(n_cols, p["in_dtype"])
-        programs = min(n_rows, sm_count(str(x.device)))
+        rows = persistent_row_args(case, x)
         launch(
             module.rms_kernel,
-            (programs,),
+            (rows["NUM_PRGMS"],),
             output_ptr=y,
             input_ptr=x,
             g_ptr=inputs["g"],
             rsigma_ptr=outputs["rsigma"],
             input_row_stride=x.stride(0),
             output_row_stride=y.stride(0),
-            n_rows=n_rows,
-            n_cols=n_cols,
-            epsilon=p["eps"],
-            ZERO_CENTERED_GAMMA=p["zcg"],
-            BLOCK_SIZE=block,
-            USE_BLOCKED=n_cols > block,
-            NUM_PRGMS=programs,
-            num_warps=num_warps_for(block),
+            epsilon=case.params["eps"],
+            **rows,
+            num_warps=num_warps_for(rows["BLOCK_SIZE"]),
         )
 
     def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
