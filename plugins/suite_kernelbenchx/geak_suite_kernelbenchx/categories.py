@@ -1,30 +1,13 @@
 """KernelBench-X's category folders, as recorded from its data.
 
 The benchmark keeps each task as ``data/kernelbenchx/<Category>/<task>.py``.
-``FOLDERS`` is the list of those folders in the release (184 task files);
-``geak_core.tasks.CATEGORIES`` must equal it (a test checks both, and checks
-``FOLDERS`` against a checkout when one is present).
+``TASKS_PER_FOLDER`` counts the task files of each folder in the release (184 in
+all), in folder order; ``FOLDERS`` lists those folders, and
+``geak_core.tasks.CATEGORIES`` must equal it (a test checks both, and checks them
+against a checkout when one is present).
 """
 
 from __future__ import annotations
-
-FOLDERS: tuple[str, ...] = (
-    "Activation",
-    "Convolution",
-    "Fusion",
-    "Index",
-    "LinearAlgebra",
-    "Loss",
-    "Math",
-    "MatrixMultiply",
-    "Normalization",
-    "Optimizer",
-    "Pooling",
-    "Quantization",
-    "Random",
-    "Reduce",
-    "SpatialOps",
-)
 
 # Task files per folder in the release (the test against a checkout compares these too).
 TASKS_PER_FOLDER: dict[str, int] = {
@@ -44,3 +27,5 @@ TASKS_PER_FOLDER: dict[str, int] = {
     "Reduce": 6,
     "SpatialOps": 3,
 }
+
+FOLDERS: tuple[str, ...] = tuple(TASKS_PER_FOLDER)
