@@ -51,7 +51,7 @@ from geak_core.components import (
     RoundContext,
     RoundPlan,
 )
-from geak_core.errors import GeakError, InputError
+from geak_core.errors import GeakError, InputError, OptionError, RecipeError
 from geak_core.extract import extract_code
 from geak_core.lineage import LineageState
 from geak_core.llm import ChatRequest, FatalLLMError, LLMError
@@ -82,12 +82,19 @@ class Agent:
         self.store = store
         self.echo = echo
         # one component per kind whose recipe section carries its options (the table in
-        # geak_core.components); the others are resolved below (hardware, knowledge, prompts)
+        # geak_core.components); the others are resolved below (hardware, knowledge, prompts).
+        # The evaluator is built by the executor, where judgements run.
         built = {
             k.section: plugins.build(k.name, recipe.components[k.section].name,
                                      recipe.components[k.section].options)
-            for k in COMPONENT_KINDS if k.options
+            for k in COMPONENT_KINDS if k.options and k.section != "evaluator"
         }
+        judge = recipe.components["evaluator"]
+        try:
+            built["evaluator"] = built["executor"].evaluator(plugins.spec("evaluator", judge.name),
+                                                             judge.options)
+        except OptionError as exc:
+            raise RecipeError([recipe.problem(f"executor.{exc.key}", exc.message, exc.hint)]) from exc
         self.components: dict[str, Any] = built
         self.suite = built["suite"]
         self.evaluator = built["evaluator"]

@@ -1,14 +1,15 @@
-"""Components that mean "leave this module out": the ablation switches.
+"""Core's own components: the ablation switches and the default executor.
 
 They are registered like every other plugin's components, so ``retriever =
-"none"`` or ``optimizer = "none"`` in a recipe is an ordinary choice.
+"none"``, ``optimizer = "none"`` or ``[executor] name = "local"`` in a recipe is
+an ordinary choice.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from geak_core.components import Example, RetrievalQuery
+from geak_core.components import ComponentSpec, Evaluator, Example, RetrievalQuery
 from geak_core.hookspecs import hookimpl
 
 
@@ -37,6 +38,17 @@ class NoOptimizer:
         return {"archive": []}
 
 
+class LocalExecutor:
+    """Judges in this process: the evaluator is built here and starts its sandboxed
+    children on this machine (one judge slot per local GPU, or CPU workers)."""
+
+    def __init__(self, options: Any = None) -> None:
+        pass
+
+    def evaluator(self, spec: ComponentSpec, options: Any) -> Evaluator:
+        return spec.build(options)
+
+
 @hookimpl
 def geak_register_retrievers(register):  # type: ignore[no-untyped-def]
     register("none", NoRetriever, description="no one-shot example (0-shot ablation)")
@@ -45,3 +57,9 @@ def geak_register_retrievers(register):  # type: ignore[no-untyped-def]
 @hookimpl
 def geak_register_optimizers(register):  # type: ignore[no-untyped-def]
     register("none", NoOptimizer, description="no optimisation rounds")
+
+
+@hookimpl
+def geak_register_executors(register):  # type: ignore[no-untyped-def]
+    register("local", LocalExecutor, description="judge on this machine, in this process's "
+             "sandboxed children (the default)")

@@ -13,8 +13,13 @@ of a ``predict`` reply; otherwise ``geak_core.extract`` does. A record whose
 task the suite's optional ``unusable()`` lists (a task file it cannot judge) is
 reported unjudged, flagged ``skipped`` and ``unusable_task``, with the reason.
 
+``--executor`` says where the judge runs (``local``, the default, or a registered
+executor such as ``ray``, with ``--executor-option KEY=VALUE``); the verdicts are
+the same wherever it runs.
+
 Scripts that judge records themselves (``bench/``) reuse ``entries_from_jsonl``,
-``build_evaluator``, ``result_record``, ``verdict_line`` and ``summarize``.
+``build_executor``, ``build_evaluator``, ``result_record``, ``verdict_line`` and
+``summarize``.
 
 Exit status: 0 when every candidate was judged, whatever the verdicts; 1 when
 the judge itself failed on some task (its reference crashed, say); 2 for bad
@@ -38,7 +43,7 @@ from typing import Any
 import click
 
 from geak_core.components import EvalJob
-from geak_core.errors import GeakError, InputError
+from geak_core.errors import GeakError, InputError, OptionError
 from geak_core.model import Candidate, EvalResult, pass_at_k
 from geak_core.plugins import get_plugin_manager, suggest
 from geak_core.tasks import Task
@@ -178,16 +183,48 @@ def entries_from_jsonl(path: str, suite: Any) -> list[_Entry]:
     return _from_jsonl(path, _Inputs(suite))
 
 
-def build_evaluator(name: str, overrides: dict[str, Any]) -> Any:
+def build_evaluator(name: str, overrides: dict[str, Any], executor: Any = None) -> Any:
     """The registered evaluator ``name`` with the ``overrides`` its options know (others,
-    and None values, are left at their defaults)."""
+    and None values, are left at their defaults), built by ``executor`` (see
+    ``build_executor``; None: in this process)."""
     manager = get_plugin_manager()
     spec = manager.spec("evaluator", name)
     options = None
     if spec.options is not None and dataclasses.is_dataclass(spec.options):
         fields = {f.name for f in dataclasses.fields(spec.options)}
         options = spec.options(**{k: v for k, v in overrides.items() if k in fields and v is not None})
-    return manager.build("evaluator", name, options)
+    if executor is None:
+        return manager.build("evaluator", name, options)
+    try:
+        return executor.evaluator(spec, options)
+    except OptionError as exc:
+        raise InputError(f"--executor-option {exc.key}: {exc.message}"
+                         + (f" ({exc.hint})" if exc.hint else "")) from exc
+
+
+def build_executor(name: str, pairs: Iterable[str]) -> Any:
+    """The registered executor ``name`` with ``KEY=VALUE`` options (VALUE in TOML syntax; a
+    bare word is a string), checked against its options as a recipe's ``[executor]`` is."""
+    from geak_core.errors import RecipeError
+    from geak_core.recipe import _Source, tomllib, validate_options
+
+    manager = get_plugin_manager()
+    spec = manager.spec("executor", name)
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--executor-option takes KEY=VALUE, got {pair!r}")
+        try:
+            values[key.strip()] = tomllib.loads(f"value = {text}")["value"]
+        except tomllib.TOMLDecodeError:
+            values[key.strip()] = text
+    problems: list[Any] = []
+    source = _Source({"": ("--executor-option", None)})
+    options = validate_options(spec.options, values, "executor", source, problems)
+    if problems:
+        raise RecipeError(problems)
+    return spec.build(options)
 
 
 def _build_suite(name: str) -> Any:
@@ -366,6 +403,12 @@ def verdict_line(task: Task, result: EvalResult) -> str:
 @click.option("--candidates", "candidates_file", help="JSONL records: task/task_id + code/predict/file.")
 @click.option("--json", "json_out", help="Write one record per candidate (.json list or .jsonl lines).")
 @click.option("--evaluator", "evaluator_name", default="triton", show_default=True)
+@click.option("--executor", "executor_name", default="local", show_default=True,
+              help="Where the judge runs: local (this machine) or a registered executor, such as "
+                   "ray (judges on a Ray cluster's workers).")
+@click.option("--executor-option", "executor_options", multiple=True, metavar="KEY=VALUE",
+              help="An option of the executor, VALUE in TOML syntax (repeatable), e.g. "
+                   "address=auto or judges=4.")
 @click.option("--mode", type=click.Choice(["auto", "interpreter", "gpu"]), help="Judge mode.")
 @click.option("--workers", type=int,
               help="GPUs to use (default: all visible; each runs several candidates, timing one at a "
@@ -378,7 +421,8 @@ def verdict_line(task: Task, result: EvalResult) -> str:
               help="pass@k values to report (repeatable).")
 def eval_command(
     paths: tuple[str, ...], suite_name: str, task_id: str | None, candidates_file: str | None,
-    json_out: str | None, evaluator_name: str, mode: str | None, workers: int | None,
+    json_out: str | None, evaluator_name: str, executor_name: str, executor_options: tuple[str, ...],
+    mode: str | None, workers: int | None,
     timeout_s: float | None, hardware: str | None, seeds: str | None, pythonpath: tuple[str, ...],
     ks: tuple[int, ...],
 ) -> None:
@@ -399,10 +443,11 @@ def eval_command(
                 seed_list = [int(s) for s in seeds.split(",") if s.strip()]
             except ValueError as exc:
                 raise InputError(f"--seeds: expected comma-separated integers, got {seeds!r}") from exc
+        executor = build_executor(executor_name, executor_options)
         evaluator = build_evaluator(evaluator_name, {
             "mode": mode, "workers": workers, "timeout_s": timeout_s, "hardware": hardware,
             "seeds": seed_list, "extra_pythonpath": [os.path.abspath(p) for p in pythonpath] or None,
-        })
+        }, executor)
     except GeakError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -200,6 +200,25 @@ class Evaluator(Protocol):
 
 
 @runtime_checkable
+class Executor(Protocol):
+    """Where judgements run: builds the recipe's evaluator there and hands back a proxy.
+
+    ``evaluator(spec, options)`` returns an ``Evaluator`` that judges with the
+    component ``spec`` (the recipe's ``[evaluator]`` choice) built from ``options``.
+    The ``local`` executor builds it in this process, whose judge starts its
+    sandboxed children on this machine; another executor may build judges on
+    other machines and return an evaluator that sends them the jobs. Whatever
+    the executor, lineages, LLM calls and the run store stay in the calling
+    process, and candidate code runs only in the judge's sandboxed children.
+    The returned evaluator's ``close()`` releases what the executor took for it.
+    A problem with one of the executor's options raises ``errors.OptionError``
+    naming the key, so that it can be reported at its line in the recipe.
+    """
+
+    def evaluator(self, spec: ComponentSpec, options: Any) -> Evaluator: ...
+
+
+@runtime_checkable
 class TemplateSet(Protocol):
     """Jinja template sources by name (``system``, ``generate``, ``reflect``, ``optimize``)."""
 
@@ -397,6 +416,8 @@ COMPONENT_KINDS: tuple[ComponentKind, ...] = (
                   default="none"),
     ComponentKind("policy", "geak_register_policies", Policy, "round policies (debugging trap)",
                   "policy", default="geak"),
+    ComponentKind("executor", "geak_register_executors", Executor, "executors (where judgements run)",
+                  "executor", default="local"),
 )
 
 KIND_BY_NAME: dict[str, ComponentKind] = {k.name: k for k in COMPONENT_KINDS}

@@ -42,6 +42,17 @@ class RecipeProblem:
         return f"RecipeProblem({self.format()!r})"
 
 
+class OptionError(InputError):
+    """A component's option is unusable (``key`` names it in the component's section), found
+    while building the component: a cluster address that does not answer, say."""
+
+    def __init__(self, key: str, message: str, hint: str = ""):
+        self.key = key
+        self.message = message
+        self.hint = hint
+        super().__init__(f"{key}: {message}" + (f" ({hint})" if hint else ""))
+
+
 class PluginError(GeakError):
     """A plugin misbehaved: duplicate names, a bad registration."""
 

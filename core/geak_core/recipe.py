@@ -128,9 +128,15 @@ class Recipe:
     components: dict[str, Component]  # section -> component
     data: dict[str, Any]  # the resolved recipe, every default filled
     core_keys: dict[str, Any] = field(default_factory=dict)  # section -> its CORE_KEYS_OF_SECTION instance
+    source: _Source = field(default_factory=lambda: _Source())  # where each key was set
 
     def component(self, section: str) -> Component:
         return self.components[section]
+
+    def problem(self, key: str, message: str, hint: str = "") -> RecipeProblem:
+        """A problem with the dotted ``key``, at the file and line that set it (or its section)."""
+        file, line = self.source.where(key)
+        return RecipeProblem(file, line, key, message, hint)
 
     @property
     def suite(self) -> SuiteSection:
@@ -503,6 +509,7 @@ def load_recipe(
         components=components,
         data=resolved,
         core_keys=core_sections,
+        source=source,
     )
 
 

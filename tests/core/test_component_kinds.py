@@ -45,8 +45,8 @@ def test_the_plugin_guide_lists_every_kind():
         assert f"`{kind.hook}`" in guide and f"`[{kind.section}] {kind.key}`" in guide, kind.name
 
 
-EXECUTOR = (
-    '    ComponentKind("executor", "geak_register_executors", object, "executors", "executor",'
+NOTIFIER = (
+    '    ComponentKind("notifier", "geak_register_notifiers", object, "notifiers", "notifier",'
     ' default="local"),'
 )
 
@@ -63,7 +63,7 @@ SCRIPT = textwrap.dedent('''
 
     class Plugin:
         @hookimpl
-        def geak_register_executors(self, register):
+        def geak_register_notifiers(self, register):
             register("local", lambda options: ("local", options.workers), options=LocalOptions)
         # the recipe's other defaults
         @hookimpl
@@ -88,12 +88,12 @@ SCRIPT = textwrap.dedent('''
         def geak_register_policies(self, register):
             register("geak", lambda options: None)
 
-    print(hookspecs.geak_register_executors.__doc__)
+    print(hookspecs.geak_register_notifiers.__doc__)
     manager = PluginManager(load_entry_points=False, extra_plugins=[("p", Plugin())])
     recipe = load_recipe("recipe.toml", manager)
-    chosen = recipe.components["executor"]
+    chosen = recipe.components["notifier"]
     print(chosen.kind, chosen.name, manager.build(chosen.kind, chosen.name, chosen.options))
-    print(recipe.data["executor"])
+    print(recipe.data["notifier"])
     open("recipe.toml", "a").write("thread = 2\\n")
     try:
         load_recipe("recipe.toml", manager)
@@ -111,14 +111,14 @@ def test_a_new_kind_is_one_entry_in_the_table(tmp_path):
     source = (copy / "components.py").read_text()
     anchor = "\n)\n\nKIND_BY_NAME"
     assert source.count(anchor) == 1
-    (copy / "components.py").write_text(source.replace(anchor, "\n" + EXECUTOR + anchor))
-    (tmp_path / "recipe.toml").write_text('[llm]\nbackend = "echo"\n\n[executor]\nworkers = 3\n')
+    (copy / "components.py").write_text(source.replace(anchor, "\n" + NOTIFIER + anchor))
+    (tmp_path / "recipe.toml").write_text('[llm]\nbackend = "echo"\n\n[notifier]\nworkers = 3\n')
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "GEAK_LOAD_PLUGINS": ""}
     out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     doc, built, resolved, problems = out.stdout.strip().splitlines()
-    assert doc.startswith("Register executors") and "[executor] name" in doc
-    assert built == "executor local ('local', 3)"
+    assert doc.startswith("Register notifiers") and "[notifier] name" in doc
+    assert built == "notifier local ('local', 3)"
     assert resolved == "{'name': 'local', 'workers': 3}"
-    assert "recipe.toml:6: [executor.thread] unknown key" in problems
+    assert "recipe.toml:6: [notifier.thread] unknown key" in problems
