@@ -17,7 +17,6 @@ inputs of the task's performance script. See docs/kernelbenchx.md.
 from __future__ import annotations
 
 import ast
-import hashlib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 from geak_core.errors import InputError
 from geak_core.tasks import CATEGORIES, OutlierSpec, Requirement, Task, lookup_task
 from geak_suite_tritonbench.records import code_from_reply, reply_of
+from geak_suite_tritonbench.references import reference_folder, write_reference
 from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file
 
 from geak_suite_kernelbenchx import precision
@@ -39,7 +39,6 @@ SUITE_NAME = "kernelbenchx"
 HARNESS = "geak_suite_kernelbenchx.harness:Harness"
 QUANTIZATION_HARNESS = "geak_suite_kernelbenchx.harness:QuantizationHarness"
 PATH_ENV = "GEAK_KERNELBENCHX_DATA"
-CACHE_ENV = "GEAK_CACHE_DIR"
 PROTOCOL_SEED = 0  # the benchmark seeds random and torch with KERNELBENCHX_SEED, default 0
 QUANTIZATION = "Quantization"
 OUTLIER_MODE = "outlier"  # the test parts' name of the outlier input mode
@@ -115,31 +114,6 @@ class KernelBenchXOptions:
             if key not in precision.METRICS or not isinstance(value, (int, float)):
                 raise ValueError(f"precision_thresholds.{key}: expected one of "
                                  f"{', '.join(precision.METRICS)} with a number")
-
-
-def cache_dir() -> Path:
-    base = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "geak-core"
-    )
-    return Path(base) / SUITE_NAME
-
-
-def _write_reference(folder: Path, task_file: TaskFile) -> Path:
-    """The reference part as an importable file (importing the task file would run its test)."""
-    target = folder / task_file.path.name
-    content = task_file.kernel_source
-    try:
-        if not target.is_file() or target.read_text(encoding="utf-8") != content:
-            folder.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_suffix(f".tmp{os.getpid()}")
-            temporary.write_text(content, encoding="utf-8")
-            temporary.replace(target)
-    except OSError as exc:
-        raise InputError(
-            f"cannot write the reference code of {task_file.path.name} to {folder} ({exc}); "
-            f"set {CACHE_ENV} to a writable folder"
-        ) from None
-    return target
 
 
 def has_outlier_mode(test_source: str) -> bool:
@@ -224,10 +198,6 @@ class KernelBenchXSuite:
 
     # -- loading -------------------------------------------------------------
 
-    def _reference_folder(self) -> Path:
-        digest = hashlib.sha256(str(self.layout.tasks_dir).encode()).hexdigest()[:16]
-        return cache_dir() / digest
-
     def _load(self) -> dict[str, Task]:
         if self._tasks is not None:
             return self._tasks
@@ -257,9 +227,9 @@ class KernelBenchXSuite:
             if category not in CATEGORIES:
                 log.warning("kernelbenchx: %s is in folder %s, not one of the benchmark's "
                             "categories", path, category)
-            references = self._reference_folder() / category
+            references = reference_folder(SUITE_NAME, self.layout.tasks_dir) / category
             tasks[path.stem] = self._task(task_file, category, suffix, base,
-                                          _write_reference(references, task_file))
+                                          write_reference(references, task_file))
             if base:
                 variants.setdefault(base, []).append(path.stem)
         for base, names in variants.items():

@@ -22,7 +22,6 @@ judge's own seeds. ``Task.extra["protocol"]`` tells the harness which.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from geak_suite_tritonbench.layout import (
 )
 from geak_suite_tritonbench.matching import DEFAULT_THRESHOLD, LabelMatcher, normalise
 from geak_suite_tritonbench.records import code_from_reply, reply_of
+from geak_suite_tritonbench.references import reference_folder, write_reference
 from geak_suite_tritonbench.seeding import PROTOCOL_SEED
 from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file
 
@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 
 SUITE_NAME = "tritonbench"
 HARNESS = "geak_suite_tritonbench.harness:Harness"
-CACHE_ENV = "GEAK_CACHE_DIR"
 PATH_ENV = "GEAK_TRITONBENCH_DATA"  # the data folder when no path is given (command line use)
 PROTOCOLS = ("published", "strict")
 STRICT_SEEDS = (0, 1)
@@ -123,31 +122,6 @@ class TritonBenchOptions:
                 )
 
 
-def cache_dir() -> Path:
-    base = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "geak-core"
-    )
-    return Path(base) / "tritonbench"
-
-
-def _write_reference(folder: Path, task_file: TaskFile) -> Path:
-    """The kernel part as an importable file; rewritten only when its content changed."""
-    target = folder / task_file.path.name
-    content = task_file.kernel_source
-    try:
-        if not target.is_file() or target.read_text(encoding="utf-8") != content:
-            folder.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_suffix(f".tmp{os.getpid()}")
-            temporary.write_text(content, encoding="utf-8")
-            temporary.replace(target)
-    except OSError as exc:
-        raise InputError(
-            f"cannot write the reference code of {task_file.path.name} to {folder} ({exc}); "
-            f"set {CACHE_ENV} to a writable folder"
-        ) from None
-    return target
-
-
 def _text_of(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -185,15 +159,11 @@ class TritonBenchSuite:
 
     # -- loading -------------------------------------------------------------
 
-    def _reference_folder(self) -> Path:
-        digest = hashlib.sha256(str(self.layout.tasks_dir).encode()).hexdigest()[:16]
-        return cache_dir() / digest
-
     def _load(self) -> dict[str, Task]:
         if self._tasks is not None:
             return self._tasks
         tasks: dict[str, Task] = {}
-        references = self._reference_folder()
+        references = reference_folder(SUITE_NAME, self.layout.tasks_dir)
         files = self.layout.task_files()
         if not files:
             raise InputError(f"[suite] path: {self.layout.tasks_dir} holds no task .py files")
@@ -208,7 +178,7 @@ class TritonBenchSuite:
                 self._matcher.add(path.stem, info.output if info else "", _text_of(path),
                                   instructions=instructions)
                 continue
-            task = self._task(task_file, info, _write_reference(references, task_file))
+            task = self._task(task_file, info, write_reference(references, task_file))
             tasks[task.id] = task
             self._matcher.add(task.id, task_file.kernel_source, task_file.text,
                               info.output if info else "", instructions=instructions)
