@@ -161,6 +161,7 @@ def row_of(suite: Any, task: Any, result: Any, device: str, cases: dict[str, Any
         "roofline_fraction": result.roofline_fraction,
         "shapes": shapes,
         "wall_s": round(wall_s, 2),
+        "phases": dict(result.phases),  # where the judge's time went (docs/evaluator.md)
     }
 
 

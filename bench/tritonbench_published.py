@@ -143,6 +143,7 @@ def _record(task: Any, result: Any) -> dict[str, Any]:
 
     record = result_record(task, result)
     record["line"] = _line_number(result.candidate_id)
+    record["phases"] = dict(result.phases)  # where the judge's time went (docs/evaluator.md)
     return record
 
 
