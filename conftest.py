@@ -21,6 +21,7 @@ BUNDLED_PLUGINS = (
     "knowledge",
     "templates",
     "agent-geak",
+    "executor-ray",
 )
 
 os.environ["GEAK_LOAD_PLUGINS"] = ",".join(BUNDLED_PLUGINS)

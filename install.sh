@@ -9,6 +9,8 @@ cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 pkgs=(-e ".[report,export,test]")
+# Every bundled plugin, each with its own dependencies (plugins/executor_ray brings Ray, which
+# nothing else needs; with --no-deps, install Ray's wheel beside it to use or test it).
 for d in plugins/*/ templates/; do pkgs+=(-e "$d"); done
 if [[ "${1:-}" == "--no-deps" ]]; then
   $PY -m pip install --quiet --no-deps --no-build-isolation "${pkgs[@]}"
