@@ -56,6 +56,55 @@ def test_slots_of_one_gpu_share_its_gate_and_devices_interleave():
     assert len({id(s.gate) for s in slots}) == 2
 
 
+def test_timing_takes_the_device_lock_file_that_spares_hold_while_creating_their_context(tmp_path):
+    import fcntl
+    import os
+
+    from geak_evaluator_triton import devices
+    from geak_evaluator_triton.devices import DeviceGate
+
+    path = str(tmp_path / "gpu0.lock")
+    open(path, "w").close()
+    gate = DeviceGate(lock_file=path)
+    spare = os.open(path, os.O_RDWR)
+    fcntl.flock(spare, fcntl.LOCK_SH)  # a spare creating its CUDA context
+    release = threading.Timer(0.3, lambda: os.close(spare))
+    release.start()
+    began = time.monotonic()
+    gate.acquire_exclusive()
+    waited = time.monotonic() - began
+    assert 0.25 <= waited < devices.LOCK_FILE_WAIT_S
+    probe = os.open(path, os.O_RDWR)
+    with pytest.raises(BlockingIOError):  # a spare starting now waits for the timing
+        fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    gate.release_exclusive()
+    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    # A holder that never lets go delays timing by at most LOCK_FILE_WAIT_S.
+    began = time.monotonic()
+    gate._take_file(wait_s=0.2)
+    assert time.monotonic() - began < 1.0
+    gate._drop_file()
+    os.close(probe)
+
+
+def test_a_slot_without_a_spare_takes_one_of_another_slot_of_its_device():
+    from geak_evaluator_triton.children import DEVICE_LOCK_VARIABLE, Children
+    from geak_evaluator_triton.devices import Runtime, gpu_slots
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    slots = gpu_slots("nvidia", ["0", "1"], 2)
+    assert all(s.gate.lock_file and DEVICE_LOCK_VARIABLE.startswith("GEAK_") for s in slots)
+    children = Children(TritonEvaluatorOptions(spare_children="on"))
+    children.runtime = Runtime("gpu", "full", "gpu", "nvidia", slots)
+    first, other_device = slots[0], slots[1]
+    same_device = next(s for s in slots[1:] if s.gate is first.gate)
+    marker = object()
+    children._spares = {same_device.index: marker}  # type: ignore[dict-item]
+    assert children._take_spare(other_device) == (None, None)
+    assert children._take_spare(first) == (marker, same_device)
+    assert children._spares == {}
+
+
 def test_at_most_runs_per_gpu_candidate_runs_hold_the_device_and_references_are_not_capped():
     from geak_evaluator_triton.devices import DeviceGate
 

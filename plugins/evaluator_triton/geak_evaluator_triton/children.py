@@ -14,6 +14,8 @@ from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 
 CHILD = "geak_evaluator_triton.child"
+# Names the device's lock file to a spare child (warm.py), which removes it once used.
+DEVICE_LOCK_VARIABLE = "GEAK_SPARE_DEVICE_LOCK"
 PRELOAD = ("geak_evaluator_triton.warm",)
 
 
@@ -48,7 +50,10 @@ class Children:
         with self._spare_lock:
             if self._closed or slot.index in self._spares:
                 return
-        spare = start_spare(slot.env, preload=PRELOAD, isolate=bool(self.runtime and self.runtime.isolate))
+        env = dict(slot.env)
+        if slot.gate.lock_file:  # the spare creates its CUDA context outside any timing (warm.py)
+            env[DEVICE_LOCK_VARIABLE] = slot.gate.lock_file
+        spare = start_spare(env, preload=PRELOAD, isolate=bool(self.runtime and self.runtime.isolate))
         if spare is None:
             return
         with self._spare_lock:
@@ -60,11 +65,20 @@ class Children:
     def _replenish(self, slot: Slot) -> None:
         threading.Thread(target=self._start_spare, args=(slot,), name="geak-spare", daemon=True).start()
 
-    def _take_spare(self, slot: Slot | None) -> SpareChild | None:
-        if slot is None or not self.use_spares():
-            return None
+    def _take_spare(self, slot: Slot | None) -> tuple[SpareChild | None, Slot | None]:
+        """The slot's own spare, else one of a slot of the same device (the same
+        environment): a verdict's reference and candidate children follow each other on
+        one slot faster than its spare is replaced. Returns the spare and whose it was."""
+        if slot is None or not self.use_spares() or self.runtime is None:
+            return None, None
         with self._spare_lock:
-            return self._spares.pop(slot.index, None)
+            spare = self._spares.pop(slot.index, None)
+            if spare is not None:
+                return spare, slot
+            for other in self.runtime.slots:
+                if other.gate is slot.gate and other.env == slot.env and other.index in self._spares:
+                    return self._spares.pop(other.index), other
+        return None, None
 
     def close(self) -> None:
         with self._spare_lock:
@@ -94,12 +108,14 @@ class Children:
         child_env = dict(env)
         child_env["TRITON_CACHE_DIR"] = self.cache_dir(cache)
         child_env["TRITON_CACHE_AUTOTUNING"] = "1" if self.options.autotune_cache else None
-        spare = self._take_spare(slot)
+        spare, owner = self._take_spare(slot)
         try:
             return self._run(entry, args, child_env, timeout, on_message, spare)
         finally:
             if slot is not None and self.use_spares():
                 self._replenish(slot)  # after the job, so the new spare does not compete with it
+                if owner is not None and owner is not slot:
+                    self._replenish(owner)
 
     def _run(self, entry: str, args: Any, child_env: dict[str, str | None], timeout: float, on_message: Any,
              spare: SpareChild | None) -> SandboxResult:

@@ -17,13 +17,17 @@ import, compile and are compared meanwhile, which is CPU work.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+LOCK_FILE_WAIT_S = 2.0
 
 
 class DeviceGate:
@@ -34,13 +38,17 @@ class DeviceGate:
     wait for timing.
     """
 
-    def __init__(self, max_capped: int = 0) -> None:
+    def __init__(self, max_capped: int = 0, lock_file: str | None = None) -> None:
         self._cond = threading.Condition()
         self._shared = 0
         self._capped = 0
         self.max_capped = max_capped
         self._exclusive = False
         self._writers_waiting = 0
+        # Children that are not part of any judgement yet (spares creating their CUDA
+        # context) hold this file shared for that moment; timing takes it exclusively.
+        self.lock_file = lock_file
+        self._lock_fd: int | None = None
 
     def acquire_shared(self, capped: bool = False) -> float:
         """Block while timing holds or waits for the device (and, for a capped holder, while
@@ -71,12 +79,39 @@ class DeviceGate:
             finally:
                 self._writers_waiting -= 1
             self._exclusive = True
+        self._take_file()
         return time.monotonic() - started
 
     def release_exclusive(self) -> None:
+        self._drop_file()
         with self._cond:
             self._exclusive = False
             self._cond.notify_all()
+
+    def _take_file(self, wait_s: float = LOCK_FILE_WAIT_S) -> None:
+        """Wait (at most ``wait_s``: a stuck holder must not stall the judge) until no spare
+        is creating its CUDA context on this device, and keep others from starting."""
+        if not self.lock_file:
+            return
+        try:
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    break  # time anyway; the spare's start is the lesser harm
+                time.sleep(0.01)
+        self._lock_fd = fd
+
+    def _drop_file(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)  # releases the lock with it
 
     @contextmanager
     def shared(self) -> Iterator[None]:
@@ -132,12 +167,21 @@ def gpu_slots(vendor: str, visible: list[str], per_device: int, runs_per_gpu: in
             env.update({"HIP_VISIBLE_DEVICES": device, "CUDA_VISIBLE_DEVICES": None})
         else:
             env.update({"CUDA_VISIBLE_DEVICES": device})
-        gate = DeviceGate(runs_per_gpu)
+        gate = DeviceGate(runs_per_gpu, lock_file=device_lock_file(vendor, device))
         for k in range(per_device):
             label = f"GPU {device}" + (f" (slot {k + 1} of {per_device})" if per_device > 1 else "")
             slots.append(Slot(len(slots), dict(env), label, gate))
     # Interleave devices so that a partly used pool spreads its work over all GPUs.
     return sorted(slots, key=lambda s: (s.index % per_device, s.index // per_device))
+
+
+def device_lock_file(vendor: str, device: str) -> str:
+    """The file a device's timing holds exclusively (see :class:`DeviceGate`)."""
+    root = os.path.join(tempfile.gettempdir(), f"geak-judge-{os.getuid()}")
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    path = os.path.join(root, f"{os.getpid()}-{vendor}-{device}.lock")
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    return path
 
 
 def gpu_visible() -> bool:

@@ -294,6 +294,12 @@ class TritonEvaluator:
     def close(self) -> None:
         self.references.clear()
         self.children.close()
+        for slot in self._runtime.slots if self._runtime is not None else []:
+            if slot.gate.lock_file and os.path.exists(slot.gate.lock_file):
+                try:
+                    os.remove(slot.gate.lock_file)
+                except OSError:
+                    pass
 
     def run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, ref: ReferenceRun,
                       profile: HardwareProfile | None = None, timing: bool = True,

@@ -2,7 +2,9 @@
 
 Python, torch, Triton and the judge's child modules are imported, and on a GPU
 the CUDA context is created and Triton's driver utilities loaded, before any
-job (and so before any candidate code) reaches the process. Torch's function
+job (and so before any candidate code) reaches the process; the context is
+created only while no candidate is being timed on the device (the judge's
+device lock file, held shared here and exclusively by timing). Torch's function
 and dispatch modes are entered once too: the first entry imports
 ``torch._dynamo`` (about a second and a half), which every candidate child
 pays when it sets up its compute monitor.
@@ -20,7 +22,9 @@ from geak_evaluator_triton.guards import enter_torch_modes_once
 
 enter_torch_modes_once()
 
-if os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
+
+
+def _create_context() -> None:
     torch.cuda.init()
     torch.empty(1, device="cuda")
     try:  # the driver's compiled helpers, loaded on first use
@@ -30,3 +34,23 @@ if os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
         driver.active.get_current_stream()
     except Exception:  # an older or newer Triton without these: the job loads them itself
         pass
+
+
+if os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
+    # Creating a context is work on the device: never while a candidate is being timed
+    # there. The judge holds the device's lock file exclusively while it times.
+    lock_path = os.environ.pop("GEAK_SPARE_DEVICE_LOCK", "")
+    fd = -1
+    if lock_path:
+        import fcntl
+
+        try:
+            fd = os.open(lock_path, os.O_RDWR)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except OSError:
+            pass
+    try:
+        _create_context()
+    finally:
+        if fd >= 0:
+            os.close(fd)
