@@ -178,14 +178,16 @@ class RayJudges:
         with self._cond:
             index = self._next
             self._next += 1
-        judge = None
+        judge = handle = None
         try:
             if not self._closed:
                 handle = self._spawn(index)
                 info = self.ray.get(handle.describe.remote(), timeout=self.settings.start_timeout_s)
                 judge = self._ready(index, handle, info)
-        except Exception as exc:
+        except Exception as exc:  # no room within start_timeout_s, or it failed to start
             log.warning("a judge could not be started in place of a lost one: %s", _first_error_line(exc))
+            if handle is not None:
+                self._kill(handle)
         with self._cond:
             self._starting -= 1
             if judge is not None and not self._closed:
@@ -291,7 +293,8 @@ class RayJudges:
         return EvalResult(
             task_id=task.id, candidate_id=candidate.id, flags=["judge_error"],
             reason=f"judge error: the candidate could not be judged on the Ray cluster "
-                   f"({len(lost)} tries; the last: {lost[-1].splitlines()[0] if lost else '-'})",
+                   f"({len(lost)} {'try' if len(lost) == 1 else 'tries'}; the last: "
+                   f"{lost[-1].splitlines()[0] if lost else '-'})",
             error="\n".join(lost), wall_s=time.monotonic() - started)
 
     def evaluate_many(self, jobs: Iterable[EvalJob]) -> Iterator[tuple[EvalJob, EvalResult]]:

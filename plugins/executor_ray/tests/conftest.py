@@ -9,13 +9,38 @@ Its workers inherit this process's environment: the bundled plugins only
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
+import sys
 import tempfile
+from collections.abc import Iterator
 
 import pytest
 from ray_support import QUICKSTART, cli, only_run, run_verdicts
 
 CLUSTER_CPUS = 2
+
+
+@contextlib.contextmanager
+def process_state_kept() -> Iterator[None]:
+    """Undo what connecting to Ray leaves in this process (variables, a SIGTERM handler, an
+    excepthook), so the tests after these run as they would without them."""
+    environ, hook, handler = dict(os.environ), sys.excepthook, signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        sys.excepthook = hook
+        signal.signal(signal.SIGTERM, handler)
+
+
+@pytest.fixture
+def ray_state_kept() -> Iterator[None]:
+    with process_state_kept():
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -24,13 +49,14 @@ def ray_cluster():
     ray = pytest.importorskip("ray")
     assert not ray.is_initialized(), "another test left Ray connected"
     folder = tempfile.mkdtemp(prefix="geak-ray-", dir="/tmp")
-    ray.init(num_cpus=CLUSTER_CPUS, include_dashboard=False, log_to_driver=False,
-             object_store_memory=100 * 1024**2, _temp_dir=folder, namespace="geak-tests")
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        ray.shutdown()
-        shutil.rmtree(folder, ignore_errors=True)
+    with process_state_kept():
+        ray.init(num_cpus=CLUSTER_CPUS, include_dashboard=False, log_to_driver=False,
+                 object_store_memory=100 * 1024**2, _temp_dir=folder, namespace="geak-tests")
+        try:
+            yield ray.get_runtime_context().gcs_address
+        finally:
+            ray.shutdown()
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
 """The ray executor on a local cluster of CPU workers (Triton interpreter): the same verdicts as
 a local run, for ``geak-core eval`` and for the quickstart; a worker killed while it judges
-loses nothing; a stopped run resumes without judging again what it had judged."""
+loses nothing; a stopped run resumes without judging again what it had judged; a judgement out
+of tries is a judge error and a new judge takes the lost one's place; a judge that cannot start
+says why."""
 
 from __future__ import annotations
 
@@ -196,3 +198,57 @@ def test_a_stopped_run_resumes_on_the_cluster_without_judging_twice(ray_cluster,
     assert sent == ["test_add_kernel/L0/I0", "test_add_kernel/L0/I1", "test_add_kernel/L0/I2"]
     expected = {k: v for k, v in local_quickstart.items() if k.startswith("test_add_kernel/")}
     assert run_verdicts(tmp_path / "runs" / stopped.run_id) == expected
+
+
+def _judges_on(ray_cluster: str, evaluator: str, **settings):
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_executor_ray.cluster import Connection
+    from geak_executor_ray.judges import RayJudges
+    from geak_executor_ray.options import RayExecutorOptions
+
+    options = RayExecutorOptions(address=ray_cluster, **settings)
+    connection = Connection(options)
+    connection.open()
+    return RayJudges(connection, evaluator, TritonEvaluatorOptions(mode="interpreter", workers=1),
+                     options)
+
+
+def test_a_judge_that_cannot_start_reports_the_workers_error(ray_cluster):
+    from geak_core.errors import GeakError
+
+    with pytest.raises(GeakError, match=r"a judge could not start on the Ray cluster: .*no evaluator "
+                                        r"named 'nonexistent' \(valid: 'triton'\)"):
+        _judges_on(ray_cluster, "nonexistent", judges=1)
+    assert ray.is_initialized()  # the test's own connection is left as it was
+    assert _judges() == []
+
+
+def test_a_judgement_out_of_tries_is_a_judge_error_and_a_new_judge_takes_over(ray_cluster):
+    from geak_core.model import Candidate
+    from geak_core.plugins import PluginManager
+
+    task = PluginManager().build("suite", "rocm", None).get("test_add_kernel")
+    code = Path(task.reference).read_text()
+    judges = _judges_on(ray_cluster, "triton", judges=1, max_attempts=1)
+    try:
+        verdict: dict = {}
+        done = threading.Event()
+
+        def judge() -> None:
+            verdict["first"] = judges.evaluate(task, Candidate("first", task.id, code))
+            done.set()
+
+        thread = threading.Thread(target=judge)
+        thread.start()
+        assert _kill_a_busy_judge(done) is not None
+        thread.join(300)
+        first = verdict["first"]
+        assert first.flags == ["judge_error"] and not first.call_ok
+        assert first.reason.startswith("judge error: the candidate could not be judged on the Ray "
+                                       "cluster (1 try; the last: judge 0 (")
+        again = judges.evaluate(task, Candidate("again", task.id, code))  # waits for the new judge
+        assert again.correct and again.flags == []
+        assert [j["index"] for j in judges.placement()] == [1]
+    finally:
+        judges.close()
+    assert _judges() == []

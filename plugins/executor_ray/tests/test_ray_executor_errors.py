@@ -78,7 +78,8 @@ def test_an_unreachable_cluster_stops_the_run_at_the_address_line(tmp_path):
     assert not ray.is_initialized()
 
 
-def test_more_judges_than_a_private_instance_holds_are_refused_at_once(tmp_path):
+def test_more_judges_than_a_private_instance_holds_are_refused_at_once(tmp_path,
+                                                                       ray_state_kept):
     ray = pytest.importorskip("ray")
     assert not ray.is_initialized()
     path = _recipe(tmp_path, 'name = "ray"\naddress = "local"\njudges = 64\n')
