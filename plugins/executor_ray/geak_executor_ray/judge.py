@@ -71,6 +71,7 @@ class JudgeWorker:
 
         return {"pid": os.getpid(), "host": socket.gethostname(),
                 "node": ray.get_runtime_context().get_node_id(), "gpus": self._gpus(),
+                "visible": {name: os.environ[name] for name in GPU_VARIABLES if name in os.environ},
                 "capacity": self.capacity}
 
     async def status(self) -> dict[str, int]:
