@@ -51,6 +51,22 @@ from geak_evaluator_triton.verdict import trim_traceback
 __all__ = ["JudgeError", "TritonEvaluator"]
 
 
+def cast_like(oracle: Any, outputs: Any) -> Any:
+    """The oracle's tensors in the dtype of the reference's outputs they stand for (oracles
+    compute in higher precision; the tolerances are those of the outputs' dtype)."""
+    import torch
+
+    if isinstance(oracle, torch.Tensor) and isinstance(outputs, torch.Tensor):
+        if oracle.dtype != outputs.dtype and oracle.dtype.is_floating_point and outputs.dtype.is_floating_point:
+            return oracle.to(outputs.dtype)
+        return oracle
+    if isinstance(oracle, dict) and isinstance(outputs, dict):
+        return {k: cast_like(v, outputs[k]) if k in outputs else v for k, v in oracle.items()}
+    if isinstance(oracle, (list, tuple)) and isinstance(outputs, (list, tuple)) and len(oracle) == len(outputs):
+        return type(oracle)(cast_like(o, r) for o, r in zip(oracle, outputs, strict=True))
+    return oracle
+
+
 class TritonEvaluator:
     """Judges candidates in sandboxed children; never raises out of ``evaluate``."""
 
@@ -235,7 +251,8 @@ class TritonEvaluator:
                 report["problems"].append(f"{index}: the oracle raised:\n{oracle['$oracle_error']}")
                 continue
             stage, name, seed = index
-            diffs = compare_outputs(oracle, run.outputs[index], overrides_for(task, cases[name]), None)
+            output = run.outputs[index]
+            diffs = compare_outputs(cast_like(oracle, output), output, overrides_for(task, cases[name]), None)
             report["checked"] += 1
             for diff in diffs:
                 report["problems"].append(f"{stage} case {name!r} seed {seed}: {diff['message']}")

@@ -101,5 +101,6 @@ def test_the_judge_checks_eager_against_the_reference_in_its_children(task_id):
         report = evaluator.check_reference(task)
     finally:
         evaluator.close()
-    assert [p for p in report["problems"] if p.startswith("eager")] == []
+    assert report["problems"] == []  # the reference against its oracle, and eager against it
+    assert report["checked"] > 0
     assert report["eager_checked"] == len([c for c in _harness(task).cases("small") if c.checked])
