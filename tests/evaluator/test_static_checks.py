@@ -47,3 +47,20 @@ def test_forbidden_constructs_are_rejected_with_their_line(snippet, words):
 
 def test_forbidden_constructs_can_be_allowed():
     assert check_source(KERNEL + "import gc\n", forbid_constructs=False) is None
+
+
+def test_an_import_of_a_triton_api_this_triton_lacks_fails_at_import_before_other_checks():
+    from geak_evaluator_triton.static_checks import check_source
+
+    kernel = "import triton\n@triton.jit\ndef k(x):\n    pass\n"
+    removed = "import multiprocessing\nfrom triton.language import no_such_name_here\n" + kernel
+    finding = check_source(removed)
+    assert finding is not None and finding.stage == "import" and finding.line == 2
+    assert "'no_such_name_here'" in finding.reason and "triton.language" in finding.reason
+    missing_module = "import triton.no_such_module\n" + kernel
+    finding = check_source(missing_module)
+    assert finding is not None and finding.stage == "import" and "triton.no_such_module" in finding.reason
+    # Names and submodules that exist pass; other packages are not looked up.
+    fine = ("from triton.language import core\nfrom triton import language\n"
+            "import triton.language as tl\nfrom numpy import no_such_numpy_name\n" + kernel)
+    assert check_source(fine) is None

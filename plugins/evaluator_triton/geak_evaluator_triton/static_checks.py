@@ -2,7 +2,8 @@
 
 ``ast.parse`` never executes code, so these run in the judge's own process.
 They catch what a runtime check would see too late or not at all: a syntax
-error, a module without any ``@triton.jit`` kernel, and constructs a kernel
+error, an import of a Triton API this Triton does not have, a module without
+any ``@triton.jit`` kernel, and constructs a kernel
 module has no business using (process control, frame and code-object
 introspection, the judge's own packages).
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+
+from geak_core.astutil import dotted_name
 
 FORBIDDEN_MODULES = {
     "ctypes": "raw memory access",
@@ -75,6 +78,11 @@ def check_source(code: str, *, forbid_constructs: bool = True) -> StaticFinding 
         return StaticFinding("import", f"syntax error at {where}: {exc.msg}", exc.lineno)
     except ValueError as exc:  # null bytes
         return StaticFinding("import", f"cannot parse the candidate: {exc}")
+    # A removed Triton API first: the candidate's own import would stop there, before any
+    # of its other constructs mattered (the published harnesses fail such code at import).
+    finding = missing_triton_names(tree)
+    if finding:
+        return finding
     if forbid_constructs:
         finding = _forbidden(tree)
         if finding:
@@ -88,15 +96,54 @@ def check_source(code: str, *, forbid_constructs: bool = True) -> StaticFinding 
 
 
 def _decorator_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        node = node.func
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
+    return dotted_name(node.func if isinstance(node, ast.Call) else node)
+
+
+def missing_triton_names(tree: ast.AST) -> StaticFinding | None:
+    """An import of a Triton module or name this Triton does not have (an API removed or
+    renamed since the code was written): the candidate would fail to import, and says
+    so here, before anything runs. Only Triton's own modules are looked up, in the
+    judge's process (trusted code; the children use the same installation)."""
+    import importlib
+    import importlib.util
+
+    def module_exists(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            return False
+
+    def load(name: str) -> object | None:
+        try:
+            return importlib.import_module(name)
+        except Exception:
+            return None
+
+    version = getattr(load("triton"), "__version__", "?")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "triton" and not module_exists(alias.name):
+                    return StaticFinding("import", f"line {node.lineno}: module {alias.name!r} does not exist "
+                                         f"in Triton {version}", node.lineno)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] != "triton":
+                continue
+            if not module_exists(node.module):
+                return StaticFinding("import", f"line {node.lineno}: module {node.module!r} does not exist "
+                                     f"in Triton {version}", node.lineno)
+            module = load(node.module)
+            if module is None:
+                continue  # it exists but does not import here: leave it to the child's import
+            for alias in node.names:
+                if alias.name == "*" or hasattr(module, alias.name):
+                    continue
+                if module_exists(f"{node.module}.{alias.name}"):
+                    continue
+                return StaticFinding("import", f"line {node.lineno}: cannot import {alias.name!r} from "
+                                     f"{node.module!r}: Triton {version} has no such name (removed or "
+                                     "renamed since the code was written)", node.lineno)
+    return None
 
 
 def _defines_kernel(tree: ast.AST) -> bool:
