@@ -11,6 +11,7 @@ introspection, the judge's own packages).
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass
 
 from geak_core.astutil import dotted_name
@@ -72,7 +73,7 @@ class StaticFinding:
 def check_source(code: str, *, forbid_constructs: bool = True) -> StaticFinding | None:
     """The first problem found in ``code``, or None."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
         return StaticFinding("import", f"syntax error at {where}: {exc.msg}", exc.lineno)
@@ -93,6 +94,24 @@ def check_source(code: str, *, forbid_constructs: bool = True) -> StaticFinding 
             "the candidate defines no Triton kernel (no function decorated with @triton.jit)",
         )
     return None
+
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse(code: str) -> ast.Module:
+    """``ast.parse``, one thread at a time and tried again on CPython's spurious
+    "AST constructor recursion depth mismatch" (before 3.11.8 and 3.12.1, the AST
+    converter keeps its depth in interpreter-wide state, which another thread's parse
+    resets midway: the judge checks several candidates' sources at once)."""
+    for attempt in range(3):
+        try:
+            with _PARSE_LOCK:
+                return ast.parse(code)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _decorator_name(node: ast.expr) -> str:
