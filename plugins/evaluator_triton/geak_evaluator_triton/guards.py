@@ -143,29 +143,6 @@ def install_interpreter_autotune_shim() -> None:
 # ---------------------------------------------------------------------------
 
 
-def enter_torch_modes_once() -> None:
-    """Enter a torch function mode and a dispatch mode once and leave them.
-
-    The first entry imports parts of torch (``torch._dynamo``, which rebinds
-    functions such as ``torch.manual_seed``); a spare child does it while it
-    waits, so that a candidate child does not pay for it.
-    """
-    import torch
-    from torch.overrides import TorchFunctionMode
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class _Function(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            return func(*args, **(kwargs or {}))
-
-    class _Dispatch(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            return func(*args, **(kwargs or {}))
-
-    with _Function(), _Dispatch():
-        torch.empty(1).zero_().numpy()
-
-
 class ComputeMonitor:
     """Records tensor computation called from the candidate's own file."""
 

@@ -18,9 +18,9 @@ import triton.language  # noqa: F401
 
 import geak_evaluator_triton.child  # noqa: F401
 import geak_evaluator_triton.guards  # noqa: F401
-from geak_evaluator_triton.guards import enter_torch_modes_once
+from geak_evaluator_triton.guards import ComputeMonitor
 
-enter_torch_modes_once()
+ComputeMonitor(__file__, allow_copies=False, gpu=False)  # its set-up enters the modes once
 
 
 
