@@ -131,9 +131,9 @@ def bench_task(task: Any, code: str, args: argparse.Namespace) -> dict[str, Any]
     def copy(i: int) -> Candidate:  # distinct sources, same kernels
         return Candidate(id=f"c{i}", task_id=task.id, code=code + f"\n# copy {i}\n")
 
-    judge = get_plugin_manager().build("evaluator", "triton",
-                                       TritonEvaluatorOptions(mode=args.mode, **evaluator_options(args.options)))
-    row: dict[str, Any] = {"task": task.id, "options": evaluator_options(args.options)}
+    options = evaluator_options(args.options)
+    judge = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode, **options))
+    row: dict[str, Any] = {"task": task.id, "options": options}
     try:
         started = time.monotonic()
         cold = judge.evaluate(task, copy(0))

@@ -164,7 +164,7 @@ class EagerStore:
         candidate is about to use."""
         if eager_is_baseline(task) or task.eager not in EAGER_SOURCES:
             return
-        key = f"{self.references.key(task, runtime)}:{ref.timing_seed}"
+        key = self._key(task, runtime, ref)
         with self._lock:
             if key in self._times or key in self._prefetching:
                 return
@@ -172,7 +172,7 @@ class EagerStore:
 
         def measure() -> None:
             try:
-                self.get(task, runtime, slot, ref, profile, use_spare=False)
+                self._get(key, task, runtime, slot, ref, profile, use_spare=False)
             except Exception:  # apply() measures again and reports the problem in the verdict
                 pass
             finally:
@@ -182,8 +182,14 @@ class EagerStore:
         threading.Thread(target=measure, name="geak-eager", daemon=True).start()
 
     def get(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-            profile: HardwareProfile | None, use_spare: bool = True) -> EagerTimes:
-        key = f"{self.references.key(task, runtime)}:{ref.timing_seed}"
+            profile: HardwareProfile | None) -> EagerTimes:
+        return self._get(self._key(task, runtime, ref), task, runtime, slot, ref, profile)
+
+    def _key(self, task: Task, runtime: Runtime, ref: ReferenceRun) -> str:
+        return f"{self.references.key(task, runtime)}:{ref.timing_seed}"
+
+    def _get(self, key: str, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
+             profile: HardwareProfile | None, use_spare: bool = True) -> EagerTimes:
         with self._lock:
             lock = self._key_locks.setdefault(key, threading.Lock())
         with lock:
