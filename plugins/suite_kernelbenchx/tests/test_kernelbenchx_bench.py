@@ -59,14 +59,17 @@ def test_references_judged_against_themselves_resumably(tmp_path):
     assert "| Quantization | 1 | 1 | 1 |" in table.stdout and "| **all** | 3 | 3 | 2 |" in table.stdout
 
 
-def test_the_self_candidate_keeps_the_reference_and_adds_a_kernel(make_suite):
+def test_the_self_candidate_keeps_the_reference_and_adds_a_kernel(make_suite, tmp_path):
     bench = _bench()
     task = make_suite().get("mul_w8a8")
     code = bench.self_candidate(task)
     assert "return input * weight" in code and "@_kbx_triton.jit" in code
     assert code.rstrip().endswith("mul_w8a8 = _kbx_with_kernel(mul_w8a8)")
-    judged = bench.bench_task_of(task)
+    judged = bench.bench_task_of(task, str(tmp_path))
     assert not judged.forbid_torch_compute and judged.extra["quantization"]["check"] is False
+    # both sides of the timing pay for the shim's launch: the baseline is the same code
+    assert Path(judged.timing_baseline).read_text(encoding="utf-8") == code
+    assert not task.timing_baseline
     assert task.forbid_torch_compute and task.extra["quantization"]["check"] is True
 
 

@@ -45,6 +45,14 @@ _SEEDING_CALLS: dict[str, str] = {
 
 
 def seed_all(seed: int) -> None:
+    """Seed Python's, NumPy's and torch's generators (the CPU's and every GPU's) with ``seed``.
+
+    What ``torch.manual_seed`` does for the CPU and CUDA / HIP devices, without
+    its walk over every other backend (MPS, XPU, custom devices): that walk
+    costs about 80 us of host time per call, and performance-script cases seed
+    right before the timed call, where host time must stay below the judge's
+    queue-ahead for the kernel alone to be timed.
+    """
     import random
 
     import numpy as np
@@ -52,7 +60,12 @@ def seed_all(seed: int) -> None:
 
     random.seed(seed)
     np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)  # also seeds every CUDA / HIP device
+    torch.default_generator.manual_seed(seed)
+    if torch.cuda.is_initialized():
+        for generator in torch.cuda.default_generators:
+            generator.manual_seed(seed)
+    elif torch.cuda.is_available():  # queued by torch until CUDA initialises
+        torch.cuda.manual_seed_all(seed)
 
 
 def module_seeding_calls(source: str) -> list[tuple[str, int]]:

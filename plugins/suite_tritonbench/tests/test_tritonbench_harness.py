@@ -15,7 +15,7 @@ import torch
 from geak_suite_tritonbench.harness import WEAK_TIMING_NOTE, Harness
 from geak_suite_tritonbench.results import comparable, weak_result_reason
 from geak_suite_tritonbench.rewrite import DEVICE_NAME, align_libdevice, rewrite_device_literals
-from geak_suite_tritonbench.seeding import PROTOCOL_SEED, module_seeding_calls
+from geak_suite_tritonbench.seeding import PROTOCOL_SEED, module_seeding_calls, seed_all
 from geak_suite_tritonbench.suite import STRICT_SEEDS
 
 _count = 0
@@ -335,3 +335,16 @@ def test_published_performance_inputs_are_timing_only_cases(make_suite):
 def test_strict_performance_inputs_are_compared_too(make_suite):
     cases = Harness(make_suite(protocol="strict").get("add_vectors")).cases("full")
     assert [c.checked for c in cases] == [True] * 4
+
+
+def test_seed_all_draws_what_the_generators_seeded_by_torch_draw():
+    import random
+
+    seed_all(77)
+    ours = (random.random(), np.random.rand(), torch.rand(4), torch.randint(0, 1000, (4,)))
+    random.seed(77)
+    np.random.seed(77)
+    torch.manual_seed(77)
+    theirs = (random.random(), np.random.rand(), torch.rand(4), torch.randint(0, 1000, (4,)))
+    assert ours[:2] == theirs[:2]
+    assert torch.equal(ours[2], theirs[2]) and torch.equal(ours[3], theirs[3])
