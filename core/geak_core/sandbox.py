@@ -29,6 +29,7 @@ exit handlers registered by code it ran cannot add anything.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shutil
@@ -40,7 +41,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,7 @@ class Replier:
     def __init__(self, outbox: queue.Queue[Any]):
         self._outbox = outbox
         self.excluded_s = 0.0  # time the judge kept the child waiting, not charged to it
+        self._waiting_since: float | None = None
 
     def send(self, obj: Any) -> None:
         self._outbox.put(obj)
@@ -139,6 +141,23 @@ class Replier:
     def exclude(self, seconds: float) -> None:
         """Extend the child's deadline by ``seconds`` the judge made it wait (for a device, say)."""
         self.excluded_s += max(0.0, seconds)
+
+    @contextlib.contextmanager
+    def judge_waiting(self) -> Iterator[None]:
+        """The judge keeps the child waiting while this block runs (for a device, say): none
+        of it counts against the child's timeout, also while the wait is still going on."""
+        began = time.monotonic()
+        self._waiting_since = began
+        try:
+            yield
+        finally:
+            self._waiting_since = None
+            self.excluded_s += time.monotonic() - began
+
+    def excluded_now(self) -> float:
+        """Seconds excluded so far, an ongoing ``judge_waiting`` block included."""
+        since = self._waiting_since
+        return self.excluded_s + (time.monotonic() - since if since is not None else 0.0)
 
     def close(self) -> None:
         self._outbox.put(_CLOSE)
@@ -420,7 +439,7 @@ def run_sandboxed(
         thread.start()
     try:
         while True:
-            left = started + timeout_s + replier.excluded_s - time.monotonic()
+            left = started + timeout_s + replier.excluded_now() - time.monotonic()
             if left <= 0:
                 raise subprocess.TimeoutExpired(proc.args, timeout_s)
             try:

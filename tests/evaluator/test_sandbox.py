@@ -55,6 +55,18 @@ def test_frames_arrive_in_order_and_the_judge_can_answer_them():
     assert result.returned == {"plan": [1, 2]}
 
 
+def test_time_the_judge_keeps_the_child_waiting_is_not_charged_even_while_it_lasts():
+    def answer(message, replier):
+        if message == {"kind": "ready"}:
+            with replier.judge_waiting():  # e.g. waiting for the device, longer than the timeout
+                time.sleep(3.0)
+            replier.send({"plan": [1]})
+
+    result = run("handshake", on_message=answer, timeout_s=2)
+    assert not result.timed_out and result.returned == {"plan": [1]}
+    assert result.waited_s >= 3.0
+
+
 def test_a_timeout_kills_the_whole_process_group():
     started = time.monotonic()
     result = run("spawn_and_hang", timeout_s=3)

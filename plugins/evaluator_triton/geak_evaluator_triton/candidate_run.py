@@ -65,20 +65,20 @@ class Gating:
     def hold_shared(self, replier: Replier, capped: bool = True) -> None:
         """Hold the device shared: ``capped`` for the candidate's runs, not for the trusted
         baseline's warm-up (mostly loading compiled kernels, as a reference child does)."""
-        waited = self.slot.gate.acquire_shared(capped=capped)
+        with replier.judge_waiting():  # a long wait must not run out the child's clock
+            waited = self.slot.gate.acquire_shared(capped=capped)
         with self._lock:
             self.holding = "capped" if capped else "shared"
         self.waited_s += waited
-        replier.exclude(waited)
 
     def hold_exclusive(self, replier: Replier) -> None:
         self.release()
-        waited = self.slot.gate.acquire_exclusive()
+        with replier.judge_waiting():
+            waited = self.slot.gate.acquire_exclusive()
         with self._lock:
             self.holding = "exclusive"
             self._since = time.monotonic()
         self.waited_s += waited
-        replier.exclude(waited)
 
     def release(self) -> None:
         with self._lock:
