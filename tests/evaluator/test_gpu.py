@@ -108,3 +108,28 @@ def test_the_queue_ahead_hold_is_calibrated_to_the_clock():
     torch.cuda.synchronize()
     assert 100.0 < start.elapsed_time(end) * 1e3 < 400.0
     assert _hold_cycles(0.0) == 0
+
+
+def test_timing_prepared_when_correct_costs_a_wrong_candidate_nothing(mini_tasks):
+    """prepare_timing = when_correct (auto's choice for a busy judge): a wrong candidate
+    costs no reference timing runs; the correct one is checked, then checked and timed in a
+    second child."""
+    from geak_core.components import EvalJob
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import cheat_code, judge_options
+
+    task = mini_tasks["add"]
+    evaluator = TritonEvaluator(judge_options(mode="gpu", workers=1, rep_ms=50.0,
+                                              prepare_timing="when_correct"))
+    try:
+        jobs = [EvalJob(task, Candidate(id="wrong", task_id="add", code=cheat_code("add_unwritten"))),
+                EvalJob(task, Candidate(id="right", task_id="add", code=open(task.reference).read()))]
+        results = {job.candidate.id: result for job, result in evaluator.evaluate_many(jobs)}
+    finally:
+        evaluator.close()
+    wrong, right = results["wrong"], results["right"]
+    assert not wrong.correct and "reference.timing" not in wrong.phases, wrong.phases
+    assert right.correct and right.performance_measured, (right.reason, right.performance_note)
+    assert "candidate.first_check" in right.phases and "reference.timing" in right.phases, right.phases
+    assert 0.5 < right.speedup < 2.0

@@ -115,6 +115,7 @@ class CandidateFrames(FrameHandler):
         self.judge_error: JudgeError | None = None
         self.warmup_failed: str | None = None
         self._settled = False
+        self._final: Verdict | None = None
         self.started = time.monotonic()
         self.phases: dict[str, float] = {"runs": 0.0, "compare": 0.0}  # child's run time, judge's compare time
 
@@ -277,7 +278,10 @@ class CandidateFrames(FrameHandler):
             self.runs = [{k: v for k, v in f.items() if k not in ("outputs", "rerun")} for f in self.runs]
 
     def finish(self, sandbox: SandboxResult) -> Verdict:
-        """The correctness verdict once the child has ended (timing frames are read elsewhere)."""
+        """The correctness verdict once the child has ended (timing frames are read elsewhere);
+        asked again, the same verdict."""
+        if self._final is not None:
+            return self._final
         self.gating.release()
         if self.judge_error is not None:
             raise self.judge_error
@@ -295,6 +299,7 @@ class CandidateFrames(FrameHandler):
         if complete:
             self.settle()
         verdict.ran = complete
+        self._final = verdict
         return verdict
 
     def _check_guards(self, frame: dict[str, Any], checks: dict[str, Any]) -> None:

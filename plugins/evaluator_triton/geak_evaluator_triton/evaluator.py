@@ -76,6 +76,7 @@ class TritonEvaluator:
         if problems:
             raise ValueError("invalid triton evaluator options: " + "; ".join(problems))
         self._lock = threading.Lock()
+        self._in_flight = 0  # verdicts being judged now (prepare_timing = auto)
         self._runtime: Runtime | None = None
         self._runtime_error: str | None = None
         self._slots: queue.Queue[Slot] = queue.Queue()
@@ -264,6 +265,8 @@ class TritonEvaluator:
         started = time.monotonic()
         result = EvalResult(task_id=task.id, candidate_id=candidate.id,
                             speedup_method=self.options.speedup_method)
+        with self._lock:
+            self._in_flight += 1
         try:
             runtime = self.runtime()
             result.mode = runtime.mode
@@ -292,6 +295,8 @@ class TritonEvaluator:
             result.reason = f"internal judge error: {type(exc).__name__}: {exc}"
             result.error = trim_traceback(traceback.format_exc())
         finally:
+            with self._lock:
+                self._in_flight -= 1
             result.wall_s = time.monotonic() - started
         return result
 
@@ -344,8 +349,19 @@ class TritonEvaluator:
         result.performance_note = INTERPRETER_NOTE if runtime.mode == "interpreter" else f"not measured: {why}"
 
     def _judge(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, result: EvalResult) -> None:
+        """One verdict. Timing is prepared up front (the reference's timed runs, the
+        baseline's warm-up in the candidate's child), so that a correct candidate is timed
+        without a second child, or once a task has a correct candidate
+        (``prepare_timing``): its correctness is then checked in a child without timing,
+        and a second child checks and times it; a wrong candidate costs no timing work.
+        ``auto`` prepares up front while this judge has one verdict in flight and waits
+        for a correct candidate while it has several (a benchmark, an agent's batch)."""
+        gpu = runtime.mode == "gpu"
+        choice = self.options.prepare_timing
+        with self._lock:
+            later = choice == "when_correct" or (choice == "auto" and self._in_flight > 1)
         mark = time.monotonic()
-        ref = self.references.get(task, runtime, slot, phases=result.phases)
+        ref = self.references.get(task, runtime, slot, phases=result.phases, timing=not (gpu and later))
         result.phases["reference"] = round(time.monotonic() - mark, 3)
         result.skipped = list(ref.skipped)
         if self.options.check_outliers:
@@ -358,22 +374,40 @@ class TritonEvaluator:
             result.reason = "skipped: no case of this task can run here (" + "; ".join(reasons) + ")"
             self._no_performance(result, runtime, "the task was skipped")
             return
-        gpu = runtime.mode == "gpu"
         timed = ref.timed if gpu else []
         profile = self.resolve_hardware() if timed else None
-        if timed and task.eager:  # overlaps the first candidate's checks
-            self.eager.prefetch(task, runtime, slot, ref, profile)
         mark = time.monotonic()
-        frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
-        untimed = frames.warmup_failed
+        frames: CandidateFrames | None = None
+        waited = preparing = 0.0
+        if timed and not ref.timing_ready:  # correctness first; timing only for a correct one
+            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile, timing=False)
+            checked = frames.finish(sandbox)
+            waited = frames.gating.waited_s
+            if checked.ran and checked.first is None:
+                result.phases["candidate.first_check"] = round(time.monotonic() - mark, 3)
+                began = time.monotonic()
+                self.references.ensure_timing(task, runtime, slot, ref, result.phases)
+                preparing = time.monotonic() - began
+                timed = ref.timed
+                if timed:
+                    frames = None  # a second child checks and times it
+            else:
+                timed = []
+        untimed = ""
+        if frames is None:
+            if timed and task.eager:  # overlaps the candidate's checks
+                self.eager.prefetch(task, runtime, slot, ref, profile)
+            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
+            untimed = frames.warmup_failed
         if untimed:
             timed = []
             frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile, timing=False)
         verdict = frames.finish(sandbox)
         gating = frames.gating
-        result.phases["candidate"] = round(time.monotonic() - mark - gating.timing_s - gating.waited_s, 3)
-        if gating.waited_s:
-            result.phases["device_wait"] = round(gating.waited_s, 3)
+        waited += gating.waited_s
+        result.phases["candidate"] = round(time.monotonic() - mark - gating.timing_s - waited - preparing, 3)
+        if waited:
+            result.phases["device_wait"] = round(waited, 3)
         for name, seconds in frames.phases.items():  # parts of "candidate"
             result.phases[f"candidate.{name}"] = round(seconds, 3)
         first = verdict.first

@@ -24,6 +24,12 @@ class TritonEvaluatorOptions:
     # A child per slot started ahead of need (Python, torch, Triton and the CUDA context up,
     # nothing of any job in it): "auto" on GPUs, where it saves each judgement ~2 s.
     spare_children: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
+    # When the reference's timed runs and the baseline's warm-up are prepared: "up_front" for
+    # every candidate (a correct one is then timed in the same child), "when_correct" only
+    # once a task has a correct candidate (checked first, then checked and timed in a second
+    # child; a wrong one costs no timing work), "auto": up front while this judge has one
+    # verdict in flight, when correct while it has several.
+    prepare_timing: str = field(default="auto", metadata={"choices": ["auto", "up_front", "when_correct"]})
     seeds: list[int] | None = None  # None: the task's seeds
     secret_seeds: int = 1  # extra seeds drawn per judge session, unknown to candidates
     check_outliers: bool = True  # stage 2
@@ -71,6 +77,8 @@ class TritonEvaluatorOptions:
             problems.append("timeouts must be positive")
         if self.workers < 0:
             problems.append("workers must be >= 0")
+        if self.prepare_timing not in ("auto", "up_front", "when_correct"):
+            problems.append(f"prepare_timing must be auto, up_front or when_correct, not {self.prepare_timing!r}")
         if self.spare_children not in ("auto", "on", "off"):
             problems.append(f"spare_children must be auto, on or off, not {self.spare_children!r}")
         if self.candidates_per_gpu < 1:

@@ -57,27 +57,57 @@ class ReferenceStore:
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
-    def get(self, task: Task, runtime: Runtime, slot: Slot,
-            phases: dict[str, float] | None = None) -> ReferenceRun:
+    def get(self, task: Task, runtime: Runtime, slot: Slot, phases: dict[str, float] | None = None,
+            timing: bool = True) -> ReferenceRun:
         """The reference outputs of ``task`` (cached); raises JudgeError if the reference fails.
 
         ``phases``: where a reference child ran for this call, its parts are added
-        (``reference.start``, ``reference.runs``)."""
+        (``reference.start``, ``reference.runs``, ``reference.timing``). ``timing``:
+        also the timed cases' runs on the timing seed (GPU); without it they are left
+        for ``ensure_timing``, which a busy judge calls once a candidate is correct."""
         key = self.key(task, runtime)
         with self._lock:
             lock = self._key_locks.setdefault(key, threading.Lock())
         with lock:
             with self._lock:
-                if key in self._runs:
+                run = self._runs.get(key)
+                if run is not None:
                     self._runs.move_to_end(key)
-                    return self._runs[key]
-            run = self._compute(task, runtime, slot, key)
-            if phases is not None:
-                phases.update({f"reference.{k}": round(v, 3) for k, v in run.phases.items()})
-            with self._lock:
-                self._runs[key] = run
-                self._evict()
+            if run is None:
+                run = self._compute(task, runtime, slot, key, timing)
+                if phases is not None:
+                    phases.update({f"reference.{k}": round(v, 3) for k, v in run.phases.items()})
+                with self._lock:
+                    self._runs[key] = run
+                    self._evict()
+            if timing and not run.timing_ready:
+                self._add_timing(task, runtime, slot, run, phases)
             return run
+
+    def ensure_timing(self, task: Task, runtime: Runtime, slot: Slot, run: ReferenceRun,
+                      phases: dict[str, float] | None = None) -> None:
+        """Add the timed cases' runs on the timing seed to ``run`` if it lacks them (once)."""
+        if run.timing_ready:
+            return
+        with self._lock:
+            lock = self._key_locks.setdefault(self.key(task, runtime), threading.Lock())
+        with lock:
+            if not run.timing_ready:
+                self._add_timing(task, runtime, slot, run, phases)
+
+    def _add_timing(self, task: Task, runtime: Runtime, slot: Slot, run: ReferenceRun,
+                    phases: dict[str, float] | None) -> None:
+        began = time.monotonic()
+        # a reference judged on the protocol's seed alone is timed on it too (see _compute)
+        seed = run.seeds[0] if "reference_seed_fallback" in run.flags else self.timing_seed
+        extra = self.run(task, runtime, slot, [], all_seeds=run.seeds, timing_seed=seed)
+        run.outputs.update(extra.outputs)
+        run.untimed.update(extra.untimed)
+        run.timing_seed = seed
+        run.nbytes = nbytes_of(list(run.outputs.values()))
+        run.timing_ready = True
+        if phases is not None:
+            phases["reference.timing"] = round(time.monotonic() - began, 3)
 
     def clear(self) -> None:
         with self._lock:
@@ -88,10 +118,11 @@ class ReferenceStore:
         while len(self._runs) > 1 and sum(r.nbytes for r in self._runs.values()) > limit:
             self._runs.popitem(last=False)
 
-    def _compute(self, task: Task, runtime: Runtime, slot: Slot, key: str) -> ReferenceRun:
+    def _compute(self, task: Task, runtime: Runtime, slot: Slot, key: str, timing: bool = True) -> ReferenceRun:
         seeds = self.seeds_for(task)
         fixed = [s for s in seeds if s not in self.secret_seeds]
-        timing_seed = self.timing_seed if runtime.mode == "gpu" else None
+        gpu = runtime.mode == "gpu"
+        timing_seed = self.timing_seed if gpu and timing else None
         cached = self._disk.load(key, fixed) if self._disk else {}
         missing = [s for s in seeds if s not in cached.get("seeds", [])]
         flags: list[str] = []
@@ -120,6 +151,7 @@ class ReferenceStore:
             run.noise.update(cached["run"].noise)
         run.seeds = seeds
         run.flags = flags
+        run.timing_ready = not gpu or timing_seed is not None
         run.heavy_bytes = self.options.heavy_case_mb * 2**20
         run.nbytes = nbytes_of(list(run.outputs.values()))
         if self._disk and not flags:

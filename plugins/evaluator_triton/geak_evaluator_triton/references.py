@@ -31,6 +31,9 @@ class ReferenceRun:
     # The reference's own per-row error against the oracle, per run (see compare.py).
     noise: dict[tuple[str, str, int], Any] = field(default_factory=dict)
     timing_seed: int | None = None  # secret seed of the timed runs (outputs under stage "timing")
+    # The timed cases' runs on the timing seed are here (or nothing is timed in this mode);
+    # False while a busy judge has not yet needed them (ReferenceStore.ensure_timing).
+    timing_ready: bool = True
     untimed: dict[str, str] = field(default_factory=dict)  # case -> why the reference could not be timed
     flags: list[str] = field(default_factory=list)  # e.g. reference_seed_fallback
     reference_file: str = ""
