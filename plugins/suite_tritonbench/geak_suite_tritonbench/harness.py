@@ -58,6 +58,7 @@ from geak_suite_tritonbench.perf import (
     PerfScriptError,
     describe,
     main_dtype,
+    tensors_of,
 )
 from geak_suite_tritonbench.results import comparable
 from geak_suite_tritonbench.results import weak_result_reason as _weak_result_reason
@@ -223,15 +224,28 @@ class Harness(BaseHarness):
         script = self._script()
         if script is None:
             return []
+        cases = self._perf_cases_from(script, script.abstract_inputs(0))
+        if cases is not None:
+            return cases
         try:
             raw_inputs = self._inputs_of_script(script, 0)
         except Exception as exc:
             self._perf_error = f"get_input_tensors() failed: {type(exc).__name__}: {exc}"
             return []
+        return self._perf_cases_from(script, raw_inputs) or []
+
+    def _perf_cases_from(self, script: PerfScript, raw_inputs: list[Any] | None) -> list[Case] | None:
+        """The cases of the script's inputs; None where inputs drawn without data (meta
+        tensors) do not give a formula what it needs (the caller then draws them for real)."""
+        if raw_inputs is None:
+            return None
+        abstract = any(t.is_meta for t in tensors_of(raw_inputs))
         on_gpu = gpu_backend() is not None
         cases = []
         for index, raw in enumerate(raw_inputs):
             measures = script.measures(raw)
+            if abstract and (measures.note or (measures.flops is None and measures.bytes is None)):
+                return None
             dtype = main_dtype(raw)
             if measures.flops is None and measures.bytes is None and on_gpu:
                 try:

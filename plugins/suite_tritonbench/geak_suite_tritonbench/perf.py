@@ -110,15 +110,15 @@ def _shims(tree: ast.Module, stem: str, target: Callable[[], Any],
     return shims
 
 
-def _tensors(value: Any) -> list[Any]:
+def tensors_of(value: Any) -> list[Any]:
     import torch
 
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
+        return [t for v in value for t in tensors_of(v)]
     if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
+        return [t for v in value.values() for t in tensors_of(v)]
     return []
 
 
@@ -139,7 +139,7 @@ def describe(value: Any) -> Any:
 
 def main_dtype(value: Any) -> str | None:
     """The dtype whose peak applies: the first floating-point input's, else the first one's."""
-    tensors = _tensors(value)
+    tensors = tensors_of(value)
     for t in tensors:
         if t.dtype.is_floating_point:
             return str(t.dtype).removeprefix("torch.")
@@ -211,6 +211,19 @@ class PerfScript:
         self.metrics.input_tensors = []
         self.metrics.get_input_tensors()
         return list(self.metrics.input_tensors)
+
+    def abstract_inputs(self, seed: int) -> list[Any] | None:
+        """The script's inputs drawn on the meta device: shapes and dtypes, no data, no time
+        (listing the cases needs no values; drawing every input of a script on the CPU took
+        up to 9 s). None where the script cannot draw there (it reads values or moves
+        tensors between devices while drawing)."""
+        import torch
+
+        try:
+            with torch.device("meta"):
+                return self.inputs(seed)
+        except Exception:
+            return None
 
     def to_device(self, raw: Any) -> Any:
         return self.metrics.to_cuda(raw)
