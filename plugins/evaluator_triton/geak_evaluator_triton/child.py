@@ -280,6 +280,7 @@ def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         "determinism": False,
         "oracle": bool(args.get("oracle")),
         "noise": bool(args.get("noise")),
+        "gate": bool(args.get("gate")),  # wait for the judge's GO before each run
     }
     if timing_seed is not None:
         plan["case_seeds"]["timing"] = {name: [timing_seed] for name in plan["timing"]}

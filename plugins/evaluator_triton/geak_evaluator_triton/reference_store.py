@@ -9,6 +9,7 @@ candidates of one task wait for one reference run.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -17,12 +18,13 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from geak_core.sandbox import Replier
 from geak_core.tasks import Case, Task
 
 from geak_evaluator_triton.children import Children, task_payload
 from geak_evaluator_triton.comparison import JudgeError, tail
 from geak_evaluator_triton.devices import Runtime, Slot
-from geak_evaluator_triton.protocol import FrameHandler, where
+from geak_evaluator_triton.protocol import GO, FrameHandler, where
 from geak_evaluator_triton.references import DiskCache, ReferenceRun, nbytes_of
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
 
@@ -173,11 +175,18 @@ class ReferenceStore:
             "noise": self.options.noise_multiple > 0 and not oracle,
             "timing_seed": timing_seed,
         }
-        reader = _ReferenceFrames(task)
-        with slot.gate.shared():
-            result = self.children.run("reference", args, slot.env, timeout=self.options.reference_timeout_s,
-                                       cache="reference", on_message=lambda m, _r: reader.handle(m),
-                                       slot=slot)
+        # With other slots on its device, the child holds the gate shared for each run (it
+        # asks before each), not while it starts, imports and draws inputs: a timing phase
+        # waiting for the device waits for runs, not for a whole reference process.
+        sharing = runtime.mode == "gpu" and sum(1 for s in runtime.slots if s.gate is slot.gate) > 1
+        args["gate"] = sharing
+        reader = _ReferenceFrames(task, slot.gate if sharing else None)
+        try:
+            with contextlib.nullcontext() if sharing else slot.gate.shared():
+                result = self.children.run("reference", args, slot.env, timeout=self.options.reference_timeout_s,
+                                           cache="reference", on_message=reader, slot=slot)
+        finally:
+            reader.release()
         if reader.failure is not None:
             raise reader.failure
         if reader.table is None or not result.completed:
@@ -206,8 +215,11 @@ class ReferenceStore:
 class _ReferenceFrames(FrameHandler):
     """Collects a reference child's frames; the first failure is kept as a JudgeError."""
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task, gate: Any = None) -> None:
         self.task = task
+        self.gate = gate  # the device gate, held shared for each run (None: not asked)
+        self.holding = False
+        self.replier: Replier | None = None
         self.table: dict[str, Any] | None = None
         self.outputs: dict[tuple[str, str, int], Any] = {}
         self.oracles: dict[tuple[str, str, int], Any] = {}
@@ -218,12 +230,30 @@ class _ReferenceFrames(FrameHandler):
         self.table_at: float | None = None
         self.runs_s = 0.0
 
+    def __call__(self, message: Any, replier: Replier) -> Any:
+        self.replier = replier
+        return self.handle(message)
+
+    def release(self) -> None:
+        if self.holding:
+            self.holding = False
+            self.gate.release_shared()
+
+    def on_start(self, frame: dict[str, Any]) -> Any:
+        if self.gate is not None and self.replier is not None:
+            with self.replier.judge_waiting():  # not charged to the child's timeout
+                self.gate.acquire_shared()
+            self.holding = True
+            self.replier.send(GO)
+        return frame
+
     def on_cases(self, frame: dict[str, Any]) -> Any:
         self.table = frame
         self.table_at = time.monotonic()
         return {"kind": "cases"}
 
     def on_run(self, frame: dict[str, Any]) -> Any:
+        self.release()
         index = (frame["stage"], frame["case"], frame["seed"])
         self.outputs[index] = frame["outputs"]
         self.runs_s += float(frame.get("run_s") or 0.0)
@@ -237,6 +267,7 @@ class _ReferenceFrames(FrameHandler):
         return {"kind": "run", "stage": frame["stage"], "case": frame["case"], "seed": frame["seed"]}
 
     def on_error(self, frame: dict[str, Any]) -> Any:
+        self.release()
         if frame.get("stage") == "timing":
             self.untimed[frame["case"]] = f"the reference raised on the timing inputs: {describe_exception(frame)}"
             return {"kind": "error"}
