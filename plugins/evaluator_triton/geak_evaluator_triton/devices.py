@@ -148,6 +148,10 @@ class Runtime:
     probe: dict[str, Any] = field(default_factory=dict)
     isolate: bool = False  # children in their own namespaces
 
+    def shares_device(self, slot: Slot) -> bool:
+        """Other slots share ``slot``'s device gate (several candidates on one GPU)."""
+        return sum(1 for s in self.slots if s.gate is slot.gate) > 1
+
 
 def gpu_slots(vendor: str, visible: list[str], per_device: int, runs_per_gpu: int = 0,
               cpus: int | None = None) -> list[Slot]:

@@ -205,7 +205,7 @@ class EagerStore:
                  profile: HardwareProfile | None, use_spare: bool = True) -> EagerTimes:
         started = time.monotonic()
         options = self.children.options
-        sharing = sum(1 for s in runtime.slots if s.gate is slot.gate) > 1
+        sharing = runtime.shares_device(slot)
         request = timing_request(ref, options, profile, self.children.cache_dir("reference"))
         request["gate"] = sharing
         frames = EagerFrames(Gating(slot, shared_runs=sharing), ref.timing_seed)

@@ -328,7 +328,7 @@ class TritonEvaluator:
                       ) -> tuple[CandidateFrames, SandboxResult]:
         """One candidate child: its plan, its frames as read, how it ended."""
         timed = ref.timed if runtime.mode == "gpu" and timing else []
-        sharing = sum(1 for s in runtime.slots if s.gate is slot.gate) > 1
+        sharing = runtime.shares_device(slot)
         plan = correctness_plan(ref, self.options, gate=runtime.mode == "gpu" and sharing)
         frames = CandidateFrames(task, ref, plan, self.options, Gating(slot, shared_runs=sharing),
                                  timing_wanted=bool(timed), run_child=self.children.for_task(task, slot))

@@ -21,6 +21,7 @@ from typing import Any
 from geak_core.sandbox import Replier
 from geak_core.tasks import Case, Task
 
+from geak_evaluator_triton.candidate_run import Gating
 from geak_evaluator_triton.children import Children, task_payload
 from geak_evaluator_triton.comparison import JudgeError, tail
 from geak_evaluator_triton.devices import Runtime, Slot
@@ -68,9 +69,7 @@ class ReferenceStore:
         also the timed cases' runs on the timing seed (GPU); without it they are left
         for ``ensure_timing``, which a busy judge calls once a candidate is correct."""
         key = self.key(task, runtime)
-        with self._lock:
-            lock = self._key_locks.setdefault(key, threading.Lock())
-        with lock:
+        with self._key_lock(key):
             with self._lock:
                 run = self._runs.get(key)
                 if run is not None:
@@ -91,9 +90,7 @@ class ReferenceStore:
         """Add the timed cases' runs on the timing seed to ``run`` if it lacks them (once)."""
         if run.timing_ready:
             return
-        with self._lock:
-            lock = self._key_locks.setdefault(self.key(task, runtime), threading.Lock())
-        with lock:
+        with self._key_lock(self.key(task, runtime)):
             if not run.timing_ready:
                 self._add_timing(task, runtime, slot, run, phases)
 
@@ -110,6 +107,11 @@ class ReferenceStore:
         run.timing_ready = True
         if phases is not None:
             phases["reference.timing"] = round(time.monotonic() - began, 3)
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        """One lock per reference key: the candidates of one task wait for one reference run."""
+        with self._lock:
+            return self._key_locks.setdefault(key, threading.Lock())
 
     def clear(self) -> None:
         with self._lock:
@@ -178,15 +180,16 @@ class ReferenceStore:
         # With other slots on its device, the child holds the gate shared for each run (it
         # asks before each), not while it starts, imports and draws inputs: a timing phase
         # waiting for the device waits for runs, not for a whole reference process.
-        sharing = runtime.mode == "gpu" and sum(1 for s in runtime.slots if s.gate is slot.gate) > 1
+        sharing = runtime.mode == "gpu" and runtime.shares_device(slot)
         args["gate"] = sharing
-        reader = _ReferenceFrames(task, slot.gate if sharing else None)
+        reader = _ReferenceFrames(task, Gating(slot, shared_runs=True) if sharing else None)
         try:
             with contextlib.nullcontext() if sharing else slot.gate.shared():
                 result = self.children.run("reference", args, slot.env, timeout=self.options.reference_timeout_s,
                                            cache="reference", on_message=reader, slot=slot)
         finally:
-            reader.release()
+            if reader.gating is not None:
+                reader.gating.release()
         if reader.failure is not None:
             raise reader.failure
         if reader.table is None or not result.completed:
@@ -215,10 +218,9 @@ class ReferenceStore:
 class _ReferenceFrames(FrameHandler):
     """Collects a reference child's frames; the first failure is kept as a JudgeError."""
 
-    def __init__(self, task: Task, gate: Any = None) -> None:
+    def __init__(self, task: Task, gating: Gating | None = None) -> None:
         self.task = task
-        self.gate = gate  # the device gate, held shared for each run (None: not asked)
-        self.holding = False
+        self.gating = gating  # holds the device gate shared for each run (None: not asked)
         self.replier: Replier | None = None
         self.table: dict[str, Any] | None = None
         self.outputs: dict[tuple[str, str, int], Any] = {}
@@ -234,16 +236,9 @@ class _ReferenceFrames(FrameHandler):
         self.replier = replier
         return self.handle(message)
 
-    def release(self) -> None:
-        if self.holding:
-            self.holding = False
-            self.gate.release_shared()
-
     def on_start(self, frame: dict[str, Any]) -> Any:
-        if self.gate is not None and self.replier is not None:
-            with self.replier.judge_waiting():  # not charged to the child's timeout
-                self.gate.acquire_shared()
-            self.holding = True
+        if self.gating is not None and self.replier is not None:
+            self.gating.hold_shared(self.replier, capped=False)  # a trusted run: not capped
             self.replier.send(GO)
         return frame
 
@@ -253,7 +248,8 @@ class _ReferenceFrames(FrameHandler):
         return {"kind": "cases"}
 
     def on_run(self, frame: dict[str, Any]) -> Any:
-        self.release()
+        if self.gating is not None:
+            self.gating.release()
         index = (frame["stage"], frame["case"], frame["seed"])
         self.outputs[index] = frame["outputs"]
         self.runs_s += float(frame.get("run_s") or 0.0)
@@ -267,7 +263,8 @@ class _ReferenceFrames(FrameHandler):
         return {"kind": "run", "stage": frame["stage"], "case": frame["case"], "seed": frame["seed"]}
 
     def on_error(self, frame: dict[str, Any]) -> Any:
-        self.release()
+        if self.gating is not None:
+            self.gating.release()
         if frame.get("stage") == "timing":
             self.untimed[frame["case"]] = f"the reference raised on the timing inputs: {describe_exception(frame)}"
             return {"kind": "error"}

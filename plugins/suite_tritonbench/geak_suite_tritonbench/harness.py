@@ -224,7 +224,8 @@ class Harness(BaseHarness):
         script = self._script()
         if script is None:
             return []
-        cases = self._perf_cases_from(script, script.abstract_inputs(0))
+        abstract = script.abstract_inputs(0)
+        cases = self._perf_cases_from(script, abstract) if abstract is not None else None
         if cases is not None:
             return cases
         try:
@@ -234,11 +235,9 @@ class Harness(BaseHarness):
             return []
         return self._perf_cases_from(script, raw_inputs) or []
 
-    def _perf_cases_from(self, script: PerfScript, raw_inputs: list[Any] | None) -> list[Case] | None:
+    def _perf_cases_from(self, script: PerfScript, raw_inputs: list[Any]) -> list[Case] | None:
         """The cases of the script's inputs; None where inputs drawn without data (meta
         tensors) do not give a formula what it needs (the caller then draws them for real)."""
-        if raw_inputs is None:
-            return None
         abstract = any(t.is_meta for t in tensors_of(raw_inputs))
         on_gpu = gpu_backend() is not None
         cases = []
