@@ -219,11 +219,11 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
 def _write(path: str, environment: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     import json
 
-    from geak_core.cli_eval import write_atomically
+    from geak_core.store import atomic_write
 
     data = {"environment": environment, "tasks": rows, "summary": summary(rows)}
-    write_atomically(path, json.dumps(data, indent=2, default=str) + "\n")
-    write_atomically(str(Path(path).with_suffix(".md")), markdown(rows, environment) + "\n")
+    atomic_write(path, json.dumps(data, indent=2, default=str) + "\n")
+    atomic_write(str(Path(path).with_suffix(".md")), markdown(rows, environment) + "\n")
 
 
 def _environment(args: argparse.Namespace, evaluator: Any) -> dict[str, Any]:

@@ -110,12 +110,12 @@ class ResultsFile:
     """``results.jsonl``, one line per decided record, each appended whole and synced."""
 
     def __init__(self, path: Path) -> None:
-        from geak_core.cli_eval import write_atomically
+        from geak_core.store import atomic_write
 
         self.path = path
         self.records = read_results(path)
         # a line cut short by an earlier kill would spoil the next append: keep whole lines only
-        write_atomically(str(path), "".join(json.dumps(r) + "\n" for r in self.records))
+        atomic_write(str(path), "".join(json.dumps(r) + "\n" for r in self.records))
         self.done = {r["candidate"] for r in self.records}
 
     def append(self, record: dict[str, Any]) -> None:
@@ -170,9 +170,9 @@ class Session:
 
     def save(self) -> None:
         """The summary of every result so far (replaced atomically after each record)."""
-        from geak_core.cli_eval import write_atomically
+        from geak_core.store import atomic_write
 
-        write_atomically(str(self.summary_path), json.dumps(self.summary(), indent=2) + "\n")
+        atomic_write(str(self.summary_path), json.dumps(self.summary(), indent=2) + "\n")
 
 
 def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:

@@ -32,7 +32,6 @@ import dataclasses
 import json
 import os
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -46,6 +45,7 @@ from geak_core.components import EvalJob
 from geak_core.errors import GeakError, InputError, OptionError
 from geak_core.model import Candidate, EvalResult, pass_at_k
 from geak_core.plugins import get_plugin_manager, suggest
+from geak_core.store import atomic_write
 from geak_core.tasks import Task
 
 
@@ -269,22 +269,7 @@ def _write_records(path: str, pairs: list[tuple[Task, EvalResult]]) -> None:
         text = "".join(json.dumps(r) + "\n" for r in records)
     else:
         text = json.dumps(records, indent=2) + "\n"
-    write_atomically(path, text)
-
-
-def write_atomically(path: str, text: str) -> None:
-    target = os.path.abspath(path)
-    folder = os.path.dirname(target)
-    os.makedirs(folder, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=".geak-eval-", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, text)
 
 
 def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],

@@ -152,10 +152,10 @@ def test_the_command_is_wired_into_the_main_cli():
 
 
 def test_the_report_json_path_written_is_complete_json(tmp_path):
-    from geak_core.cli_eval import write_atomically
+    from geak_core.store import atomic_write
 
     target = tmp_path / "sub" / "r.json"
-    write_atomically(str(target), "[1, 2]\n")
+    atomic_write(str(target), "[1, 2]\n")
     assert json.loads(target.read_text()) == [1, 2]
     assert [p.name for p in Path(target.parent).iterdir()] == ["r.json"]
 

@@ -251,13 +251,12 @@ def folder_for(source_folder: Path) -> Path:
 
 
 def _write(target: Path, content: str) -> None:
+    from geak_core.store import atomic_write  # here: the run store is not needed to load tasks
+
     try:
         if target.is_file() and target.read_text(encoding="utf-8") == content:
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(f".tmp{os.getpid()}")
-        temporary.write_text(content, encoding="utf-8")
-        temporary.replace(target)
+        atomic_write(target, content)
     except OSError as exc:
         raise OriginalError(
             f"cannot write {target.name} to {target.parent} ({exc}); set {CACHE_ENV} to a "

@@ -40,12 +40,11 @@ def write_reference(folder: Path, task_file: TaskFile) -> Path:
     changed."""
     target = folder / task_file.path.name
     content = task_file.kernel_source
+    from geak_core.store import atomic_write  # here: the run store is not needed to load tasks
+
     try:
         if not target.is_file() or target.read_text(encoding="utf-8") != content:
-            folder.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_suffix(f".tmp{os.getpid()}")
-            temporary.write_text(content, encoding="utf-8")
-            temporary.replace(target)
+            atomic_write(target, content)
     except OSError as exc:
         raise InputError(
             f"cannot write the reference code of {task_file.path.name} to {folder} ({exc}); "
