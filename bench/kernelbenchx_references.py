@@ -176,14 +176,9 @@ def row_of(suite: Any, task: Any, result: Any, device: str, cases: dict[str, Any
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1, default=str)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    from geak_core.store import atomic_write
+
+    atomic_write(path, json.dumps(data, indent=1, default=str))
 
 
 def _median(values: list[float]) -> float | None:
@@ -332,9 +327,13 @@ def main(argv: list[str] | None = None) -> int:
     suite = KernelBenchXSuite(KernelBenchXOptions(path=args.data))
     wanted = [t for t in args.tasks.split(",") if t]
     tasks = [suite.get(t) for t in wanted] if wanted else suite.tasks()
+    # Every reference is expected correct against itself: timing is prepared up front, so
+    # each task is checked and timed in one child (the judge's "auto" would check it in one
+    # child first, then check and time it in a second, as it does for an agent's candidates).
     evaluator = TritonEvaluator(TritonEvaluatorOptions(mode=args.mode, workers=args.workers,
                                                        timeout_s=args.timeout,
-                                                       reference_timeout_s=args.timeout))
+                                                       reference_timeout_s=args.timeout,
+                                                       prepare_timing="up_front"))
     started = time.monotonic()
     baselines = tempfile.mkdtemp(prefix="geak-kbx-baselines-")
     try:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 class Harness:
     """Base class for task harnesses. Subclasses implement the five methods; ``eager``,
-    ``compare`` and ``oracle_tolerances`` are optional."""
+    ``compare``, ``oracle_tolerances`` and ``prefetch`` are optional."""
 
     def __init__(self, task: Task):
         self.task = task
@@ -62,6 +62,14 @@ class Harness:
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Launch ``module``'s entry points so they fill ``outputs``."""
         raise NotImplementedError
+
+    def prefetch(self, case: Case, seed: int) -> None:
+        """Optional: do ahead of time the host-side work of ``make_inputs(case, seed, ...)``
+        (drawing inputs on the CPU, reading files), keeping what it makes for that call.
+        The judge calls it before it asks for the device, so host work does not hold up
+        other candidates' runs or timing; ``make_inputs`` must give the same inputs with or
+        without it. An exception here is ignored: ``make_inputs`` raises it again where it
+        is reported. The default does nothing."""
 
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Independent (torch / numpy) expected outputs; used to check the reference."""

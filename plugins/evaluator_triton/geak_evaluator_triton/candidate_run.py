@@ -220,6 +220,14 @@ class CandidateFrames(FrameHandler):
         if self.verdict.failures or not self.timing_wanted or self.ref.timing_seed is None:
             self.replier.send(ABORT)
             return frame
+        # The seed first, with the device not held: the child draws both sides' inputs
+        # on the host (Harness.prefetch), then says it is prepared.
+        self.replier.send({"prepare": {"seed": self.ref.timing_seed}})
+        return frame
+
+    def on_prepared(self, frame: dict[str, Any]) -> Any:
+        assert self.replier is not None
+        self.phases["prepare"] = float(frame.get("prepare_s") or 0.0)
         self.gating.hold_exclusive(self.replier)
         self.timing_granted = True
         self.replier.send({"time": {"seed": self.ref.timing_seed}})

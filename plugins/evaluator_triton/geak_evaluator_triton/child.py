@@ -177,6 +177,18 @@ def make_inputs(harness: Any, task: Any, case: Any, seed: int, stage: str) -> di
     return inputs
 
 
+def prefetch(harness: Any, case: Any, seed: int) -> None:
+    """The harness's host-side preparation of a case's inputs (``Harness.prefetch``), done
+    before the child asks for the device; a failure is left for ``make_inputs`` to raise
+    where runs report it."""
+    hook = getattr(harness, "prefetch", None)
+    if callable(hook):
+        try:
+            hook(case, seed)
+        except Exception:
+            pass
+
+
 # ---------------------------------------------------------------------------
 # Jobs
 # ---------------------------------------------------------------------------
@@ -303,6 +315,7 @@ def run_plan(
             case = cases[name]
             for seed in plan.get("case_seeds", {}).get(stage, {}).get(name, plan["seeds"]):
                 where = {"stage": stage, "case": name, "seed": seed}
+                prefetch(harness, case, seed)
                 channel.send({"kind": "start", **where})
                 if plan.get("gate") and channel.receive().get("abort"):
                     return False
@@ -517,6 +530,8 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         return {"ok": False}
     baseline = None
     if timing:
+        for name in timing["cases"]:
+            prefetch(harness, cases[name], timing["reference_seed"])
         if timing.get("gate"):  # the warm-up runs on the device too: wait for it like a run
             channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": timing["reference_seed"]})
             if channel.receive().get("abort"):
@@ -549,11 +564,11 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     # included), and waiting for the judge's answers (device gate, comparisons).
     channel.send({"kind": "checked", "sent_s": round(getattr(channel, "sent_s", 0.0), 4),
                   "waited_s": round(getattr(channel, "waited_s", 0.0), 4)})
-    answer = channel.receive()
-    if answer.get("abort"):
+    seed = gputiming.await_timing(channel, harness, baseline)
+    if seed is None:
         return {"ok": True}
     timed = gputiming.time_cases(channel, task, harness, baseline, module, guard, log, timing["options"],
-                                 answer["time"]["seed"], hide)
+                                 seed, hide)
     return {"ok": timed}
 
 

@@ -311,6 +311,10 @@ class EagerFrames(FrameHandler):
         return frame
 
     def on_checked(self, frame: dict[str, Any]) -> Any:
+        self.replier.send({"prepare": {"seed": self.timing_seed}})
+        return frame
+
+    def on_prepared(self, frame: dict[str, Any]) -> Any:
         self.gating.hold_exclusive(self.replier)
         self.replier.send({"time": {"seed": self.timing_seed}})
         return frame
@@ -390,6 +394,7 @@ def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         load_harness,
         load_task,
         make_inputs,
+        prefetch,
         resolve_reference,
         setup_runtime,
         synchronize,
@@ -409,6 +414,8 @@ def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         return {"ok": False}
     timing = args.get("timing")
     seed_a = timing["reference_seed"] if timing else 0
+    for name, seed in ([[n, seed_a] for n in timing["cases"]] if timing else args["runs"]):
+        prefetch(harness, cases[name], seed)  # host-side work before the device is asked for
     if timing and timing.get("gate"):  # eager's first calls and the warm-up use the device: wait like a run
         channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": seed_a})
         if channel.receive().get("abort"):
@@ -452,11 +459,11 @@ def _time(channel: Any, task: Any, harness: Any, side: Any, module: Any, cases: 
         return False
     channel.send({"kind": "warmed"})
     channel.send({"kind": "checked"})  # nothing to check: waiting for the device alone
-    answer = channel.receive()
-    if answer.get("abort"):
+    seed = gputiming.await_timing(channel, side, baseline)
+    if seed is None:
         return True
     return gputiming.time_cases(channel, task, side, baseline, module, _Trusted(), log, timing["options"],
-                                answer["time"]["seed"], {})
+                                seed, {})
 
 
 __all__ = ["EagerCase", "EagerStore", "EagerTimes", "apply_eager", "eager_is_baseline", "eager_job"]

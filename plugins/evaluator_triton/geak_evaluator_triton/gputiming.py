@@ -10,10 +10,14 @@ Order of events, chosen so the candidate has as little leverage as possible:
    identities of everything timing relies on (the baseline module and the
    harness included), import the candidate, verify them; run the correctness
    plan.
-3. Handshake: only once the judge has found every run correct and holds the
-   device exclusively does it send the timing seed T, a secret drawn for
-   timing alone (no correctness run used it, so outputs remembered from those
-   runs are of no use). The candidate is timed on seed T's inputs and the
+3. Handshake: only once the judge has found every run correct does it send
+   the timing seed T, a secret drawn for timing alone (no correctness run used
+   it, so outputs remembered from those runs are of no use), with ``prepare``:
+   the child does the harness's host-side work for both sides' inputs
+   (``Harness.prefetch``: a performance script draws its inputs on the CPU)
+   and says ``prepared``; the judge then takes the device exclusively and says
+   ``time`` (:func:`await_timing`), so host work never holds the device from
+   other candidates. The candidate is timed on seed T's inputs and the
    baseline on seed A's; the candidate's last outputs go back to the judge,
    which compares them with the reference's outputs for seed T, computed in
    the (separate) reference process.
@@ -53,6 +57,7 @@ from geak_evaluator_triton.child import (
     error_frame,
     import_file,
     make_inputs,
+    prefetch,
     resolve_reference,
 )
 
@@ -122,6 +127,29 @@ class Baseline:
         else:
             weights = {n: 1.0 / len(names) for n in names}
         return {n: min(MAX_CASE_CI, target / math.sqrt(max(weights[n], 1e-6))) for n in names}
+
+
+def await_timing(channel: Any, harness: Any, baseline: Baseline) -> int | None:
+    """After ``checked``: the timing seed once the judge holds the device, or None (abort).
+
+    The judge first answers ``{"prepare": {"seed": T}}`` while the device is not yet
+    held: both sides' inputs are prefetched here and the child says ``prepared``; then
+    ``{"time": {"seed": T}}`` once the judge holds the device exclusively.
+    """
+    answer = channel.receive()
+    if answer.get("abort"):
+        return None
+    if "prepare" in answer:
+        seed = int(answer["prepare"]["seed"])
+        began = time.perf_counter()
+        for case in baseline.cases:
+            prefetch(harness, case, baseline.seed)
+            prefetch(harness, case, seed)
+        channel.send({"kind": "prepared", "prepare_s": round(time.perf_counter() - began, 4)})
+        answer = channel.receive()
+        if answer.get("abort"):
+            return None
+    return int(answer["time"]["seed"])
 
 
 def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module: Any, guard: Any,

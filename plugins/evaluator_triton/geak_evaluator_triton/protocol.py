@@ -20,7 +20,11 @@ kind           sent by                    carries / what happens next
 ``error``      reference, candidate       a run raised (``exception``, ``message``,
                                           ``error`` traceback)
 ``checked``    candidate (timing asked)   every planned run is done; the child waits for
-                                          ``{"time": {"seed": S}}`` or :data:`ABORT`
+                                          ``{"prepare": {"seed": S}}`` or :data:`ABORT`
+``prepared``   candidate (timing asked)   both sides' inputs are prefetched on the host
+                                          (``Harness.prefetch``); the child waits for
+                                          ``{"time": {"seed": S}}`` (the judge holds the
+                                          device exclusively) or :data:`ABORT`
 ``timing``     candidate                  one case timed: medians, spreads, gaps
 ``timed``      candidate                  every case is timed (or timing stopped at an
                                           error): the device is free again
@@ -42,6 +46,7 @@ START = "start"
 RUN = "run"
 ERROR = "error"
 CHECKED = "checked"
+PREPARED = "prepared"
 WARMED = "warmed"
 TIMING = "timing"
 TIMED = "timed"

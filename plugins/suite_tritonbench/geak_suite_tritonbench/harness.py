@@ -274,12 +274,24 @@ class Harness(BaseHarness):
         return cases
 
     def _inputs_of_script(self, script: PerfScript, seed: int) -> list[Any]:
-        """The script lists every input at once; keep a few seeds' lists for the next cases."""
-        if seed not in self._raw:
+        """The script lists every input at once; keep the last few seeds' lists used for
+        the next cases (a hit becomes the newest)."""
+        if seed in self._raw:
+            self._raw[seed] = self._raw.pop(seed)
+        else:
             while len(self._raw) >= PERF_SEEDS_KEPT:
                 del self._raw[next(iter(self._raw))]
             self._raw[seed] = script.inputs(seed)
         return self._raw[seed]
+
+    def prefetch(self, case: Case, seed: int) -> None:
+        """Draw a performance case's inputs on the host now (the script draws all of them
+        at once on the CPU: a second for large ones), so the draw holds no device."""
+        if "perf_index" not in case.params:
+            return
+        script = self._script()
+        if script is not None:
+            self._inputs_of_script(script, seed)
 
     # -- inputs and outputs ---------------------------------------------------
 

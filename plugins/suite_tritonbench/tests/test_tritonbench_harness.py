@@ -348,3 +348,42 @@ def test_seed_all_draws_what_the_generators_seeded_by_torch_draw():
     theirs = (random.random(), np.random.rand(), torch.rand(4), torch.randint(0, 1000, (4,)))
     assert ours[:2] == theirs[:2]
     assert torch.equal(ours[2], theirs[2]) and torch.equal(ours[3], theirs[3])
+
+
+def test_prefetch_draws_a_perf_scripts_inputs_once_for_the_later_make_inputs(make_suite, monkeypatch):
+    harness = Harness(make_suite().get("add_vectors"))
+    cases = harness.cases("full")
+    perf = [c for c in cases if "perf_index" in c.params]
+    script = harness._script()
+    draws: list[int] = []
+    original = script.inputs
+    monkeypatch.setattr(script, "inputs", lambda seed: draws.append(seed) or original(seed))
+    harness.prefetch(cases[0], 7)  # the test case: nothing to draw ahead
+    assert draws == []
+    for case in perf:
+        harness.prefetch(case, 7)
+    assert draws == [7]
+    first = harness.make_inputs(perf[1], 7, "cpu")
+    assert draws == [7]  # make_inputs used what prefetch drew
+    fresh = Harness(make_suite().get("add_vectors"))
+    torch.testing.assert_close(first["arg0"], fresh.make_inputs(fresh.cases("full")[2], 7, "cpu")["arg0"])
+    assert perf[1] == cases[2]
+
+
+def test_a_seed_used_again_stays_among_the_perf_inputs_kept(make_suite, monkeypatch):
+    from geak_suite_tritonbench.harness import PERF_SEEDS_KEPT
+
+    harness = Harness(make_suite().get("add_vectors"))
+    case = next(c for c in harness.cases("full") if "perf_index" in c.params)
+    script = harness._script()
+    draws: list[int] = []
+    original = script.inputs
+    monkeypatch.setattr(script, "inputs", lambda seed: draws.append(seed) or original(seed))
+    for seed in range(PERF_SEEDS_KEPT):
+        harness.prefetch(case, seed)
+    harness.prefetch(case, 0)  # the oldest, used again: now the newest
+    harness.prefetch(case, 100)  # evicts seed 1, not seed 0
+    harness.make_inputs(case, 0, "cpu")
+    assert draws == [*range(PERF_SEEDS_KEPT), 100]
+    harness.make_inputs(case, 1, "cpu")
+    assert draws[-1] == 1
