@@ -26,8 +26,14 @@ candidates replace); the approximation contract still compares.
 
 Results: ``--json OUT`` holds the environment and one row per task, replaced
 atomically after every task, so a time limit loses nothing; running the same
-command again skips the tasks already in OUT (on another device it refuses:
-timings are per machine). ``--limit-s N`` starts no task after N seconds
+command again skips the tasks already in OUT, except those that ended in a judge
+error with ``--retry-errors`` (on another device it refuses: timings are per machine).
+Tasks run side by side as the judge's slots allow, but a task starts only when its
+estimated host memory (``host_bytes``: its performance script's inputs are drawn
+on the host, up to 18 GB a seed for fused_bmm_dropout_gelu) fits beside the
+running ones within ``--host-memory-gb`` (60 % of the machine's by default; a
+task that needs more runs alone, after the others); eight
+such tasks at once had the kernel's OOM killer end judge children. ``--limit-s N`` starts no task after N seconds
 (tasks already running finish, each child bounded by ``--timeout``).
 ``--table OUT`` prints the per-category table of an existing OUT
 (``category_table``) and exits.
@@ -76,8 +82,9 @@ _kbx_scratch = {}
 
 
 def _kbx_device(values):
+    """The device of the first tensor not on the CPU among values (nested), else None."""
     for value in values:
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, torch.Tensor) and value.device.type != "cpu":
             return value.device
         if isinstance(value, (list, tuple)):
             found = _kbx_device(value)
@@ -260,6 +267,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=600.0, help="per child process, seconds")
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="judge again the tasks of OUT that ended in a judge error")
+    parser.add_argument("--host-memory-gb", type=float, default=0.0,
+                        help="host memory the tasks judged at once may hold, estimated from "
+                             "their timed cases' bytes (default: half the machine's)")
+    parser.add_argument("--reference-cache-mb", type=int, default=1024,
+                        help="the judge's in-memory reference outputs (each task is judged once "
+                             "here, so a kept reference only costs memory)")
     return parser.parse_args(argv)
 
 
@@ -288,17 +303,17 @@ def _environment(evaluator: Any, args: argparse.Namespace, suite: Any) -> dict[s
     return environment
 
 
-def _case_params(task: Any) -> dict[str, Any]:
-    """Case name -> params of the task's full cases (read from the harness, in this process:
-    the reference is trusted code)."""
+def _cases(task: Any) -> list[Any]:
+    """The task's full cases (read from the harness, in this process: the reference is
+    trusted code; a performance script's inputs are drawn on the meta device)."""
     try:
         import importlib
 
         module, _, name = task.harness.partition(":")
         harness = getattr(importlib.import_module(module), name)(task)
-        return {c.name: c.params for c in harness.cases("full")}
+        return list(harness.cases("full"))
     except Exception:
-        return {}
+        return []
     finally:  # the script may have built its inputs on the GPU: give the memory back
         try:
             import torch
@@ -307,6 +322,36 @@ def _case_params(task: Any) -> dict[str, Any]:
                 torch.cuda.empty_cache()
         except Exception:
             pass
+
+
+# A performance script draws all its inputs at once, on the host: the candidate's child
+# keeps two seeds' (the baseline's and the timing seed's), the reference's child one, and
+# the judge the timed outputs of both. A case's bytes count its inputs and outputs; twice
+# their sum bounded what one task held at its peak on the H100 host (fused_bmm_dropout_gelu:
+# 36 GB of bytes, a 36 GB child).
+HOST_COPIES = 2
+
+
+def host_bytes(cases: list[Any]) -> float:
+    """What judging one task may hold in host memory, from its timed cases' bytes."""
+    return HOST_COPIES * sum(float(c.bytes or 0.0) for c in cases if c.timed)
+
+
+def _host_memory() -> float:
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0.0
+
+
+def next_fitting(queue: list[Any], need: dict[str, float], used: float, budget: float,
+                 running: int) -> int | None:
+    """Index of the first queued task whose host memory fits beside the running ones (any
+    task when none runs), or None."""
+    for index, task in enumerate(queue):
+        if running == 0 or budget <= 0 or used + need.get(task.id, 0.0) <= budget:
+            return index
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     evaluator = TritonEvaluator(TritonEvaluatorOptions(mode=args.mode, workers=args.workers,
                                                        timeout_s=args.timeout,
                                                        reference_timeout_s=args.timeout,
-                                                       prepare_timing="up_front"))
+                                                       prepare_timing="up_front",
+                                                       reference_cache_mb=args.reference_cache_mb))
     started = time.monotonic()
     baselines = tempfile.mkdtemp(prefix="geak-kbx-baselines-")
     try:
@@ -350,13 +396,21 @@ def main(argv: list[str] | None = None) -> int:
                       f"({environment['mode']}): timings are per machine, use another file",
                       file=sys.stderr)
                 return 2
-            data["tasks"] = list(previous.get("tasks", []))
+            # a judge error is no verdict: judged again when asked
+            data["tasks"] = [row for row in previous.get("tasks", [])
+                             if not (args.retry_errors and "judge_error" in row.get("flags", []))]
         done = {row["task"] for row in data["tasks"]}
         todo = [t for t in tasks if t.id not in done]
         print(f"{len(done)} task(s) already judged, {len(todo)} to judge on "
               f"{environment['device']}", file=sys.stderr, flush=True)
         deadline = started + args.limit_s if args.limit_s > 0 else math.inf
         parallel = max(1, int(getattr(evaluator, "max_parallel", 1)))
+        cases = {t.id: _cases(t) for t in todo}
+        need = {t.id: host_bytes(cases[t.id]) for t in todo}
+        budget = args.host_memory_gb * 1e9 if args.host_memory_gb > 0 else 0.6 * _host_memory()
+        used = 0.0
+        # tasks that need the host to themselves go last, so that they hold up no one
+        todo.sort(key=lambda t: budget > 0 and need[t.id] > budget)
 
         def judge(task: Any) -> tuple[Any, Any, float]:
             began = time.monotonic()
@@ -370,14 +424,21 @@ def main(argv: list[str] | None = None) -> int:
             queue = list(todo)
             while queue or pending:
                 while queue and len(pending) < parallel and time.monotonic() < deadline:
-                    pending.add(pool.submit(judge, queue.pop(0)))
+                    # tasks whose inputs fill the host's memory wait for room
+                    index = next_fitting(queue, need, used, budget, len(pending))
+                    if index is None:
+                        break
+                    task = queue.pop(index)
+                    used += need[task.id]
+                    pending.add(pool.submit(judge, task))
                 if not pending:
                     break
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
                     task, result, wall = future.result()
+                    used -= need[task.id]
                     row = row_of(suite, task, result, environment["device"],
-                                 _case_params(task), wall)
+                                 {c.name: c.params for c in cases[task.id]}, wall)
                     data["tasks"].append(row)
                     print(f"{task.category}/{task.id}: correct={row['correct']} "
                           f"{row['wall_s']} s {row['reason'] or ''}"[:240],

@@ -48,12 +48,19 @@ def test_references_judged_against_themselves_resumably(tmp_path):
                for s in rows["scaled_sum"]["skipped"])
     assert data["environment"]["mode"] == "interpreter"
     assert "| Activation | 1 | 1 | 1 |" in first.stdout
-    # run again with one more task: only that one is judged
-    second = _run(out, "softsign,scaled_sum,mul_w8a8")
+    # a judge error is no verdict: as if scaled_sum had ended in one, it is judged again
+    # when asked
+    for row in data["tasks"]:
+        if row["task"] == "scaled_sum":
+            row.update(correct=False, flags=["judge_error"], reason="judge error: killed")
+    out.write_text(json.dumps(data))
+    # run again with one more task: only that one and the judge error are judged
+    second = _run(out, "softsign,scaled_sum,mul_w8a8", "--retry-errors")
     assert second.returncode == 0, second.stderr[-3000:]
-    assert "2 task(s) already judged, 1 to judge" in second.stderr
+    assert "1 task(s) already judged, 2 to judge" in second.stderr
     rows = {row["task"]: row for row in json.loads(out.read_text())["tasks"]}
     assert set(rows) == {"softsign", "scaled_sum", "mul_w8a8"} and rows["mul_w8a8"]["correct"]
+    assert rows["scaled_sum"]["correct"] and len(json.loads(out.read_text())["tasks"]) == 3
     table = subprocess.run([sys.executable, str(SCRIPT), "--table", str(out)],
                            capture_output=True, text=True, timeout=60)
     assert "| Quantization | 1 | 1 | 1 |" in table.stdout and "| **all** | 3 | 3 | 2 |" in table.stdout
@@ -95,3 +102,18 @@ def test_the_category_table_from_a_gpu_run():
     assert "| Random | 1 | 0 | 0 | 0 | 1 | 0 | - | - | - | - |" in table
     assert "| **all** | 2 | 1 | 1 | 0 | 1 | 2 |" in table
     assert "* Random/rand: the reference failed" in table
+
+
+def test_tasks_wait_for_host_memory_and_the_first_always_runs():
+    from types import SimpleNamespace
+
+    bench = _bench()
+    cases = [SimpleNamespace(bytes=4e9, timed=True), SimpleNamespace(bytes=1e9, timed=False),
+             SimpleNamespace(bytes=None, timed=True)]
+    assert bench.host_bytes(cases) == bench.HOST_COPIES * 4e9
+    queue = [SimpleNamespace(id=n) for n in ("huge", "small", "medium")]
+    need = {"huge": 100e9, "small": 1e9, "medium": 10e9}
+    assert bench.next_fitting(queue, need, 0.0, 64e9, running=0) == 0  # alone, whatever it needs
+    assert bench.next_fitting(queue, need, 50e9, 64e9, running=2) == 1  # the huge one waits
+    assert bench.next_fitting(queue, need, 63.5e9, 64e9, running=3) is None
+    assert bench.next_fitting(queue, need, 63.5e9, 0.0, running=3) == 0  # no budget: no limit
