@@ -54,3 +54,17 @@ def test_launch_overhead_like_the_references_is_not_flagged():
     verdict = Verdict()
     shape_result(Case(name="add"), timing(candidate_gap_ms=0.04), None, verdict)
     assert verdict.flags == []
+
+
+def test_a_float32_case_is_measured_against_the_tf32_rate_where_the_chip_has_one():
+    from geak_evaluator_triton.performance import peak_rate
+    from geak_hw_rocm_mi300.profiles import MI250
+
+    assert peak_rate(H100, "float32") == H100.peak_tflops["tf32"] > H100.peak_tflops["fp32"]
+    assert peak_rate(H100, "float16") == H100.peak_tflops["fp16"]
+    assert peak_rate(MI250, "float32") == MI250.peak_tflops["fp32"]  # CDNA2: no TF32
+    assert peak_rate(H100, None) is None and peak_rate(H100, "complex32") is None
+    # KernelBench-X conv2d's largest case on the H100: 947 GFLOP in 2.86 ms, on TF32 units
+    case = Case(name="conv2d", flops=947_091_668_992.0, bytes=415_244_288.0, dtype="float32")
+    shape = shape_result(case, timing(candidate_ms=2.8627), H100, Verdict())
+    assert shape.roofline_fraction == pytest.approx(330.84 / 494.7, rel=1e-3) and shape.bound == "compute"

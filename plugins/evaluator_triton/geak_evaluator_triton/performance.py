@@ -5,6 +5,11 @@ roofline fraction is the larger of the two utilisations against the hardware
 profile's peak bandwidth and its peak rate for the case's dtype; a case is
 compute bound when its arithmetic intensity (flops / bytes) reaches the ridge
 point (peak FLOP/s / peak bandwidth), memory bound otherwise.
+
+A float32 case's peak rate is the larger of the profile's fp32 and tf32 rates:
+float32 inputs may run on TF32 matrix units (Triton's ``tl.dot`` and PyTorch's
+convolutions do by default on NVIDIA), and against the fp32 rate alone
+KernelBench-X's conv2d reached 4.9 of the peak on an H100 (331 TFLOP/s).
 """
 
 from __future__ import annotations
@@ -29,6 +34,17 @@ DTYPE_TO_PEAK = {
 }
 
 
+def peak_rate(profile: HardwareProfile, dtype: str | None) -> float | None:
+    """The profile's peak TFLOP/s for a case of ``dtype`` (float32: the fp32 or tf32 rate,
+    whichever is larger), or None."""
+    if not dtype:
+        return None
+    name = DTYPE_TO_PEAK.get(dtype, dtype)
+    rates = [profile.peak_for(name)] + ([profile.peak_for("tf32")] if name == "fp32" else [])
+    known = [r for r in rates if r]
+    return max(known) if known else None
+
+
 def shape_result(case: Case, message: dict[str, Any], profile: HardwareProfile | None,
                  verdict: Verdict) -> ShapeResult:
     """One case's timings as a ShapeResult with throughput and roofline figures."""
@@ -51,7 +67,7 @@ def shape_result(case: Case, message: dict[str, Any], profile: HardwareProfile |
         shape.achieved_tflops = case.flops / seconds / 1e12
     if profile is not None:
         memory = shape.achieved_gbs / profile.peak_bandwidth_gbs if shape.achieved_gbs else None
-        peak = profile.peak_for(DTYPE_TO_PEAK.get(case.dtype or "", case.dtype or "")) if case.dtype else None
+        peak = peak_rate(profile, case.dtype)
         compute = shape.achieved_tflops / peak if shape.achieved_tflops and peak else None
         values = [v for v in (memory, compute) if v is not None]
         shape.roofline_fraction = max(values) if values else None
