@@ -139,10 +139,9 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
 
 
 def _write_json(path: str, environment: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump({"environment": environment, "tasks": rows}, handle, indent=2, default=str)
-    os.replace(tmp, path)
+    from geak_core.store import atomic_write
+
+    atomic_write(path, json.dumps({"environment": environment, "tasks": rows}, indent=2, default=str))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -271,7 +271,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                         help="judge again the tasks of OUT that ended in a judge error")
     parser.add_argument("--host-memory-gb", type=float, default=0.0,
                         help="host memory the tasks judged at once may hold, estimated from "
-                             "their timed cases' bytes (default: half the machine's)")
+                             "their timed cases' bytes (default: 60 %% of the machine's)")
     parser.add_argument("--reference-cache-mb", type=int, default=1024,
                         help="the judge's in-memory reference outputs (each task is judged once "
                              "here, so a kept reference only costs memory)")

@@ -414,14 +414,15 @@ def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         return {"ok": False}
     timing = args.get("timing")
     seed_a = timing["reference_seed"] if timing else 0
-    for name, seed in ([[n, seed_a] for n in timing["cases"]] if timing else args["runs"]):
+    runs = [[n, seed_a] for n in timing["cases"]] if timing else args["runs"]
+    for name, seed in runs:
         prefetch(harness, cases[name], seed)  # host-side work before the device is asked for
     if timing and timing.get("gate"):  # eager's first calls and the warm-up use the device: wait like a run
         channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": seed_a})
         if channel.receive().get("abort"):
             return {"ok": False}
     runnable = []
-    for name, seed in ([[n, seed_a] for n in timing["cases"]] if timing else args["runs"]):
+    for name, seed in runs:
         try:  # also eager's first call (its warm-up) when it is to be timed
             inputs = make_inputs(harness, task, cases[name], seed, "stage1")
             outputs = side.allocate(cases[name], inputs)
