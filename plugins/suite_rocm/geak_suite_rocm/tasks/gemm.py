@@ -16,7 +16,10 @@ activation, which the original only reached from its command line, are
 specified and checked; outputs are poisoned; inputs are scaled (B ~ N(0,1/K))
 so outputs are O(1) at every K. fp8 uses the OCP types on NVIDIA and on
 gfx95x, the fnuz types on other AMD GPUs. Launch meta-parameters are chosen
-per operand type (the original autotuned them with AMD-only config keys).
+per operand type (the original autotuned them with AMD-only config keys);
+the reference, the timing baseline, autotunes on a GPU over the original's
+configs as the original does (references/gemm.py), so that speedups compare
+with the original's.
 Of the original's 484 correctness and 33 perf cases, 11 correctness cases
 cover the type matrix, layouts, scalings and masking, and 7 timed cases cover
 the perf shapes in fp16, bf16 and fp32. The (9728, 8192, 65536) shape is left
