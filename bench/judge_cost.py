@@ -13,15 +13,21 @@ Per task of the rocm suite:
   candidate is in its compile cache after its reference run of the same file);
 * **8 at once**: ``--parallel`` (8) further copies through ``evaluate_many``,
   wall seconds for all of them, and that against one warm judgement;
+* **8 at once, cold**: with ``--cold-parallel``, a second fresh judge judges
+  ``--parallel`` copies at once, against the cold judgement of one (Triton's
+  disk cache as the cold judgement left it: the cold one compiled, these do not
+  have to);
 * **timing quality**: ``--self`` (3) judgements of our reference against itself
-  (ideally 1.00) and the spread of the candidate's speedups over its warm and
-  parallel judgements;
+  (ideally 1.00); the spread of the candidate's speedups over ``--repeats`` (5)
+  judgements one after another (the warm one and the next ones), and over its
+  warm and parallel judgements;
 * **GEAK-eval per candidate**, with ``--geak-eval``: its pytest harness on the
   same file, as GEAK-eval judges a candidate: the correctness tests of the
   reference file, those of the candidate file (here the same file) and its
   performance tests, each a fresh ``python -m pytest`` process, wall seconds.
 
-Writes ``--json`` after every task (atomically) and prints a markdown table.
+Writes ``--json`` (atomically) after every measurement, so a call cut short keeps what it
+measured (a row is ``complete`` once all of its are in), and prints a markdown table.
 
     python bench/judge_cost.py --tasks test_add_kernel,softmax --geak-eval ~/GEAK-eval --json cost.json
 """
@@ -51,6 +57,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                              "others still take GEAK-eval's kernel as the candidate)")
     parser.add_argument("--parallel", type=int, default=8)
     parser.add_argument("--self", dest="self_repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="warm judgements one after another whose speedups give the repeat spread")
+    parser.add_argument("--cold-parallel", action="store_true",
+                        help="also judge --parallel copies at once in a fresh judge (cold)")
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
     parser.add_argument("--geak-timeout", type=float, default=600.0)
     parser.add_argument("--json", dest="json_out", default="")
@@ -122,7 +132,9 @@ def geak_eval_cost(geak_eval: str, task_id: str, timeout: float) -> dict[str, An
     return out
 
 
-def bench_task(task: Any, code: str, args: argparse.Namespace) -> dict[str, Any]:
+def bench_task(task: Any, code: str, args: argparse.Namespace,
+               save: Any = lambda row: None) -> dict[str, Any]:
+    """One task's row; ``save(row)`` after every measurement, so a call cut short keeps them."""
     from geak_core.components import EvalJob
     from geak_core.model import Candidate
     from geak_core.plugins import get_plugin_manager
@@ -133,17 +145,19 @@ def bench_task(task: Any, code: str, args: argparse.Namespace) -> dict[str, Any]
 
     options = evaluator_options(args.options)
     judge = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode, **options))
-    row: dict[str, Any] = {"task": task.id, "options": options}
+    row: dict[str, Any] = {"task": task.id, "options": options, "complete": False}
     try:
         started = time.monotonic()
         cold = judge.evaluate(task, copy(0))
         row["cold_s"] = round(time.monotonic() - started, 2)
         row["phases_cold"] = cold.phases
         row.update(correct=cold.correct, reason=cold.reason, flags=cold.flags, speedup_cold=cold.speedup)
+        save(row)
         started = time.monotonic()
         warm = judge.evaluate(task, copy(1))
         row["warm_s"] = round(time.monotonic() - started, 2)
         row["phases_warm"] = warm.phases
+        save(row)
         speedups = [r.speedup for r in (warm,) if r.speedup is not None]
         if args.parallel > 0:
             jobs = [EvalJob(task, copy(2 + i)) for i in range(args.parallel)]
@@ -158,6 +172,16 @@ def bench_task(task: Any, code: str, args: argparse.Namespace) -> dict[str, Any]
         if speedups:
             row["speedups"] = speedups
             row["speedup_spread"] = round((max(speedups) - min(speedups)) / statistics.median(speedups), 4)
+        save(row)
+        repeats = [warm]
+        for i in range(max(0, args.repeats - 1)):
+            repeats.append(judge.evaluate(task, copy(100 + i)))
+            row["repeat_speedups"] = [r.speedup for r in repeats]
+            row["repeat_s"] = [round(r.wall_s, 2) for r in repeats]
+            timed = [r.speedup for r in repeats if r.speedup is not None]
+            if len(timed) > 1:
+                row["repeat_spread"] = round((max(timed) - min(timed)) / statistics.median(timed), 4)
+            save(row)
         if args.self_repeats > 0 and task.reference:
             with open(task.reference, encoding="utf-8") as handle:
                 own = handle.read()
@@ -165,8 +189,22 @@ def bench_task(task: Any, code: str, args: argparse.Namespace) -> dict[str, Any]
                      for i in range(args.self_repeats)]
             row["self_speedups"] = [r.speedup for r in selfs]
             row["self_correct"] = all(r.correct for r in selfs)
+            save(row)
     finally:
         judge.close()
+    if args.cold_parallel and args.parallel > 0:
+        fresh = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode, **options))
+        try:
+            jobs = [EvalJob(task, copy(200 + i)) for i in range(args.parallel)]
+            started = time.monotonic()
+            results = [r for _, r in fresh.evaluate_many(jobs)]
+            row["parallel_cold_s"] = round(time.monotonic() - started, 2)
+            row["parallel_cold_over_cold"] = round(row["parallel_cold_s"] / row["cold_s"], 2) if row.get("cold_s") else None
+            row["parallel_cold_correct"] = sum(1 for r in results if r.correct)
+            row["parallel_cold_speedups"] = [r.speedup for r in results]
+            save(row)
+        finally:
+            fresh.close()
     return row
 
 
@@ -174,8 +212,9 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
     lines = [
         f"Judge cost on {environment['device']} ({environment['date']})", "",
         "| task | correct | cold (s) | warm (s) | GEAK-eval per candidate (s) | GEAK-eval / warm | "
-        "GEAK-eval / cold | 8 at once (s) | 8 / one | speedup spread | self speedups |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "GEAK-eval / cold | 8 at once (s) | 8 / one | 8 cold / one cold | spread of repeats | "
+        "spread, warm and 8 | self speedups |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         geak = (r.get("geak_eval") or {}).get("total_s")
@@ -189,10 +228,12 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
         ratio_cold = f"{bound}{geak / r['cold_s']:.1f}x" if geak and r.get("cold_s") else "-"
         selfs = ", ".join(f"{s:.3f}" for s in r.get("self_speedups", []) if s is not None) or "-"
         spread = f"{100 * r['speedup_spread']:.1f} %" if "speedup_spread" in r else "-"
+        repeat = f"{100 * r['repeat_spread']:.1f} %" if "repeat_spread" in r else "-"
         lines.append(
             f"| {r['task']} | {r.get('correct')} | {r.get('cold_s', '-')} | {r.get('warm_s', '-')} | "
             f"{bound}{geak if geak is not None else '-'} | {ratio_warm} | {ratio_cold} | {r.get('parallel_s', '-')} | "
-            f"{r.get('parallel_over_one', '-')} | {spread} | {selfs} |")
+            f"{r.get('parallel_over_one', '-')} | {r.get('parallel_cold_over_cold', '-')} | {repeat} | "
+            f"{spread} | {selfs} |")
     valid = [r for r in rows if ((r.get("geak_eval") or {}).get("ok") or (r.get("geak_eval") or {}).get("lower_bound"))
              and r.get("warm_s") and r.get("cold_s")]
     ratios = [r["geak_eval"]["total_s"] / r["warm_s"] for r in valid]
@@ -230,15 +271,32 @@ def main(argv: list[str] | None = None) -> int:
         if code is None:
             with open(task.reference, encoding="utf-8") as handle:
                 code = handle.read()
-        row = bench_task(task, code, args)
-        row["candidate"] = "GEAK-eval original" if args.geak_eval and original_kernel(args.geak_eval, task_id) else "our reference"
+        candidate = "GEAK-eval original" if args.geak_eval and original_kernel(args.geak_eval, task_id) else "our reference"
+
+        def save(row: dict[str, Any]) -> None:
+            if args.json_out:
+                atomic_write(args.json_out, json.dumps({"environment": environment, "tasks": rows + [row]},
+                                                       indent=2, default=str))
+
+        # GEAK-eval's harness first (its own processes and Triton cache): its figure is kept
+        # even when the call ends during this judge's measurements.
         harness_tasks = [t for t in args.harness_tasks.split(",") if t]
+        geak = None
         if args.geak_eval and (not harness_tasks or task_id in harness_tasks):
-            row["geak_eval"] = geak_eval_cost(args.geak_eval, task_id, args.geak_timeout)
+            geak = geak_eval_cost(args.geak_eval, task_id, args.geak_timeout)
+            save({"task": task_id, "candidate": candidate, "complete": False, "geak_eval": geak})
+
+        def save_with(row: dict[str, Any]) -> None:
+            save({**row, "candidate": candidate, **({"geak_eval": geak} if geak else {})})
+
+        row = bench_task(task, code, args, save_with)
+        row["candidate"] = candidate
+        if geak:
+            row["geak_eval"] = geak
+        row["complete"] = True
+        save(row)
         rows.append(row)
         print(json.dumps(row, default=str), file=sys.stderr, flush=True)
-        if args.json_out:
-            atomic_write(args.json_out, json.dumps({"environment": environment, "tasks": rows}, indent=2, default=str))
     print(markdown(rows, environment))
     return 0
 
