@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             geak = geak_eval_cost(args.geak_eval, task_id, args.geak_timeout)
             save({"task": task_id, "candidate": candidate, "complete": False, "geak_eval": geak})
 
-        def save_with(row: dict[str, Any]) -> None:
+        def save_with(row: dict[str, Any], candidate: str = candidate, geak: Any = geak) -> None:
             save({**row, "candidate": candidate, **({"geak_eval": geak} if geak else {})})
 
         row = bench_task(task, code, args, save_with)
