@@ -271,29 +271,25 @@ def main(argv: list[str] | None = None) -> int:
         if code is None:
             with open(task.reference, encoding="utf-8") as handle:
                 code = handle.read()
-        candidate = "GEAK-eval original" if args.geak_eval and original_kernel(args.geak_eval, task_id) else "our reference"
+        # What the row carries besides this judge's measurements, filled in as measured.
+        extra: dict[str, Any] = {
+            "candidate": "GEAK-eval original" if args.geak_eval and original_kernel(args.geak_eval, task_id)
+            else "our reference"}
 
-        def save(row: dict[str, Any]) -> None:
+        def save(row: dict[str, Any], extra: dict[str, Any] = extra) -> None:
             if args.json_out:
-                atomic_write(args.json_out, json.dumps({"environment": environment, "tasks": rows + [row]},
+                atomic_write(args.json_out, json.dumps({"environment": environment, "tasks": rows + [{**row, **extra}]},
                                                        indent=2, default=str))
 
         # GEAK-eval's harness first (its own processes and Triton cache): its figure is kept
         # even when the call ends during this judge's measurements.
         harness_tasks = [t for t in args.harness_tasks.split(",") if t]
-        geak = None
         if args.geak_eval and (not harness_tasks or task_id in harness_tasks):
-            geak = geak_eval_cost(args.geak_eval, task_id, args.geak_timeout)
-            save({"task": task_id, "candidate": candidate, "complete": False, "geak_eval": geak})
+            extra["geak_eval"] = geak_eval_cost(args.geak_eval, task_id, args.geak_timeout)
+            save({"task": task_id, "complete": False})
 
-        def save_with(row: dict[str, Any], candidate: str = candidate, geak: Any = geak) -> None:
-            save({**row, "candidate": candidate, **({"geak_eval": geak} if geak else {})})
-
-        row = bench_task(task, code, args, save_with)
-        row["candidate"] = candidate
-        if geak:
-            row["geak_eval"] = geak
-        row["complete"] = True
+        row = bench_task(task, code, args, save)
+        row.update(extra, complete=True)
         save(row)
         rows.append(row)
         print(json.dumps(row, default=str), file=sys.stderr, flush=True)

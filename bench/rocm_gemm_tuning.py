@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     import triton
     from geak_core.plugins import get_plugin_manager
     from geak_core.store import atomic_write
-    from geak_evaluator_triton.child import import_file
+    from geak_evaluator_triton.child import import_file, load_harness
 
     if not torch.cuda.is_available():
         print("error: this bench needs a GPU", file=sys.stderr)
@@ -83,10 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     original = import_file("ported_gemm", described["module"])
     ours = import_file("reference_gemm", ours_task.reference)
-    module_name, cls = ours_task.harness.split(":")
-    import importlib
-
-    harness = getattr(importlib.import_module(module_name), cls)(ours_task)
+    harness = load_harness(ours_task)
     cases = sorted((c for c in harness.cases("full") if c.timed), key=lambda c: c.params["a"] == "float32")
     configs = [{**{k: v for k, v in c.kwargs.items() if k.startswith(("BLOCK", "GROUP"))},
                 "num_warps": c.num_warps, "num_stages": c.num_stages} for c in original.matmul_kernel.configs]
