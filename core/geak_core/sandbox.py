@@ -250,6 +250,10 @@ def _child_command(result_fd: int, isolate: bool, preload: tuple[str, ...] = ())
     return [*UNSHARE, *command] if isolate else command
 
 
+# Created in a spare child's working directory once its preloads are imported.
+READY_FILE = ".geak-ready"
+
+
 @dataclass
 class SpareChild:
     """A child started ahead of need: its interpreter is up and ``preload`` imported, and it
@@ -265,6 +269,19 @@ class SpareChild:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def ready(self) -> bool:
+        """Whether its start-up is done (``preload`` imported); it then only waits for a job."""
+        return os.path.exists(os.path.join(self.workdir, READY_FILE))
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Wait until it is ready, has ended or ``timeout_s`` passed; whether it is ready."""
+        deadline = time.monotonic() + timeout_s
+        while not self.ready():
+            if not self.alive() or time.monotonic() >= deadline:
+                return self.ready()
+            time.sleep(0.02)
+        return True
 
     def close(self) -> None:
         _kill_group(self.proc.pid)
@@ -553,6 +570,8 @@ def _child_main() -> None:
 
                 for name in filter(None, option.partition("=")[2].split(",")):
                     importlib.import_module(name)
+                with open(READY_FILE, "w"):  # in its working directory: the parent sees it's ready
+                    pass
         request = channel.receive()
         channel.sent_s = channel.waited_s = 0.0  # the job's own time, not the wait for it
         os.environ.update(request.get("env") or {})

@@ -140,3 +140,21 @@ def test_an_isolated_child_sees_no_other_process_and_no_network():
 def test_a_crash_inside_the_namespaces_is_still_reported_as_a_signal():
     result = run("crash", isolate=True)
     assert result.signal_name == "SIGSEGV", (result.returncode, result.stderr)
+
+
+def test_a_spare_says_when_its_preloads_are_in_and_still_takes_its_job():
+    from judge_support import FIXTURES
+
+    from geak_core.sandbox import start_spare
+
+    spare = start_spare({"GEAK_TEST_PLAIN": "1"}, preload=("json",))
+    assert spare is not None
+    try:
+        assert spare.wait_ready(60) and spare.ready() and spare.alive()
+        result = run_sandboxed("minisuite.probes:describe", {"x": 2}, timeout_s=30,
+                               sys_path=[str(FIXTURES)], spare=spare)
+        assert result.completed and result.returned["args"] == {"x": 2}
+        assert not spare.alive()
+    finally:
+        spare.close()
+    assert not spare.ready()  # its private directory went with it

@@ -17,6 +17,7 @@ CHILD = "geak_evaluator_triton.child"
 # Names the device's lock file to a spare child (warm.py), which removes it once used.
 DEVICE_LOCK_VARIABLE = "GEAK_SPARE_DEVICE_LOCK"
 PRELOAD = ("geak_evaluator_triton.warm",)
+SPARE_READY_S = 60.0  # the longest one spare's start holds up the next
 
 
 class Children:
@@ -27,6 +28,8 @@ class Children:
         self.runtime: Runtime | None = None
         self._spares: dict[int, SpareChild] = {}
         self._spare_lock = threading.Lock()
+        self._wanted: list[Slot] = []  # slots whose spare is to be started, in order
+        self._starter: threading.Thread | None = None
         self._closed = False
 
     # -- spare children ---------------------------------------------------------
@@ -38,32 +41,51 @@ class Children:
         return choice == "on"
 
     def start_spares(self) -> None:
-        """One waiting child per slot, started one after another in the background (started
-        all at once they would compete with the first jobs for the CPU and the driver)."""
+        """One waiting child per slot, started in the background one after another: each
+        once the one before is ready (started all at once, eight children importing torch
+        and creating CUDA contexts compete with the first jobs for the CPU and the driver,
+        and a judge's first verdict waits seconds longer for the spare it takes)."""
         if self.runtime is None or not self.use_spares():
             return
-        slots = list(self.runtime.slots)
-        threading.Thread(target=lambda: [self._start_spare(s) for s in slots], name="geak-spares",
-                         daemon=True).start()
+        for slot in self.runtime.slots:
+            self._replenish(slot)
 
-    def _start_spare(self, slot: Slot) -> None:
+    def _replenish(self, slot: Slot) -> None:
+        with self._spare_lock:
+            if self._closed:
+                return
+            self._wanted.append(slot)
+            if self._starter is None or not self._starter.is_alive():
+                self._starter = threading.Thread(target=self._start_wanted, name="geak-spares", daemon=True)
+                self._starter.start()
+
+    def _start_wanted(self) -> None:
+        while True:
+            with self._spare_lock:
+                if self._closed or not self._wanted:
+                    self._starter = None
+                    return
+                slot = self._wanted.pop(0)
+            spare = self._start_spare(slot)
+            if spare is not None:  # the next starts once this one is up (or taken and ended)
+                spare.wait_ready(SPARE_READY_S)
+
+    def _start_spare(self, slot: Slot) -> SpareChild | None:
         with self._spare_lock:
             if self._closed or slot.index in self._spares:
-                return
+                return None
         env = dict(slot.env)
         if slot.gate.lock_file:  # the spare creates its CUDA context outside any timing (warm.py)
             env[DEVICE_LOCK_VARIABLE] = slot.gate.lock_file
         spare = start_spare(env, preload=PRELOAD, isolate=bool(self.runtime and self.runtime.isolate))
         if spare is None:
-            return
+            return None
         with self._spare_lock:
             if self._closed or slot.index in self._spares:
                 spare.close()
-                return
+                return None
             self._spares[slot.index] = spare
-
-    def _replenish(self, slot: Slot) -> None:
-        threading.Thread(target=self._start_spare, args=(slot,), name="geak-spare", daemon=True).start()
+        return spare
 
     def _take_spare(self, slot: Slot | None) -> tuple[SpareChild | None, Slot | None]:
         """The slot's own spare, else one of a slot of the same device (the same
@@ -72,13 +94,14 @@ class Children:
         if slot is None or not self.use_spares() or self.runtime is None:
             return None, None
         with self._spare_lock:
-            spare = self._spares.pop(slot.index, None)
-            if spare is not None:
-                return spare, slot
-            for other in self.runtime.slots:
-                if other.gate is slot.gate and other.env == slot.env and other.index in self._spares:
-                    return self._spares.pop(other.index), other
-        return None, None
+            owners = [slot] + [other for other in self.runtime.slots if other is not slot
+                               and other.gate is slot.gate and other.env == slot.env]
+            owners = [owner for owner in owners if owner.index in self._spares]
+            if not owners:
+                return None, None
+            # A spare that is up before one still starting; the slot's own before another's.
+            owner = next((o for o in owners if self._spares[o.index].ready()), owners[0])
+            return self._spares.pop(owner.index), owner
 
     def close(self) -> None:
         with self._spare_lock:
