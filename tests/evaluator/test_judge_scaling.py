@@ -98,11 +98,71 @@ def test_a_slot_without_a_spare_takes_one_of_another_slot_of_its_device():
     children.runtime = Runtime("gpu", "full", "gpu", "nvidia", slots)
     first, other_device = slots[0], slots[1]
     same_device = next(s for s in slots[1:] if s.gate is first.gate)
-    marker = object()
+    marker = _FakeSpare(ready=False)
     children._spares = {same_device.index: marker}  # type: ignore[dict-item]
     assert children._take_spare(other_device) == (None, None)
     assert children._take_spare(first) == (marker, same_device)
     assert children._spares == {}
+
+
+class _FakeSpare:
+    def __init__(self, ready: bool) -> None:
+        self._ready = ready
+
+    def ready(self) -> bool:
+        return self._ready
+
+
+def test_a_spare_that_is_up_is_taken_before_one_still_starting():
+    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.devices import Runtime, gpu_slots
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    slots = gpu_slots("nvidia", ["0"], 3)
+    children = Children(TritonEvaluatorOptions(spare_children="on"))
+    children.runtime = Runtime("gpu", "full", "gpu", "nvidia", slots)
+    starting, up = _FakeSpare(ready=False), _FakeSpare(ready=True)
+    children._spares = {slots[0].index: starting, slots[2].index: up}  # type: ignore[dict-item]
+    assert children._take_spare(slots[0]) == (up, slots[2])
+    assert children._take_spare(slots[0]) == (starting, slots[0])  # still better than none
+
+
+def test_spares_start_one_after_another_each_once_the_one_before_is_ready(monkeypatch):
+    from geak_core import sandbox
+    from geak_evaluator_triton import children as children_module
+    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.devices import Runtime, Slot
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    slots = [Slot(i, {"TRITON_INTERPRET": "1"}, f"cpu worker {i}") for i in range(3)]
+    children = Children(TritonEvaluatorOptions(spare_children="on"))
+    children.runtime = Runtime("interpreter", "small", "cpu", None, slots)
+    spawned: list[tuple[float, sandbox.SpareChild]] = []
+
+    def spawn(env, *, preload=(), isolate=False):  # a real spare whose start-up takes 0.5 s
+        spare = sandbox.start_spare(env, preload=("time",), isolate=False)
+        assert spare is not None
+        spare.slow_until = time.monotonic() + 0.5  # type: ignore[attr-defined]
+        spawned.append((time.monotonic(), spare))
+        return spare
+
+    real_ready = sandbox.SpareChild.ready
+    monkeypatch.setattr(sandbox.SpareChild, "ready",
+                        lambda self: time.monotonic() >= self.slow_until and real_ready(self))
+    monkeypatch.setattr(children_module, "start_spare", spawn)
+    try:
+        children.start_spares()
+        deadline = time.monotonic() + 60
+        while len(children._spares) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sorted(children._spares) == [0, 1, 2]
+        for (began, spare), (next_began, _) in zip(spawned, spawned[1:], strict=False):
+            assert spare.ready()
+            assert next_began - began >= 0.45  # the next waited for this one's start-up
+        assert all(s.alive() for _, s in spawned)  # up and waiting for a job
+    finally:
+        children.close()
+    assert all(not s.alive() for _, s in spawned)
 
 
 def test_at_most_runs_per_gpu_candidate_runs_hold_the_device_and_references_are_not_capped():
@@ -294,8 +354,10 @@ def test_a_child_prefetches_each_runs_inputs_before_it_asks_for_the_device():
     assert run_plan(SimpleNamespace(outliers=None), _PrefetchingHarness(events), None, cases, plan,
                     channel, guard=None)
     assert events == [
-        ("prefetch", "a", 3), ("sent", "start", "a"), ("received", "go", None), ("sent", "run", "a"),
-        ("prefetch", "b", 3), ("sent", "start", "b"), ("received", "go", None), ("sent", "run", "b"),
+        ("prefetch", "a", 3), ("sent", "start", "a"), ("received", "go", None), ("sent", "ran", "a"),
+        ("sent", "run", "a"),
+        ("prefetch", "b", 3), ("sent", "start", "b"), ("received", "go", None), ("sent", "ran", "b"),
+        ("sent", "run", "b"),
     ]
 
 
@@ -328,3 +390,58 @@ def test_timing_prefetches_both_sides_inputs_before_the_judge_holds_the_device()
     aborted = _Channel([], [{"prepare": {"seed": 99}}, {"abort": True}])
     assert await_timing(aborted, _PrefetchingHarness([]), baseline) is None
     assert await_timing(_Channel([], [{"abort": True}]), _PrefetchingHarness([]), baseline) is None
+
+
+def test_a_gated_run_frees_the_device_before_its_outputs_travel():
+    """With ``gate``, the child says ``ran`` once the run (and its rerun) is over and the
+    outputs are on the host; the judge lets the device go then, not once the (large)
+    ``run`` frame has arrived. Without ``gate`` there is no ``ran``."""
+    from types import SimpleNamespace
+
+    from geak_core.tasks import Case
+    from geak_evaluator_triton.child import run_plan
+
+    class Keeping(_Channel):
+        def send(self, frame: dict) -> None:
+            super().send(frame)
+            self.last = frame
+
+    cases = {"c": Case(name="c", params={})}
+    plan = {"seeds": [3], "stage1": ["c"], "gate": True, "determinism": True}
+    gated = Keeping([], [{"go": True}])
+    assert run_plan(SimpleNamespace(outliers=None), _PrefetchingHarness([]), None, cases, plan, gated, guard=None)
+    assert [e[1] for e in gated.events if e[0] == "sent"] == ["start", "ran", "run"]
+    assert gated.last["outputs"]["y"].device.type == "cpu" and gated.last["outputs"]["y"].tolist() == [6.0, 6.0]
+    assert gated.last["rerun"]["y"].tolist() == [6.0, 6.0]
+    ungated = Keeping([], [])
+    run_plan(SimpleNamespace(outliers=None), _PrefetchingHarness([]), None, cases, {**plan, "gate": False},
+             ungated, guard=None)
+    assert [e[1] for e in ungated.events if e[0] == "sent"] == ["start", "run"]
+
+
+def test_the_judge_releases_the_gate_on_ran():
+    from geak_evaluator_triton.candidate_run import Gating
+    from geak_evaluator_triton.devices import DeviceGate, Slot
+    from geak_evaluator_triton.reference_store import _ReferenceFrames
+
+    class Replier:
+        def send(self, message) -> None:
+            pass
+
+        def judge_waiting(self):
+            import contextlib
+
+            return contextlib.nullcontext()
+
+    gating = Gating(Slot(0, {}, "GPU 0", DeviceGate(1)), shared_runs=True)
+    frames = _ReferenceFrames(SimpleTask(), gating)
+    frames(({"kind": "start", "stage": "stage1", "case": "c", "seed": 1}), Replier())
+    assert gating.holding == "shared"
+    frames({"kind": "ran", "stage": "stage1", "case": "c", "seed": 1}, Replier())
+    assert gating.holding is None
+    assert gating.slot.gate.acquire_shared(capped=True) < 1.0  # the one run slot is free again
+    gating.slot.gate.release_shared(capped=True)
+
+
+class SimpleTask:
+    key = "mini/add"

@@ -187,6 +187,11 @@ class CandidateFrames(FrameHandler):
         self.verdict.fail("run", f"{where(frame)}{rerun} raised {describe_exception(frame)}", frame.get("error"))
         return frame
 
+    def on_ran(self, frame: dict[str, Any]) -> Any:
+        """The run is over, its outputs on the host: the device is free while they travel."""
+        self.gating.release()
+        return frame
+
     def on_run(self, frame: dict[str, Any]) -> Any:
         self.gating.release()
         self.current = None

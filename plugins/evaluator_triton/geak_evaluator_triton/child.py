@@ -358,8 +358,28 @@ def run_plan(
                     if guard is not None:
                         frame["rerun_checks"] = again["checks"]
                 frame["run_s"] = round(time.perf_counter() - began, 4)
+                if plan.get("gate"):
+                    # The outputs on the host, then the device is free for the others while
+                    # they travel to the judge (a pipe, no device work).
+                    frame["outputs"] = to_host(frame["outputs"])
+                    if "rerun" in frame:
+                        frame["rerun"] = to_host(frame["rerun"])
+                    channel.send({"kind": "ran", **where})
                 channel.send({"kind": "run", **where, **frame})
     return True
+
+
+def to_host(value: Any) -> Any:
+    """``value`` with every tensor in it copied to the host (the structure kept)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: to_host(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_host(v) for v in value)
+    return value
 
 
 def row_noise(outputs: Any, oracle: Any) -> Any:

@@ -59,6 +59,7 @@ from geak_evaluator_triton.child import (
     make_inputs,
     prefetch,
     resolve_reference,
+    to_host,
 )
 
 CHECK_EVERY = 8  # repetitions between two looks at the confidence interval
@@ -173,7 +174,7 @@ def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module
             cand_inputs = make_inputs(harness, task, case, seed, "stage1")
             record = _time_case(harness, case, baseline.module, module, ref_inputs,
                                 cand_inputs, {**options, "target_ci": targets[case.name]}, flush, guard, log)
-            timed.append((case.name, _to_host(record.pop("outputs"))))
+            timed.append((case.name, to_host(record.pop("outputs"))))
         except Exception as exc:
             channel.send(error_frame("error", exc, hide, stage="timing", case=case.name, seed=seed))
             ok = False
@@ -189,18 +190,6 @@ def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module
     for name, outputs in timed:
         channel.send({"kind": "timing_outputs", "case": name, "seed": seed, "outputs": outputs})
     return ok
-
-
-def _to_host(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: _to_host(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_host(v) for v in value)
-    return value
 
 
 def _time_case(

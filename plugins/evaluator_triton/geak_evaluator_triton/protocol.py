@@ -15,6 +15,9 @@ kind           sent by                    carries / what happens next
                                           warm-up); with ``plan["gate"]`` the child waits
                                           for :data:`GO` (the device is free of timing)
 ``warmed``     candidate (timing asked)   the baseline's warm-up is done
+``ran``        candidate (gated plan)     the run (and its rerun) is over and its outputs
+                                          are on the host: the device is free again; the
+                                          ``run`` frame follows
 ``run``        reference, candidate       the run's ``outputs`` (+ ``checks``,
                                           ``rerun``, ``weak``, ``oracle``)
 ``error``      reference, candidate       a run raised (``exception``, ``message``,
@@ -43,6 +46,7 @@ from typing import Any, TypedDict
 CASES = "cases"
 IMPORTED = "imported"
 START = "start"
+RAN = "ran"
 RUN = "run"
 ERROR = "error"
 CHECKED = "checked"

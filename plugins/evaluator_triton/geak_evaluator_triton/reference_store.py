@@ -247,6 +247,11 @@ class _ReferenceFrames(FrameHandler):
         self.table_at = time.monotonic()
         return {"kind": "cases"}
 
+    def on_ran(self, frame: dict[str, Any]) -> Any:  # outputs on the host: the device is free
+        if self.gating is not None:
+            self.gating.release()
+        return {"kind": "ran"}
+
     def on_run(self, frame: dict[str, Any]) -> Any:
         if self.gating is not None:
             self.gating.release()
