@@ -17,6 +17,11 @@ Per task of the rocm suite:
   ``--parallel`` copies at once, against the cold judgement of one (Triton's
   disk cache as the cold judgement left it: the cold one compiled, these do not
   have to);
+* **8 distinct at once**, with ``--distinct``: copies whose Triton kernels differ (a
+  comment line inside each kernel's body changes its source hash), so each compiles
+  and autotunes, as the candidates of an agent's batch do: one such copy judged by
+  the warm judge (reference cached, its kernels not), then ``--parallel`` of them at
+  once, and the ratio of the two;
 * **timing quality**: ``--self`` (3) judgements of our reference against itself
   (ideally 1.00); the spread of the candidate's speedups over ``--repeats`` (5)
   judgements one after another (the warm one and the next ones), and over its
@@ -61,6 +66,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                         help="warm judgements one after another whose speedups give the repeat spread")
     parser.add_argument("--cold-parallel", action="store_true",
                         help="also judge --parallel copies at once in a fresh judge (cold)")
+    parser.add_argument("--distinct", action="store_true",
+                        help="also judge one, then --parallel, copies whose kernels differ (each compiles)")
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
     parser.add_argument("--geak-timeout", type=float, default=600.0)
     parser.add_argument("--json", dest="json_out", default="")
@@ -92,6 +99,25 @@ def evaluator_options(pairs: list[str]) -> dict[str, Any]:
         except tomllib.TOMLDecodeError:
             options[key] = value
     return options
+
+
+def distinct_variant(code: str, index: int) -> str:
+    """``code`` with a comment line inside the body of each decorated function (Triton's
+    kernels, their autotune and heuristics wrappers included): the kernels' sources, and
+    so their compile and autotuning cache keys, differ from those of every other index."""
+    import ast
+
+    lines = code.splitlines(keepends=True)
+    inserts: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.FunctionDef) and node.decorator_list and node.body[0].lineno > node.lineno:
+            first = node.body[0]
+            text = lines[first.lineno - 1]
+            indent = text[: len(text) - len(text.lstrip())]
+            inserts.append((first.lineno - 1, f"{indent}# variant {index}\n"))
+    for line, text in sorted(inserts, reverse=True):
+        lines.insert(line, text)
+    return "".join(lines)
 
 
 def original_kernel(geak_eval: str, task_id: str) -> str | None:
@@ -190,6 +216,23 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
             row["self_speedups"] = [r.speedup for r in selfs]
             row["self_correct"] = all(r.correct for r in selfs)
             save(row)
+        if args.distinct and args.parallel > 0:
+            started = time.monotonic()
+            one = judge.evaluate(task, Candidate(id="d0", task_id=task.id, code=distinct_variant(code, 0)))
+            row["distinct_one_s"] = round(time.monotonic() - started, 2)
+            row["distinct_one_phases"] = one.phases
+            save(row)
+            jobs = [EvalJob(task, Candidate(id=f"d{i}", task_id=task.id, code=distinct_variant(code, i)))
+                    for i in range(1, args.parallel + 1)]
+            started = time.monotonic()
+            results = [r for _, r in judge.evaluate_many(jobs)]
+            row["distinct_parallel_s"] = round(time.monotonic() - started, 2)
+            row["distinct_parallel_over_one"] = (round(row["distinct_parallel_s"] / row["distinct_one_s"], 2)
+                                                 if row["distinct_one_s"] else None)
+            row["distinct_parallel_correct"] = sum(1 for r in results if r.correct)
+            row["distinct_speedups"] = [one.speedup] + [r.speedup for r in results]
+            row["distinct_parallel_phases"] = [r.phases for r in results]
+            save(row)
     finally:
         judge.close()
     if args.cold_parallel and args.parallel > 0:
@@ -213,8 +256,8 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
         f"Judge cost on {environment['device']} ({environment['date']})", "",
         "| task | correct | cold (s) | warm (s) | GEAK-eval per candidate (s) | GEAK-eval / warm | "
         "GEAK-eval / cold | 8 at once (s) | 8 / one | 8 cold / one cold | spread of repeats | "
-        "spread, warm and 8 | self speedups |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "spread, warm and 8 | self speedups | 8 distinct / one distinct |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         geak = (r.get("geak_eval") or {}).get("total_s")
@@ -233,7 +276,7 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
             f"| {r['task']} | {r.get('correct')} | {r.get('cold_s', '-')} | {r.get('warm_s', '-')} | "
             f"{bound}{geak if geak is not None else '-'} | {ratio_warm} | {ratio_cold} | {r.get('parallel_s', '-')} | "
             f"{r.get('parallel_over_one', '-')} | {r.get('parallel_cold_over_cold', '-')} | {repeat} | "
-            f"{spread} | {selfs} |")
+            f"{spread} | {selfs} | {r.get('distinct_parallel_over_one', '-')} |")
     valid = [r for r in rows if ((r.get("geak_eval") or {}).get("ok") or (r.get("geak_eval") or {}).get("lower_bound"))
              and r.get("warm_s") and r.get("cold_s")]
     ratios = [r["geak_eval"]["total_s"] / r["warm_s"] for r in valid]
