@@ -23,8 +23,9 @@ the same line of the user's file. The rewrites (``PORTS``):
   ``triton.tools.experimental_descriptor``, gone in 3.4) that nothing in the
   kernel part uses becomes a comment (the originals' compile tests, in the
   harness part, used them).
-* ``test_only_import``: ``import pytest``, unused by the kernels, becomes a
-  comment, so the kernels run where pytest is not installed.
+* ``test_only_import``: ``import pytest`` or ``import multiprocessing``, unused
+  by the kernels, becomes a comment, so the kernels run where pytest is not
+  installed and pass the judge's static checks (which refuse multiprocessing).
 * ``flip_last_dim``: ``tl.flip(x)`` becomes ``tl.flip(x, -1)``: older Triton
   flipped the last dimension when none was given; 3.6 fails on the default.
 
@@ -57,8 +58,9 @@ REMOVED_TRITON_APIS: dict[str, frozenset[str] | None] = {
     "triton.backends.compiler": frozenset({"AttrsDescriptor"}),
     "triton.tools.experimental_descriptor": None,
 }
-# Imports only the originals' test harnesses need.
-TEST_ONLY_MODULES = frozenset({"pytest"})
+# Imports only the originals' test harnesses need: pytest, and multiprocessing (the compile
+# tests of test_kernel_dot and test_kernel_sub fork; the judge's static checks refuse it).
+TEST_ONLY_MODULES = frozenset({"pytest", "multiprocessing"})
 
 
 class OriginalError(Exception):

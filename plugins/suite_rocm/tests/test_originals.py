@@ -111,6 +111,15 @@ def test_pytest_is_commented_out_only_when_the_kernel_part_does_not_use_it():
     assert port(used) == (used, [])
 
 
+def test_an_unused_multiprocessing_import_is_a_test_only_import():
+    ported, ports = port("import multiprocessing\nimport shutil\n")
+    assert ported.splitlines()[0] == "# [port] test-only import, unused by the kernels: import multiprocessing"
+    assert ported.splitlines()[1] == "import shutil"
+    assert [p.rule for p in ports] == ["test_only_import"]
+    used = "import multiprocessing\nPOOL = multiprocessing.Pool\n"
+    assert port(used) == (used, [])
+
+
 def test_tl_flip_without_a_dimension_flips_the_last_one():
     code = (
         "    y = tl.flip(x)\n"
