@@ -7,6 +7,8 @@ the task's harness and on the same inputs:
 * the first call of our reference and of the ported original (GEAK-eval's
   ROCm_v1 gemm.py, read through the suite's ``baseline`` option), each of which
   autotunes; the configs their autotuners chose;
+* both sides' outputs of that first call against the harness's oracle, and ours
+  against the original's, with the task's tolerances (as the judge compares);
 * ``triton.testing.do_bench`` of both, ``--repeats`` times each, alternating;
 * with ``--each-config``, our kernel launched directly with each of the
   original's configs.
@@ -68,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     import triton
     from geak_core.plugins import get_plugin_manager
     from geak_core.store import atomic_write
-    from geak_evaluator_triton.child import import_file, load_harness
+    from geak_evaluator_triton.child import import_file, load_harness, to_host
+    from geak_evaluator_triton.comparison import compare_outputs, overrides_for
+    from geak_evaluator_triton.evaluator import cast_like
 
     if not torch.cuda.is_available():
         print("error: this bench needs a GPU", file=sys.stderr)
@@ -93,12 +97,23 @@ def main(argv: list[str] | None = None) -> int:
         row: dict[str, Any] = {"case": case.name}
         inputs = harness.make_inputs(case, 0, "cuda")
         sides = (("ours", ours), ("original", original))
+        produced = {}
         for name, module in sides:
             began = time.monotonic()
-            harness.run(module, case, inputs, harness.allocate(case, inputs))
+            produced[name] = harness.allocate(case, inputs)
+            harness.run(module, case, inputs, produced[name])
             torch.cuda.synchronize()
             row[f"{name}_first_call_s"] = round(time.monotonic() - began, 1)
             row[f"{name}_config"] = _chosen(module.matmul_kernel)
+        oracle = to_host(harness.oracle(case, inputs))
+        produced = {name: to_host(outputs) for name, outputs in produced.items()}
+        tolerances = overrides_for(ours_task, case)
+        for name, outputs in produced.items():
+            diffs = compare_outputs(cast_like(oracle, outputs), outputs, tolerances, None)
+            row[f"{name}_vs_oracle"] = diffs[0]["message"] if diffs else "ok"
+        diffs = compare_outputs(produced["original"], produced["ours"], tolerances, None)
+        row["ours_vs_original"] = diffs[0]["message"] if diffs else "ok"
+        del produced, oracle
         for _ in range(args.repeats):
             for name, module in sides:
                 row.setdefault(f"{name}_ms", []).append(triton.testing.do_bench(
@@ -120,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         original_sum = sum(min(r["original_ms"]) for r in data["cases"])
         data["original_over_ours"] = ours_sum / original_sum
         print(f"{case.name}: ours {row['ours_config']} {min(row['ours_ms']):.4f} ms, original "
-              f"{row['original_config']} {min(row['original_ms']):.4f} ms", file=sys.stderr, flush=True)
+              f"{row['original_config']} {min(row['original_ms']):.4f} ms; vs oracle: ours "
+              f"{row['ours_vs_oracle']}, original {row['original_vs_oracle']}; ours vs original "
+              f"{row['ours_vs_original']}", file=sys.stderr, flush=True)
         if args.json_out:
             atomic_write(args.json_out, json.dumps(data, indent=1, default=str) + "\n")
     print(f"original/ours over {len(data['cases'])} timed cases: {data.get('original_over_ours', float('nan')):.3f}")

@@ -143,9 +143,8 @@ def test_a_crash_inside_the_namespaces_is_still_reported_as_a_signal():
 
 
 def test_a_spare_says_when_its_preloads_are_in_and_still_takes_its_job():
-    from judge_support import FIXTURES
-
     from geak_core.sandbox import start_spare
+    from judge_support import FIXTURES
 
     spare = start_spare({"GEAK_TEST_PLAIN": "1"}, preload=("json",))
     assert spare is not None
