@@ -42,7 +42,10 @@ LOW, HIGH = 0.9, 1.1
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rocm-v1", required=True,
+    parser.add_argument("--merge", nargs="+", default=[], metavar="JSON",
+                        help="print (and with --json write) one table of earlier --json files instead: "
+                             "per task the last file's finished row, with the file it came from")
+    parser.add_argument("--rocm-v1", default="",
                         help="GEAK-eval's geak_eval/data/ROCm/data/ROCm_v1 folder")
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     parser.add_argument("--json", dest="json_out", default="",
@@ -180,20 +183,25 @@ def _short(text: str | None, width: int = 90) -> str:
 
 
 def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
+    if environment["mode"] == "merged":
+        title = f"ROCm_v1 originals judged on {environment['device']}, {environment['torch']}"
+    else:
+        title = (f"ROCm_v1 originals judged on {environment['device']} ({environment['mode']}), "
+                 f"torch {environment.get('torch', '?')}, triton {environment.get('triton', '?')}")
     lines = [
-        f"ROCm_v1 originals judged on {environment['device']} ({environment['mode']}), "
-        f"torch {environment.get('torch', '?')}, triton {environment.get('triton', '?')}",
+        title,
         "",
         "| task | original as candidate | why not correct | ported original | "
         "original/ours (as candidate) | original/ours (baseline option) | within [0.9, 1.1] | "
-        "ports |",
-        "|---|---|---|---|---|---|---|---|",
+        "ports |" + (" from |" if environment["mode"] == "merged" else ""),
+        "|---|---|---|---|---|---|---|---|" + ("---|" if environment["mode"] == "merged" else ""),
     ]
+    source = (lambda row: f" {row.get('source', '-')} |") if environment["mode"] == "merged" else (lambda row: "")
     for row in rows:
         ports = ", ".join(sorted({p["rule"] for p in row["ports"]})) or "-"
         if row["status"] != "done":
             lines.append(f"| {row['task']} | {row['status']} | {_short(row.get('problem'))} | - | - "
-                         f"| - | - | {ports} |")
+                         f"| - | - | {ports} |{source(row)}")
             continue
         judged, reference = row["original_judged"], row["reference_vs_original"]
         why = "" if judged["correct"] and not judged["failed_stage"] else _short(judged["reason"])
@@ -207,13 +215,39 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
         lines.append(
             f"| {row['task']} | {judged['verdict']} | {why or '-'} | {ported_cell} | "
             f"{_ratio(row['ratio_original_as_candidate'])} | {_ratio(row['ratio_baseline_option'])} | "
-            f"{within} | {ports} |"
+            f"{within} | {ports} |{source(row)}"
         )
     if environment["mode"] == "interpreter":
         lines += ["", "Interpreter mode: kernels run on the CPU, so no speed is measured."]
     lines += ["", "original/ours: our reference's latency over the original's (sums over the timed "
               "cases); above 1 the original is faster."]
     return "\n".join(lines)
+
+
+def merge(paths: list[str], json_out: str = "") -> int:
+    """One table of several runs' results: per task, the finished row of the last file that has
+    one (a row cut short by a time limit does not replace a finished one), its file named."""
+    import json
+
+    rows: dict[str, dict[str, Any]] = {}
+    devices: set[str] = set()
+    versions: set[str] = set()
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        environment = data["environment"]
+        devices.add(f"{environment['device']} ({environment['mode']})")
+        versions.add(f"torch {environment.get('torch', '?')}, triton {environment.get('triton', '?')}")
+        for row in data["tasks"]:
+            if row["status"] == "done" or row["task"] not in rows:
+                rows[row["task"]] = {**row, "source": os.path.basename(path)}
+    merged = [rows[task] for task in sorted(rows)]
+    environment = {"device": ", ".join(sorted(devices)), "mode": "merged",
+                   "torch": ", ".join(sorted(versions)), "sources": [os.path.basename(p) for p in paths]}
+    if json_out:
+        _write(json_out, environment, merged)
+    print(markdown(merged, environment))
+    return 0
 
 
 def _write(path: str, environment: dict[str, Any], rows: list[dict[str, Any]]) -> None:
@@ -252,6 +286,11 @@ def main(argv: list[str] | None = None) -> int:
     from geak_core.errors import GeakError
 
     args = _parse(argv)
+    if args.merge:
+        return merge(args.merge, args.json_out)
+    if not args.rocm_v1:
+        print("error: --rocm-v1 is required (or --merge)", file=sys.stderr)
+        return 2
     try:
         ours_suite, baseline_suite, evaluator = _build(args)
         wanted = [t for t in args.tasks.split(",") if t.strip()]

@@ -82,3 +82,29 @@ def test_past_the_time_limit_no_judgement_starts_and_the_tasks_are_listed(tmp_pa
     _, data = run_bench(tmp_path, "--limit-s", "1e-9")
     assert [row["status"] for row in data["tasks"]] == ["not run: time limit"] * 2
     assert set(data["summary"]["not_judged"]) == {"test_add_kernel", "test_reverse_range"}
+
+
+@pytest.mark.parametrize("later", ["cut_short", "finished"])
+def test_merge_keeps_each_tasks_last_finished_row_and_names_its_file(tmp_path, later):
+    def run(name, status, ratio):
+        row = {"task": "softmax", "status": status, "ports": [], "problem": "" if status == "done" else "cut"}
+        if status == "done":
+            judged = {"verdict": "correct", "correct": True, "failed_stage": None, "reason": None}
+            row.update(original_judged=judged, reference_vs_original=judged, ported_judged=None,
+                       ratio_original_as_candidate=ratio, ratio_baseline_option=ratio, ratio=ratio, within=True)
+        environment = {"device": "GPU X", "mode": "gpu", "torch": "2", "triton": "3"}
+        path = tmp_path / name
+        path.write_text(json.dumps({"environment": environment, "tasks": [row]}))
+        return str(path)
+
+    first = run("a.json", "done", 0.95)
+    second = run("b.json", "not run: time limit" if later == "cut_short" else "done", 1.01)
+    paths = [first, second]
+    out = tmp_path / "merged.json"
+    proc = subprocess.run([sys.executable, str(BENCH), "--merge", *paths, "--json", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    expected = ("0.950", "a.json") if later == "cut_short" else ("1.010", "b.json")
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("| softmax |"))
+    assert expected[0] in line and line.endswith(f"| {expected[1]} |")
+    assert json.loads(out.read_text())["summary"]["within"] == ["softmax"]
