@@ -50,8 +50,11 @@ def triton_matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stri
         if USE_DOT:
             acc = tl.dot(a, b, acc)
         else:
-            prod = a.to(tl.float32)[:, :, None] * b.to(tl.float32)[None, :, :]
-            acc += tl.sum(prod, axis=1)
+            # The 3-D operands by tl.reshape, as the original forms them (indexing with None
+            # instead compiles to other layouts: on an H100 that ran up to ten times faster).
+            a3 = tl.reshape(a, (BLOCK_SIZE_M, BLOCK_SIZE_K, 1)).to(tl.float32)
+            b3 = tl.reshape(b, (1, BLOCK_SIZE_K, BLOCK_SIZE_N)).to(tl.float32)
+            acc += tl.sum(a3 * b3, axis=1)
         a_ptrs += BLOCK_SIZE_K * stride_ak
         b_ptrs += BLOCK_SIZE_K * stride_bk
 
