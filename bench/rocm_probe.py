@@ -32,6 +32,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tasks", required=True, help="comma-separated rocm task ids")
     parser.add_argument("--json", dest="json_out", default="")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--reference", default="",
+                        help="time this file in place of the task's reference (one task; to try a change)")
     return parser.parse_args(argv)
 
 
@@ -54,7 +56,9 @@ def probe_task(task_id: str, args: argparse.Namespace, data: dict[str, Any], sav
         row["problem"] = described["problem"]
         save()
         return
-    sides = (("ours", import_file(f"reference_{task_id}", task.reference)),
+    ours = args.reference or task.reference
+    row["reference"] = ours
+    sides = (("ours", import_file(f"reference_{task_id}", ours)),
              ("original", import_file(f"original_{task_id}", described["module"])))
     harness = load_harness(task)
     for case in [c for c in harness.cases("full") if c.timed]:
@@ -109,7 +113,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.json_out:
             atomic_write(args.json_out, json.dumps(data, indent=1, default=str) + "\n")
 
-    for task_id in [t for t in args.tasks.split(",") if t]:
+    tasks = [t for t in args.tasks.split(",") if t]
+    if args.reference and len(tasks) != 1:
+        print("error: --reference needs exactly one task", file=sys.stderr)
+        return 2
+    for task_id in tasks:
         try:
             probe_task(task_id, args, data, save)
         except Exception as exc:  # one task's failure does not end the others
