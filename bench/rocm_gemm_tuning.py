@@ -70,9 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     import triton
     from geak_core.plugins import get_plugin_manager
     from geak_core.store import atomic_write
-    from geak_evaluator_triton.child import import_file, load_harness, to_host
-    from geak_evaluator_triton.comparison import compare_outputs, overrides_for
-    from geak_evaluator_triton.evaluator import cast_like
+    from geak_evaluator_triton.child import import_file, load_harness
+    from rocm_probe import side_by_side  # beside this script
 
     if not torch.cuda.is_available():
         print("error: this bench needs a GPU", file=sys.stderr)
@@ -95,32 +94,13 @@ def main(argv: list[str] | None = None) -> int:
                             "triton": triton.__version__, "date": time.strftime("%Y-%m-%d"), "cases": []}
     for case in cases:
         row: dict[str, Any] = {"case": case.name}
-        inputs = harness.make_inputs(case, 0, "cuda")
         sides = (("ours", ours), ("original", original))
-        produced = {}
-        for name, module in sides:
-            began = time.monotonic()
-            produced[name] = harness.allocate(case, inputs)
-            harness.run(module, case, inputs, produced[name])
-            torch.cuda.synchronize()
-            row[f"{name}_first_call_s"] = round(time.monotonic() - began, 1)
-            row[f"{name}_config"] = _chosen(module.matmul_kernel)
-        oracle = to_host(harness.oracle(case, inputs))
-        produced = {name: to_host(outputs) for name, outputs in produced.items()}
-        tolerances = overrides_for(ours_task, case)
-        for name, outputs in produced.items():
-            diffs = compare_outputs(cast_like(oracle, outputs), outputs, tolerances, None)
-            row[f"{name}_vs_oracle"] = diffs[0]["message"] if diffs else "ok"
-        diffs = compare_outputs(produced["original"], produced["ours"], tolerances, None)
-        row["ours_vs_original"] = diffs[0]["message"] if diffs else "ok"
-        del produced, oracle
-        for _ in range(args.repeats):
-            for name, module in sides:
-                row.setdefault(f"{name}_ms", []).append(triton.testing.do_bench(
-                    lambda module=module, case=case, inputs=inputs: harness.run(
-                        module, case, inputs, harness.allocate(case, inputs))))
+        side_by_side(ours_task, harness, case, sides, args.repeats, row,
+                     on_first_call=lambda name, module, row=row: row.update(
+                         {f"{name}_config": _chosen(module.matmul_kernel)}))
         row["original_over_ours"] = min(row["ours_ms"]) / min(row["original_ms"])
         if args.each_config:
+            inputs = harness.make_inputs(case, 0, "cuda")
             row["ours_by_config_ms"] = []
             for config in configs:
                 try:

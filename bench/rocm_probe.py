@@ -37,13 +37,46 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def probe_task(task_id: str, args: argparse.Namespace, data: dict[str, Any], save: Any) -> None:
+def side_by_side(task: Any, harness: Any, case: Any, sides: tuple[tuple[str, Any], ...], repeats: int,
+                 row: dict[str, Any], on_first_call: Any = None) -> None:
+    """Into ``row``: each side's first call (seconds), its outputs against the oracle and
+    ours against the original's (``sides`` is (("ours", m), ("original", m))), then
+    ``repeats`` alternating ``do_bench`` figures per side (``<side>_ms``), on seed 0's
+    inputs. ``on_first_call(name, module)`` may add to ``row`` after a side's first call."""
     import torch
     import triton
-    from geak_core.plugins import get_plugin_manager
-    from geak_evaluator_triton.child import import_file, load_harness, to_host
+    from geak_evaluator_triton.child import to_host
     from geak_evaluator_triton.comparison import compare_outputs, overrides_for
     from geak_evaluator_triton.evaluator import cast_like
+
+    inputs = harness.make_inputs(case, 0, "cuda")
+    produced = {}
+    for name, module in sides:
+        began = time.monotonic()
+        produced[name] = harness.allocate(case, inputs)
+        harness.run(module, case, inputs, produced[name])
+        torch.cuda.synchronize()
+        row[f"{name}_first_call_s"] = round(time.monotonic() - began, 2)
+        if on_first_call is not None:
+            on_first_call(name, module)
+    oracle = to_host(harness.oracle(case, inputs))
+    produced = {name: to_host(outputs) for name, outputs in produced.items()}
+    tolerances = overrides_for(task, case)
+    for name, outputs in produced.items():
+        diffs = compare_outputs(cast_like(oracle, outputs), outputs, tolerances, None)
+        row[f"{name}_vs_oracle"] = diffs[0]["message"] if diffs else "ok"
+    diffs = compare_outputs(produced["original"], produced["ours"], tolerances, None)
+    row["ours_vs_original"] = diffs[0]["message"] if diffs else "ok"
+    del produced, oracle
+    for _ in range(repeats):
+        for name, module in sides:
+            row.setdefault(f"{name}_ms", []).append(triton.testing.do_bench(
+                lambda module=module: harness.run(module, case, inputs, harness.allocate(case, inputs))))
+
+
+def probe_task(task_id: str, args: argparse.Namespace, data: dict[str, Any], save: Any) -> None:
+    from geak_core.plugins import get_plugin_manager
+    from geak_evaluator_triton.child import import_file, load_harness
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", "rocm")
@@ -63,27 +96,7 @@ def probe_task(task_id: str, args: argparse.Namespace, data: dict[str, Any], sav
     harness = load_harness(task)
     for case in [c for c in harness.cases("full") if c.timed]:
         entry: dict[str, Any] = {"case": case.name}
-        inputs = harness.make_inputs(case, 0, "cuda")
-        produced = {}
-        for name, module in sides:
-            began = time.monotonic()
-            produced[name] = harness.allocate(case, inputs)
-            harness.run(module, case, inputs, produced[name])
-            torch.cuda.synchronize()
-            entry[f"{name}_first_call_s"] = round(time.monotonic() - began, 2)
-        oracle = to_host(harness.oracle(case, inputs))
-        produced = {name: to_host(outputs) for name, outputs in produced.items()}
-        tolerances = overrides_for(task, case)
-        for name, outputs in produced.items():
-            diffs = compare_outputs(cast_like(oracle, outputs), outputs, tolerances, None)
-            entry[f"{name}_vs_oracle"] = diffs[0]["message"] if diffs else "ok"
-        diffs = compare_outputs(produced["original"], produced["ours"], tolerances, None)
-        entry["ours_vs_original"] = diffs[0]["message"] if diffs else "ok"
-        for _ in range(args.repeats):
-            for name, module in sides:
-                entry.setdefault(f"{name}_ms", []).append(triton.testing.do_bench(
-                    lambda module=module, case=case, inputs=inputs: harness.run(
-                        module, case, inputs, harness.allocate(case, inputs))))
+        side_by_side(task, harness, case, sides, args.repeats, entry)
         row["cases"].append(entry)
         row["original_over_ours"] = (sum(min(c["ours_ms"]) for c in row["cases"])
                                      / sum(min(c["original_ms"]) for c in row["cases"]))
