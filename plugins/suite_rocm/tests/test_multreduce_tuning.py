@@ -1,6 +1,6 @@
 """The two skinny-GEMM references autotune their wrappers over the originals' configs on a GPU
-(as the originals do), and not under the interpreter; the multiply-and-reduce path forms the
-whole broadcast product of a K step, as the original does.
+(as the originals do), and not under the interpreter; their sizes and strides are annotated
+``int`` as in the originals' signatures.
 
 Outside the interpreter each module is imported in a process of its own (decorating needs no
 GPU), as in test_gemm_tuning.py.
@@ -34,6 +34,8 @@ print(json.dumps({
     "keys": list(k.keys),
     "tuned_keys": sorted(_find_tuned_keys(k)),
     "core_tuned": type(m.triton_matmul_kernel).__name__ != "JITFunction",
+    "annotations": [{p.name: p.annotation for p in fn.params if not p.is_constexpr}
+                    for fn in (m.triton_matmul_kernel, k.fn.fn)],
 }))
 """
 
@@ -62,6 +64,13 @@ def test_on_a_gpu_the_wrapper_autotunes_over_the_originals_configs(task_id, wrap
     assert {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "EVEN_K", "num_warps", "num_stages"} <= set(
         built["tuned_keys"])
     assert not built["core_tuned"]  # the core is launched with the harness's blocks, as the original's
+    # Sizes and strides are `int`, as in the original's signature: Triton does not turn a unit
+    # stride into a constant then, and the kernel compiles to the original's layouts.
+    ints = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn",
+            "stride_bias")
+    for annotations in built["annotations"]:
+        assert {name: annotations[name] for name in ints} == dict.fromkeys(ints, "i32")
+        assert {annotations[p] for p in ("a_ptr", "b_ptr", "c_ptr", "bias_ptr")} == {""}
 
 
 @pytest.mark.parametrize(("task_id", "wrapper", "configs"), CASES, ids=[c[0] for c in CASES])

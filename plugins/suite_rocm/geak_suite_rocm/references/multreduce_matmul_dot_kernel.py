@@ -15,6 +15,13 @@ decode-sized tiles were not made), and the suite's speedups are meant to
 compare with the paper's, measured against the original. The autotuning key
 adds B's strides to the original's (M, N, K). Under the CPU interpreter the
 wrapper is not tuned: the harness's blocks are used.
+
+The sizes and strides are annotated ``int``, as in the original's signature:
+Triton then compiles them as 32-bit values without specialising a stride of 1
+to a constant. Unannotated (with the original's configs) the kernel took other
+layouts and ran 7-17 times faster than the original on an H100; annotated,
+both compile to the same layouts (checked by compiling both for sm_90 with
+the runtime's specialisation of the timed cases' arguments).
 """
 
 import os
@@ -25,8 +32,9 @@ import triton.language as tl
 
 @triton.jit
 def triton_matmul_kernel(
-    a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
-    stride_cm, stride_cn, stride_bias, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+    a_ptr, b_ptr, c_ptr, bias_ptr, M: int, N: int, K: int, stride_am: int, stride_ak: int,
+    stride_bk: int, stride_bn: int, stride_cm: int, stride_cn: int, stride_bias: int,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
     BLOCK_SIZE_K: tl.constexpr, USE_BIAS: tl.constexpr, USE_DOT: tl.constexpr,
     EVEN_K: tl.constexpr,
 ):
@@ -68,8 +76,9 @@ def triton_matmul_kernel(
 
 @triton.jit
 def triton_dot_matmul_kernel(
-    a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
-    stride_cm, stride_cn, stride_bias, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+    a_ptr, b_ptr, c_ptr, bias_ptr, M: int, N: int, K: int, stride_am: int, stride_ak: int,
+    stride_bk: int, stride_bn: int, stride_cm: int, stride_cn: int, stride_bias: int,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
     BLOCK_SIZE_K: tl.constexpr, USE_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
 ):
     triton_matmul_kernel(
