@@ -68,9 +68,9 @@ def test_on_a_gpu_the_wrapper_autotunes_over_the_originals_configs(task_id, wrap
     # stride into a constant then, and the kernel compiles to the original's layouts.
     ints = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn",
             "stride_bias")
-    for annotations in built["annotations"]:
-        assert {name: annotations[name] for name in ints} == dict.fromkeys(ints, "i32")
-        assert {annotations[p] for p in ("a_ptr", "b_ptr", "c_ptr", "bias_ptr")} == {""}
+    for found in built["annotations"]:
+        assert {name: found[name] for name in ints} == dict.fromkeys(ints, "i32")
+        assert {found[p] for p in ("a_ptr", "b_ptr", "c_ptr", "bias_ptr")} == {""}
 
 
 @pytest.mark.parametrize(("task_id", "wrapper", "configs"), CASES, ids=[c[0] for c in CASES])
