@@ -123,14 +123,10 @@ def recorded_launches(harness: Any, module: Any, case: Any) -> list[tuple[Any, d
 
 
 def compare_task(task_id: str, args: argparse.Namespace, target: Any) -> dict[str, Any]:
-    from geak_core.plugins import get_plugin_manager
     from geak_evaluator_triton.child import import_file, load_harness
+    from rocm_probe import task_and_original  # beside this script
 
-    manager = get_plugin_manager()
-    spec = manager.spec("suite", "rocm")
-    task = manager.build("suite", "rocm", spec.options(baseline="")).get(task_id)
-    described = manager.build("suite", "rocm", spec.options(baseline=os.path.abspath(args.rocm_v1))).get(
-        task_id).extra["timing_baseline"]
+    task, described = task_and_original(task_id, args.rocm_v1)
     if described["problem"]:
         return {"task": task_id, "problem": described["problem"]}
     ours = import_file(f"reference_{task_id}", args.reference or task.reference)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from typing import Any
@@ -68,19 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     import torch
     import triton
-    from geak_core.plugins import get_plugin_manager
     from geak_core.store import atomic_write
     from geak_evaluator_triton.child import import_file, load_harness
-    from rocm_probe import side_by_side  # beside this script
+    from rocm_probe import side_by_side, task_and_original  # beside this script
 
     if not torch.cuda.is_available():
         print("error: this bench needs a GPU", file=sys.stderr)
         return 2
-    manager = get_plugin_manager()
-    spec = manager.spec("suite", "rocm")
-    ours_task = manager.build("suite", "rocm", spec.options(baseline="")).get("gemm")
-    baseline_task = manager.build("suite", "rocm", spec.options(baseline=os.path.abspath(args.rocm_v1))).get("gemm")
-    described = baseline_task.extra["timing_baseline"]
+    ours_task, described = task_and_original("gemm", args.rocm_v1)
     if described["problem"]:
         print(f"error: {described['problem']}", file=sys.stderr)
         return 2

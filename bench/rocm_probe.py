@@ -19,6 +19,7 @@ needs no judge. Results go to ``--json`` after every case.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -74,15 +75,29 @@ def side_by_side(task: Any, harness: Any, case: Any, sides: tuple[tuple[str, Any
                 lambda module=module: harness.run(module, case, inputs, harness.allocate(case, inputs))))
 
 
-def probe_task(task_id: str, args: argparse.Namespace, data: dict[str, Any], save: Any) -> None:
+@functools.cache
+def _suites(rocm_v1: str) -> tuple[Any, Any]:
+    """Our rocm suite and the same with ``baseline = rocm_v1`` (built once: building one
+    reads the whole folder and ports every original)."""
     from geak_core.plugins import get_plugin_manager
-    from geak_evaluator_triton.child import import_file, load_harness
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", "rocm")
-    task = manager.build("suite", "rocm", spec.options(baseline="")).get(task_id)
-    described = manager.build("suite", "rocm", spec.options(baseline=os.path.abspath(args.rocm_v1))).get(
-        task_id).extra["timing_baseline"]
+    return (manager.build("suite", "rocm", spec.options(baseline="")),
+            manager.build("suite", "rocm", spec.options(baseline=rocm_v1)))
+
+
+def task_and_original(task_id: str, rocm_v1: str) -> tuple[Any, dict[str, Any]]:
+    """The task as our suite has it, and its ported original as the ``baseline`` option
+    describes it (``module``, ``problem``)."""
+    ours, baseline = _suites(os.path.abspath(rocm_v1))
+    return ours.get(task_id), baseline.get(task_id).extra["timing_baseline"]
+
+
+def probe_task(task_id: str, args: argparse.Namespace, data: dict[str, Any], save: Any) -> None:
+    from geak_evaluator_triton.child import import_file, load_harness
+
+    task, described = task_and_original(task_id, args.rocm_v1)
     row: dict[str, Any] = {"task": task_id, "cases": []}
     data["tasks"].append(row)
     if described["problem"]:
