@@ -158,6 +158,13 @@ def geak_eval_cost(geak_eval: str, task_id: str, timeout: float) -> dict[str, An
     return out
 
 
+def at_once(judge: Any, jobs: list[Any]) -> tuple[float, list[Any]]:
+    """``jobs`` judged through ``evaluate_many`` (side by side): wall seconds, the results."""
+    started = time.monotonic()
+    results = [result for _, result in judge.evaluate_many(jobs)]
+    return round(time.monotonic() - started, 2), results
+
+
 def bench_task(task: Any, code: str, args: argparse.Namespace,
                save: Any = lambda row: None) -> dict[str, Any]:
     """One task's row; ``save(row)`` after every measurement, so a call cut short keeps them."""
@@ -186,11 +193,8 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
         save(row)
         speedups = [r.speedup for r in (warm,) if r.speedup is not None]
         if args.parallel > 0:
-            jobs = [EvalJob(task, copy(2 + i)) for i in range(args.parallel)]
-            started = time.monotonic()
-            results = [r for _, r in judge.evaluate_many(jobs)]
+            row["parallel_s"], results = at_once(judge, [EvalJob(task, copy(2 + i)) for i in range(args.parallel)])
             row["parallel"] = args.parallel
-            row["parallel_s"] = round(time.monotonic() - started, 2)
             row["parallel_over_one"] = round(row["parallel_s"] / row["warm_s"], 2) if row["warm_s"] else None
             row["parallel_correct"] = sum(1 for r in results if r.correct)
             row["parallel_phases"] = [r.phases for r in results]
@@ -222,11 +226,9 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
             row["distinct_one_s"] = round(time.monotonic() - started, 2)
             row["distinct_one_phases"] = one.phases
             save(row)
-            jobs = [EvalJob(task, Candidate(id=f"d{i}", task_id=task.id, code=distinct_variant(code, i)))
-                    for i in range(1, args.parallel + 1)]
-            started = time.monotonic()
-            results = [r for _, r in judge.evaluate_many(jobs)]
-            row["distinct_parallel_s"] = round(time.monotonic() - started, 2)
+            row["distinct_parallel_s"], results = at_once(judge, [
+                EvalJob(task, Candidate(id=f"d{i}", task_id=task.id, code=distinct_variant(code, i)))
+                for i in range(1, args.parallel + 1)])
             row["distinct_parallel_over_one"] = (round(row["distinct_parallel_s"] / row["distinct_one_s"], 2)
                                                  if row["distinct_one_s"] else None)
             row["distinct_parallel_correct"] = sum(1 for r in results if r.correct)
@@ -238,10 +240,7 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
     if args.cold_parallel and args.parallel > 0:
         fresh = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode, **options))
         try:
-            jobs = [EvalJob(task, copy(200 + i)) for i in range(args.parallel)]
-            started = time.monotonic()
-            results = [r for _, r in fresh.evaluate_many(jobs)]
-            row["parallel_cold_s"] = round(time.monotonic() - started, 2)
+            row["parallel_cold_s"], results = at_once(fresh, [EvalJob(task, copy(200 + i)) for i in range(args.parallel)])
             row["parallel_cold_over_cold"] = round(row["parallel_cold_s"] / row["cold_s"], 2) if row.get("cold_s") else None
             row["parallel_cold_correct"] = sum(1 for r in results if r.correct)
             row["parallel_cold_speedups"] = [r.speedup for r in results]
