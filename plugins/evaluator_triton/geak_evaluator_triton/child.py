@@ -361,9 +361,9 @@ def run_plan(
                 if plan.get("gate"):
                     # The outputs on the host, then the device is free for the others while
                     # they travel to the judge (a pipe, no device work).
-                    frame["outputs"] = to_host(frame["outputs"])
-                    if "rerun" in frame:
-                        frame["rerun"] = to_host(frame["rerun"])
+                    for key in ("outputs", "rerun", "oracle"):  # a reference's oracle too
+                        if key in frame:
+                            frame[key] = to_host(frame[key])
                     channel.send({"kind": "ran", **where})
                 channel.send({"kind": "run", **where, **frame})
     return True
