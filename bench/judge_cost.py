@@ -14,9 +14,9 @@ Per task of the rocm suite:
 * **8 at once**: ``--parallel`` (8) further copies through ``evaluate_many``,
   wall seconds for all of them, and that against one warm judgement;
 * **8 at once, cold**: with ``--cold-parallel``, a second fresh judge judges
-  ``--parallel`` copies at once, against the cold judgement of one (Triton's
-  disk cache as the cold judgement left it: the cold one compiled, these do not
-  have to);
+  ``--parallel`` copies at once, against the cold judgement of one. With
+  ``--distinct`` they are distinct copies (below), so each compiles as the cold one
+  did; without it Triton's disk cache holds their kernels, which flatters them;
 * **8 distinct at once**, with ``--distinct``: copies whose Triton kernels differ (a
   comment line inside each kernel's body changes its source hash), so each compiles
   and autotunes, as the candidates of an agent's batch do: one such copy judged by
@@ -240,10 +240,15 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
     if args.cold_parallel and args.parallel > 0:
         fresh = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode, **options))
         try:
-            row["parallel_cold_s"], results = at_once(fresh, [EvalJob(task, copy(200 + i)) for i in range(args.parallel)])
+            cold_copy = (lambda i: Candidate(id=f"f{i}", task_id=task.id, code=distinct_variant(code, i))
+                         ) if args.distinct else copy
+            row["parallel_cold_distinct"] = args.distinct
+            row["parallel_cold_s"], results = at_once(
+                fresh, [EvalJob(task, cold_copy(200 + i)) for i in range(args.parallel)])
             row["parallel_cold_over_cold"] = round(row["parallel_cold_s"] / row["cold_s"], 2) if row.get("cold_s") else None
             row["parallel_cold_correct"] = sum(1 for r in results if r.correct)
             row["parallel_cold_speedups"] = [r.speedup for r in results]
+            row["parallel_cold_phases"] = [r.phases for r in results]
             save(row)
         finally:
             fresh.close()

@@ -446,3 +446,38 @@ def test_the_judge_releases_the_gate_on_ran():
 
 class SimpleTask:
     key = "mini/add"
+
+
+def test_the_devices_are_asked_of_the_driver_here_and_of_a_child_only_as_a_fallback(monkeypatch):
+    from geak_core.sandbox import SandboxResult
+    from geak_evaluator_triton import evaluator as module
+    from geak_evaluator_triton.child import device_facts
+
+    gpu = {"torch": "t", "triton": "x", "cuda": "12", "hip": None, "interpreter": False, "gpu": True,
+           "devices": [{"name": "Test GPU", "arch": "sm_90", "capability": [9, 0], "memory_gib": 80.0,
+                        "multiprocessors": 132}]}
+    asked: list[str] = []
+
+    def child_run(job, args, env, **kwargs):
+        asked.append(job)
+        returned = dict(gpu, devices=[dict(gpu["devices"][0], name="Child GPU")])
+        return SandboxResult(returncode=0, messages=[{"$return": returned}])
+
+    judge = module.TritonEvaluator(judge_options(mode="gpu", spare_children="off"))
+    monkeypatch.setattr(judge.children, "run", child_run)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(module, "device_facts", lambda **_: gpu)
+    runtime = judge._resolve_runtime()
+    assert (runtime.device_name, asked) == ("Test GPU", [])  # no child on the first verdict's path
+    assert [s.env["CUDA_VISIBLE_DEVICES"] for s in runtime.slots] == ["0"] * judge.options.candidates_per_gpu
+
+    # The judge's process sees no GPU, or runs the interpreter itself: the child is asked.
+    monkeypatch.setattr(module, "device_facts", lambda **_: dict(gpu, gpu=False, devices=[]))
+    assert judge._resolve_runtime().device_name == "Child GPU" and asked == ["probe"]
+    monkeypatch.setattr(module, "device_facts", lambda **_: gpu)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert judge._resolve_runtime().device_name == "Child GPU" and asked == ["probe", "probe"]
+
+    # Without a GPU the facts are the versions alone (what a CPU machine's child reports).
+    facts = device_facts(gpu=False)
+    assert facts["torch"] == torch.__version__ and facts["devices"] == [] and facts["interpreter"]

@@ -195,6 +195,12 @@ def prefetch(harness: Any, case: Any, seed: int) -> None:
 
 
 def probe(args: Any, channel: Any) -> dict[str, Any]:
+    return device_facts(gpu=not is_interpreter())
+
+
+def device_facts(gpu: bool) -> dict[str, Any]:
+    """Library versions and, with ``gpu``, every device torch sees. Asks the driver for
+    properties only: no CUDA context is created, so the judge's process may call it too."""
     import torch
     import triton
 
@@ -203,11 +209,11 @@ def probe(args: Any, channel: Any) -> dict[str, Any]:
         "triton": triton.__version__,
         "cuda": torch.version.cuda,
         "hip": torch.version.hip,
-        "interpreter": is_interpreter(),
+        "interpreter": not gpu,
         "gpu": False,
         "devices": [],
     }
-    if not is_interpreter() and torch.cuda.is_available():
+    if gpu and torch.cuda.is_available():
         info["gpu"] = True
         for index in range(torch.cuda.device_count()):
             props = torch.cuda.get_device_properties(index)

@@ -46,15 +46,18 @@ def test_distinct_copies_differ_inside_every_kernel_and_run_the_same_code(refere
 
 
 @pytest.mark.slow
-def test_the_bench_judges_one_task_cold_warm_and_distinct_copies_in_the_interpreter(tmp_path):
+def test_the_bench_judges_one_task_cold_warm_distinct_and_fresh_distinct_copies_in_the_interpreter(tmp_path):
     out = tmp_path / "cost.json"
     proc = subprocess.run(
         [sys.executable, str(BENCH), "--tasks", "test_add_kernel", "--mode", "interpreter", "--parallel", "2",
-         "--repeats", "1", "--self", "0", "--distinct", "--json", str(out)],
+         "--repeats", "1", "--self", "0", "--distinct", "--cold-parallel", "--json", str(out)],
         capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     row = json.loads(out.read_text())["tasks"][0]
     assert row["complete"] and row["correct"]
     assert row["parallel_correct"] == 2 and row["distinct_parallel_correct"] == 2
     assert row["distinct_one_s"] > 0 and row["distinct_parallel_over_one"] > 0
+    # a fresh judge's distinct copies: each compiles, as the cold one did
+    assert row["parallel_cold_distinct"] and row["parallel_cold_correct"] == 2
+    assert len(row["parallel_cold_phases"]) == 2 and row["parallel_cold_over_cold"] > 0
     assert "| test_add_kernel | True |" in proc.stdout
