@@ -133,3 +133,33 @@ def test_timing_prepared_when_correct_costs_a_wrong_candidate_nothing(mini_tasks
     assert right.correct and right.performance_measured, (right.reason, right.performance_note)
     assert "candidate.first_check" in right.phases and "reference.timing" in right.phases, right.phases
     assert 0.5 < right.speedup < 2.0
+
+
+def test_the_judge_learns_its_devices_without_creating_a_cuda_context():
+    """The judge's process asks the driver for the devices' properties (``device_facts``):
+    that must leave the device's primary context inactive (no memory, no time slices)."""
+    import json
+    import subprocess
+    import sys
+
+    if torch.version.hip:
+        pytest.skip("checks the CUDA driver's primary context")
+    script = (
+        "import ctypes, json, time\n"
+        "started = time.monotonic()\n"
+        "from geak_evaluator_triton.child import device_facts\n"
+        "facts = device_facts(gpu=True)\n"
+        "seconds = time.monotonic() - started\n"
+        "cuda = ctypes.CDLL('libcuda.so.1')\n"
+        "device, flags, active = ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()\n"
+        "assert cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(device), 0) == 0\n"
+        "status = cuda.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active))\n"
+        "print(json.dumps({'status': status, 'active': active.value, 'seconds': seconds,\n"
+        "                  'name': facts['devices'][0]['name']}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(found)
+    assert found["status"] == 0 and found["active"] == 0, found
+    assert found["name"] == torch.cuda.get_device_name(0)
