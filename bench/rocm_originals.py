@@ -200,6 +200,13 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
     for row in rows:
         ports = ", ".join(sorted({p["rule"] for p in row["ports"]})) or "-"
         if row["status"] != "done":
+            judged = row.get("original_judged")
+            if row["status"] == "judging" and judged:  # cut short after the original's verdict
+                ratio = judged["speedup"] if judged["correct"] else None
+                lines.append(f"| {row['task']} | {judged['verdict']} | "
+                             f"{'-' if judged['correct'] else _short(judged['reason'])} | - | {_ratio(ratio)} "
+                             f"| not finished | - | {ports} |{source(row)}")
+                continue
             lines.append(f"| {row['task']} | {row['status']} | {_short(row.get('problem'))} | - | - "
                          f"| - | - | {ports} |{source(row)}")
             continue
@@ -226,7 +233,8 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
 
 def merge(paths: list[str], json_out: str = "") -> int:
     """One table of several runs' results: per task, the finished row of the last file that has
-    one (a row cut short by a time limit does not replace a finished one), its file named."""
+    one (a row cut short by a time limit does not replace a finished one, but does replace an
+    earlier row cut short: it may hold more of the task's judgements), its file named."""
     import json
 
     rows: dict[str, dict[str, Any]] = {}
@@ -239,7 +247,7 @@ def merge(paths: list[str], json_out: str = "") -> int:
         devices.add(f"{environment['device']} ({environment['mode']})")
         versions.add(f"torch {environment.get('torch', '?')}, triton {environment.get('triton', '?')}")
         for row in data["tasks"]:
-            if row["status"] == "done" or row["task"] not in rows:
+            if row["status"] == "done" or rows.get(row["task"], {}).get("status") != "done":
                 rows[row["task"]] = {**row, "source": os.path.basename(path)}
     merged = [rows[task] for task in sorted(rows)]
     environment = {"device": ", ".join(sorted(devices)), "mode": "merged",

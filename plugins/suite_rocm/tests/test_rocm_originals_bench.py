@@ -108,3 +108,19 @@ def test_merge_keeps_each_tasks_last_finished_row_and_names_its_file(tmp_path, l
     line = next(x for x in proc.stdout.splitlines() if x.startswith("| softmax |"))
     assert expected[0] in line and line.endswith(f"| {expected[1]} |")
     assert json.loads(out.read_text())["summary"]["within"] == ["softmax"]
+
+
+def test_merge_takes_a_later_row_cut_short_over_an_earlier_one_and_shows_the_originals_verdict(tmp_path):
+    environment = {"device": "GPU X", "mode": "gpu", "torch": "2", "triton": "3"}
+    judged = {"verdict": "correct", "correct": True, "failed_stage": None, "reason": None, "speedup": 1.015}
+    rows = [{"task": "moe_gemm", "status": "judging", "ports": [], "problem": "", "original_judged": None},
+            {"task": "moe_gemm", "status": "judging", "ports": [], "problem": "", "original_judged": judged}]
+    paths = []
+    for name, row in zip(("k.json", "q.json"), rows, strict=True):
+        (tmp_path / name).write_text(json.dumps({"environment": environment, "tasks": [row]}))
+        paths.append(str(tmp_path / name))
+    proc = subprocess.run([sys.executable, str(BENCH), "--merge", *paths], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("| moe_gemm |"))
+    assert line.startswith("| moe_gemm | correct | - | - | 1.015 | not finished |") and line.endswith("| q.json |")
