@@ -28,9 +28,7 @@ Order of events, chosen so the candidate has as little leverage as possible:
    L2/last-level-cache flush, then CUDA events around ``harness.run`` alone:
    the device is still busy when the host finishes launching, so the events
    see the kernel, not the host's launch overhead (which matters for kernels
-   of a few microseconds). Each side's inputs lie in ``input_copies`` places
-   (small cases), one per repetition in turn, so that where one allocation
-   happens to lie does not set the verdict's time. Repetitions stop once both medians are known to
+   of a few microseconds). Repetitions stop once both medians are known to
    within the case's target (the distribution-free 95 % interval of a median,
    from order statistics; ``target_ci`` for the aggregate, looser for cases
    that weigh little in it: :meth:`Baseline.targets`), after at least
@@ -67,43 +65,6 @@ from geak_evaluator_triton.child import (
 CHECK_EVERY = 8  # repetitions between two looks at the confidence interval
 MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
 CROSS_CHECK_CALLS = 5
-COPY_LIMIT_BYTES = 64 * 2**20  # inputs above this are timed in their one place
-
-
-def input_copies(inputs: Any, count: int) -> list[Any]:
-    """``inputs`` and ``count - 1`` copies of it at other addresses, equal in values, shapes,
-    strides and 16-byte alignment (what Triton specialises a launch on). A tensor that cannot
-    be copied so (overlapping, or not 16-byte aligned) is shared by every copy; inputs above
-    ``COPY_LIMIT_BYTES``, or with two tensors on one buffer, are not copied at all."""
-    import torch
-
-    def tensors(value: Any) -> list[Any]:
-        if isinstance(value, torch.Tensor):
-            return [value]
-        if isinstance(value, dict):
-            return [t for v in value.values() for t in tensors(v)]
-        if isinstance(value, (list, tuple)):
-            return [t for v in value for t in tensors(v)]
-        return []
-
-    def copy(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            if value.data_ptr() % 16:
-                return value
-            twin = value.clone()
-            return twin if twin.stride() == value.stride() and twin.data_ptr() % 16 == 0 else value
-        if isinstance(value, dict):
-            return {k: copy(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-            return type(value)(copy(v) for v in value)
-        return value
-
-    held = tensors(inputs)
-    size = sum(t.numel() * t.element_size() for t in held)
-    shared = len({t.untyped_storage().data_ptr() for t in held}) < len(held)
-    if count <= 1 or size > COPY_LIMIT_BYTES or shared:  # views of one buffer stay together
-        return [inputs]
-    return [inputs] + [copy(inputs) for _ in range(count - 1)]
 
 
 def set_cache_dir(path: str) -> None:
@@ -238,8 +199,6 @@ def _time_case(
     import torch
 
     sides = {"reference": (reference, ref_inputs), "candidate": (candidate, cand_inputs)}
-    copies = int(options.get("input_copies", 1) or 1)
-    placed = {"reference": input_copies(ref_inputs, copies), "candidate": input_copies(cand_inputs, copies)}
 
     def call(side: str) -> tuple[Any, int]:
         module, inputs = sides[side]
@@ -277,8 +236,7 @@ def _time_case(
         reps = rep + 1
         order = ("reference", "candidate") if rep % 2 == 0 else ("candidate", "reference")
         for side in order:
-            module = sides[side][0]
-            inputs = placed[side][rep % len(placed[side])]
+            module, inputs = sides[side]
             outputs = harness.allocate(case, inputs)
             if options["hold_cycles"]:
                 torch.cuda._sleep(options["hold_cycles"])

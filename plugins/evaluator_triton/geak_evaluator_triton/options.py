@@ -53,9 +53,6 @@ class TritonEvaluatorOptions:
     target_ci: float = 0.005
     l2_flush: bool = True
     queue_ahead_us: float = 100.0  # GPU busy-wait queued before each timed call (0: none)
-    # Each side's inputs held in this many places (cases whose inputs take at most 64 MiB),
-    # rotated over the repetitions: one allocation's placement does not set a verdict's speed.
-    timing_input_copies: int = 4
     suspicious_speedup: float = 10.0
     speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean", "mean_ratio"]})
     hardware: str = "auto"  # a hardware profile name, or auto-detect from the device
@@ -96,8 +93,6 @@ class TritonEvaluatorOptions:
             problems.append("secret_seeds must be >= 0")
         if self.seeds is not None and not self.seeds:
             problems.append("seeds, when given, must not be empty")
-        if self.timing_input_copies < 1:
-            problems.append("timing_input_copies must be >= 1")
         if self.queue_ahead_us < 0:
             problems.append("queue_ahead_us must be >= 0")
         if self.min_repetitions < 1 or self.max_repetitions < self.min_repetitions:

@@ -88,9 +88,6 @@ class TimingOptions(TypedDict, total=False):
     l2_flush: bool
     flush_bytes: int
     queue_ahead_us: float
-    # Each side's inputs in this many places, one per repetition in turn (small cases only):
-    # where one allocation happens to lie no longer sets a whole judgement's time.
-    input_copies: int
 
 
 def where(frame: dict[str, Any] | None) -> str:

@@ -41,7 +41,6 @@ def timing_request(ref: ReferenceRun, options: TritonEvaluatorOptions, profile: 
         "l2_flush": options.l2_flush,
         "queue_ahead_us": options.queue_ahead_us,
         "flush_bytes": flush,
-        "input_copies": options.timing_input_copies,
     }
     return {
         "cases": [c.name for c in ref.timed],
