@@ -189,7 +189,9 @@ def device_lock_file(vendor: str, device: str) -> str:
 
 
 def gpu_visible() -> bool:
-    if os.environ.get("TRITON_INTERPRET") == "1":
+    from geak_evaluator_triton.child import is_interpreter
+
+    if is_interpreter():
         return False
     try:
         import torch

@@ -36,7 +36,7 @@ from geak_core.sandbox import SandboxResult, namespaces_available
 from geak_core.tasks import Task
 
 from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
-from geak_evaluator_triton.child import device_facts
+from geak_evaluator_triton.child import device_facts, is_interpreter
 from geak_evaluator_triton.children import Children, task_payload
 from geak_evaluator_triton.comparison import JudgeError, compare_outputs, overrides_for, tail
 from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible, visible_devices
@@ -193,7 +193,7 @@ class TritonEvaluator:
         context), unless this process runs Triton's interpreter; in a child otherwise, or
         when that finds no GPU. A child costs a Python start and torch's import, seconds
         that every fresh judge's first verdict waited for before any spare was started."""
-        if os.environ.get("TRITON_INTERPRET") != "1":
+        if not is_interpreter():
             try:
                 facts = device_facts(gpu=True)
             except Exception:  # a broken driver install: the child reports it
@@ -282,8 +282,9 @@ class TritonEvaluator:
         try:
             mark = time.monotonic()
             runtime = self.runtime()
-            if time.monotonic() - mark >= 0.001:  # this judge's first call: device and slots
-                result.phases["runtime"] = round(time.monotonic() - mark, 3)
+            resolving = time.monotonic() - mark
+            if resolving >= 0.001:  # this judge's first call: device and slots
+                result.phases["runtime"] = round(resolving, 3)
             result.mode = runtime.mode
             result.device = runtime.device_name
             mark = time.monotonic()
