@@ -18,7 +18,7 @@ so that this baseline runs with the tiles the original picks on the same GPU
 less time than the original on an H100). Two departures, neither of which
 changes a pick at a timed case: only row-major 16- and 32-bit operands
 without scales or activation are tuned (the timed cases; the others run the
-original's first config, without a tuning run), and on NVIDIA the 256 x 256
+original's first config, without trying the others), and on NVIDIA the 256 x 256
 tiles are left out (their float32 accumulator alone needs 256 registers a
 thread: on an H100 they took three times as long as the original's pick, and
 compile slowly). The autotuning key adds the A and B strides to the
