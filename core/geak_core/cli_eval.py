@@ -260,6 +260,7 @@ def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
         "mode": result.mode,
         "device": result.device,
         "wall_s": round(result.wall_s, 3),
+        "phases": {name: round(seconds, 3) for name, seconds in result.phases.items()},
     }
 
 

@@ -58,6 +58,10 @@ def test_files_a_folder_and_jsonl_records_are_judged_into_one_json_report(mini_c
     assert report["reply-3"]["failed_stage"] == "anticheat"
     honest = report[str(folder / "add__honest.py")]
     assert honest["speedup"] is None and honest["shapes"][0]["candidate_ms"] is None
+    # where the judge's time went, per verdict (docs/evaluator.md lists the phases)
+    assert {"static", "reference", "candidate"} <= set(honest["phases"])
+    assert all(isinstance(s, float) and s >= 0 for s in honest["phases"].values())
+    assert 0 < honest["phases"]["candidate"] <= honest["wall_s"]
     assert "call accuracy 80.0%  execution accuracy 40.0%" in result.output
     assert "pass@1 41.7%" in result.output  # add: 1 of 2 correct; scale: 1 of 3
     assert "pass@2 83.3%" in result.output
