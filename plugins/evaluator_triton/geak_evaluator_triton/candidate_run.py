@@ -44,6 +44,18 @@ def correctness_plan(ref: ReferenceRun, options: TritonEvaluatorOptions, gate: b
     }
 
 
+def plan_change(provisional: ReferenceRun, final: ReferenceRun, options: TritonEvaluatorOptions,
+                timed: bool) -> str:
+    """Why a candidate child planned on a reference's case table cannot stand for the finished
+    reference (empty: it can): the reference was redone on other seeds, or a case that was to
+    be timed could not be timed by the reference."""
+    if correctness_plan(provisional, options, False) != correctness_plan(final, options, False):
+        return "the reference's plan changed while it ran (" + ", ".join(final.flags or ["cases"]) + ")"
+    if timed and [c.name for c in provisional.timed] != [c.name for c in final.timed]:
+        return "the reference could not be timed on every timed case"
+    return ""
+
+
 def expected_runs(ref: ReferenceRun, plan: Plan) -> int:
     cases = {c.name: c for c in ref.cases}
     return sum(len(ref.plan_seeds(stage, cases[name])) for stage in ("stage1", "stage2")
@@ -94,9 +106,15 @@ class CandidateFrames(FrameHandler):
     """Reads a candidate child's frames as they arrive and builds the verdict."""
 
     def __init__(self, task: Task, ref: ReferenceRun, plan: Plan, options: TritonEvaluatorOptions,
-                 gating: Gating, timing_wanted: bool, run_child: Any) -> None:
+                 gating: Gating, timing_wanted: bool, run_child: Any, live: Any = None) -> None:
         self.task = task
         self.ref = ref
+        # A PendingReference while the reference still runs beside this child: ``ref`` is its
+        # provisional run; each comparison waits for its output, and timing for the whole
+        # run, which then replaces ``ref``.
+        self.live = live
+        self.reference_wait_s = 0.0  # time this child was kept waiting for the reference
+        self.plan_broken = ""  # why the finished reference's plan is not the one this child ran
         self.plan = plan
         self.options = options
         self.gating = gating
@@ -201,6 +219,8 @@ class CandidateFrames(FrameHandler):
         if self.ref.custom_compare:
             self.runs.append(frame)  # the harness hook needs the outputs themselves
             return {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
+        if self.live is not None:
+            self._await_output((frame["stage"], frame["case"], frame["seed"]))
         # Compare as the frames arrive and keep only the findings: a GPU task's outputs
         # would otherwise pile up in memory until the child ends.
         digest = {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
@@ -221,6 +241,11 @@ class CandidateFrames(FrameHandler):
         assert self.replier is not None
         self.phases["send"] = float(frame.get("sent_s") or 0.0)
         self.phases["wait"] = float(frame.get("waited_s") or 0.0)
+        if self.live is not None:
+            self.reference_finished()
+            if self.plan_broken:
+                self.replier.send(ABORT)  # the judge runs the candidate again on the new plan
+                return frame
         self.settle()
         if self.verdict.failures or not self.timing_wanted or self.ref.timing_seed is None:
             self.replier.send(ABORT)
@@ -253,6 +278,45 @@ class CandidateFrames(FrameHandler):
                 timing["outputs"] = frame.get("outputs")
                 timing["has_outputs"] = True
         return {k: v for k, v in frame.items() if k != "outputs"}
+
+    # -- a reference running beside this child ----------------------------------
+
+    def _await_output(self, index: tuple[str, str, int]) -> None:
+        assert self.live is not None and self.replier is not None
+        began = time.monotonic()
+        with self.replier.judge_waiting():  # the reference's time is not the candidate's
+            arrived = self.live.wait_output(index)
+        self.reference_wait_s += time.monotonic() - began
+        if not arrived:
+            self.reference_finished()  # raises the reference's failure
+            if self.plan_broken:  # the child is stopped; the judge runs the candidate again
+                raise JudgeError(self.plan_broken)
+            if index not in self.ref.outputs:
+                raise JudgeError(f"the reference of {self.task.key} has no output for {index[0]} case {index[1]!r} seed {index[2]}")
+
+    def reference_finished(self) -> None:
+        """Wait for the whole reference run and put it in place of the provisional one; notes
+        in ``plan_broken`` whether this child ran (and would be timed on) another plan."""
+        if self.live is None:
+            return
+        live, provisional = self.live, self.ref
+        began = time.monotonic()
+        try:
+            if self.replier is not None:
+                with self.replier.judge_waiting():
+                    final = live.wait_done()
+            else:
+                final = live.wait_done()
+        except JudgeError:
+            raise
+        except BaseException as exc:  # the judge's thread reports it as it is (wait_done again)
+            raise JudgeError(f"the reference of {self.task.key} failed: {type(exc).__name__}: {exc}") from exc
+        finally:
+            self.reference_wait_s += time.monotonic() - began
+        self.live = None
+        self.plan_broken = plan_change(provisional, final, self.options, self.timing_wanted)
+        if not self.plan_broken:
+            self.ref = final
 
     # -- verdict --------------------------------------------------------------
 

@@ -43,7 +43,7 @@ from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible,
 from geak_evaluator_triton.eager import EagerStore
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.performance import INTERPRETER_NOTE, match_profile, shape_stub
-from geak_evaluator_triton.reference_store import ReferenceStore
+from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
 from geak_evaluator_triton.references import ReferenceRun
 from geak_evaluator_triton.static_checks import check_source
 from geak_evaluator_triton.timing import apply_timing, timing_request
@@ -341,13 +341,15 @@ class TritonEvaluator:
 
     def run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, ref: ReferenceRun,
                       profile: HardwareProfile | None = None, timing: bool = True,
-                      ) -> tuple[CandidateFrames, SandboxResult]:
-        """One candidate child: its plan, its frames as read, how it ended."""
+                      live: PendingReference | None = None) -> tuple[CandidateFrames, SandboxResult]:
+        """One candidate child: its plan, its frames as read, how it ended. ``live``: the
+        reference still runs, ``ref`` is its provisional run (``_overlapped``)."""
         timed = ref.timed if runtime.mode == "gpu" and timing else []
         sharing = runtime.shares_device(slot)
         plan = correctness_plan(ref, self.options, gate=runtime.mode == "gpu" and sharing)
         frames = CandidateFrames(task, ref, plan, self.options, Gating(slot, shared_runs=sharing),
-                                 timing_wanted=bool(timed), run_child=self.children.for_task(task, slot))
+                                 timing_wanted=bool(timed), run_child=self.children.for_task(task, slot),
+                                 live=live)
         args: dict[str, Any] = {"task": task_payload(task), "code": candidate.code, "case_set": runtime.case_set}
         if timed:
             args["timing"] = timing_request(ref, self.options, profile, self.children.cache_dir("candidate"))
@@ -359,6 +361,65 @@ class TritonEvaluator:
     def _run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot,
                        ref: ReferenceRun) -> SandboxResult:
         return self.run_candidate(task, candidate, runtime, slot, ref)[1]
+
+    def _overlaps(self, runtime: Runtime) -> bool:
+        choice = self.options.overlap_reference
+        return choice == "on" or (choice == "auto" and runtime.mode == "gpu")
+
+    def _overlapped(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, result: EvalResult,
+                    pending: PendingReference,
+                    ) -> tuple[ReferenceRun, tuple[CandidateFrames, SandboxResult, float] | None]:
+        """The task's reference, computed while this candidate's child already runs.
+
+        The child starts once the reference child has sent its case table (the cases, which
+        are skipped here, which have a stage 2): that and the judge's seeds make the plan.
+        Each run's comparison waits for its reference output, and timing for the whole
+        reference. Returns the finished run and the child's (frames, sandbox, own seconds),
+        or None in its place when no child ran or the finished reference changed the plan
+        (a reference redone on the protocol's seed alone, a timed case the reference could
+        not time): the candidate is then judged again as if the reference had come first.
+        A reference that fails makes a judge error, whatever the candidate did meanwhile.
+        """
+        began = time.monotonic()
+        provisional = pending.wait_table()
+        early = None
+        own = 0.0  # the child's own time, its waits for the reference excluded
+        if provisional is not None and provisional.runnable:
+            gpu = runtime.mode == "gpu"
+            if gpu and provisional.timing_ready and task.eager:
+                self._prefetch_eager_after(task, runtime, slot, pending)
+            profile = self.resolve_hardware() if gpu and provisional.timed else None
+            started = time.monotonic()
+            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, provisional, profile,
+                                                 timing=provisional.timing_ready, live=pending)
+            own = time.monotonic() - started - frames.reference_wait_s
+            try:
+                frames.reference_finished()  # nothing left to wait for if the child did
+            except JudgeError:
+                pass  # the reference's failure: raised below
+            if not frames.plan_broken:
+                early = (frames, sandbox, own)
+        ref = pending.wait_done()
+        result.phases.update(pending.phases)
+        result.phases["reference"] = round(time.monotonic() - began - own, 3)
+        result.phases["reference.wall"] = round(pending.wall_s, 3)
+        if early is None and provisional is not None and provisional.runnable:
+            result.phases["reference.replanned"] = round(own, 3)
+        return ref, early
+
+    def _prefetch_eager_after(self, task: Task, runtime: Runtime, slot: Slot, pending: PendingReference) -> None:
+        """Measure PyTorch eager once the reference is done (it checks eager's timed outputs
+        against the reference's), while the candidate's child is still busy."""
+
+        def prefetch() -> None:
+            try:
+                ref = pending.wait_done()
+                if ref.timed:
+                    self.eager.prefetch(task, runtime, slot, ref, self.resolve_hardware())
+            except Exception:  # the verdict reports the reference's failure; eager is measured on demand
+                pass
+
+        threading.Thread(target=prefetch, name="geak-eager-after", daemon=True).start()
 
     def _no_performance(self, result: EvalResult, runtime: Runtime, why: str) -> None:
         result.performance_measured = False
@@ -377,8 +438,13 @@ class TritonEvaluator:
         with self._lock:
             later = choice == "when_correct" or (choice == "auto" and self._in_flight > 1)
         mark = time.monotonic()
-        ref = self.references.get(task, runtime, slot, phases=result.phases, timing=not (gpu and later))
-        result.phases["reference"] = round(time.monotonic() - mark, 3)
+        pending = self.references.begin(task, runtime, slot, timing=not (gpu and later)) if self._overlaps(runtime) else None
+        early: tuple[CandidateFrames, SandboxResult, float] | None = None
+        if pending is not None:
+            ref, early = self._overlapped(task, candidate, runtime, slot, result, pending)
+        else:
+            ref = self.references.get(task, runtime, slot, phases=result.phases, timing=not (gpu and later))
+            result.phases["reference"] = round(time.monotonic() - mark, 3)
         result.skipped = list(ref.skipped)
         if self.options.check_outliers:
             result.skipped += [{"case": s["case"], "stage": "stage2", "reason": s["reason"]}
@@ -392,11 +458,16 @@ class TritonEvaluator:
             return
         timed = ref.timed if gpu else []
         profile = self.resolve_hardware() if timed else None
-        mark = time.monotonic()
+        # An early child's own time counts as candidate time (its waits for the reference not).
+        mark = time.monotonic() - (early[2] if early else 0.0)
         frames: CandidateFrames | None = None
         waited = preparing = 0.0
         if timed and not ref.timing_ready:  # correctness first; timing only for a correct one
-            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile, timing=False)
+            if early is not None:  # it ran untimed, as the reference was not prepared for timing
+                frames, sandbox, _ = early
+                early = None
+            else:
+                frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile, timing=False)
             checked = frames.finish(sandbox)
             waited = frames.gating.waited_s
             if checked.ran and checked.first is None:
@@ -411,9 +482,12 @@ class TritonEvaluator:
                 timed = []
         untimed = ""
         if frames is None:
-            if timed and task.eager:  # overlaps the candidate's checks
-                self.eager.prefetch(task, runtime, slot, ref, profile)
-            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
+            if early is not None:
+                frames, sandbox, _ = early
+            else:
+                if timed and task.eager:  # overlaps the candidate's checks
+                    self.eager.prefetch(task, runtime, slot, ref, profile)
+                frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
             untimed = frames.warmup_failed
         if untimed:
             timed = []

@@ -30,6 +30,10 @@ class TritonEvaluatorOptions:
     # child; a wrong one costs no timing work), "auto": up front while this judge has one
     # verdict in flight, when correct while it has several.
     prepare_timing: str = field(default="auto", metadata={"choices": ["auto", "up_front", "when_correct"]})
+    # A task's first candidate starts as soon as the reference child has sent its case table,
+    # and runs beside it, each comparison waiting for its reference output: "auto" on GPUs
+    # (a CPU slot has one core's worth of work to give), "on" also under the interpreter.
+    overlap_reference: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
     seeds: list[int] | None = None  # None: the task's seeds
     secret_seeds: int = 1  # extra seeds drawn per judge session, unknown to candidates
     check_outliers: bool = True  # stage 2
@@ -79,6 +83,8 @@ class TritonEvaluatorOptions:
             problems.append("workers must be >= 0")
         if self.prepare_timing not in ("auto", "up_front", "when_correct"):
             problems.append(f"prepare_timing must be auto, up_front or when_correct, not {self.prepare_timing!r}")
+        if self.overlap_reference not in ("auto", "on", "off"):
+            problems.append(f"overlap_reference must be auto, on or off, not {self.overlap_reference!r}")
         if self.spare_children not in ("auto", "on", "off"):
             problems.append(f"spare_children must be auto, on or off, not {self.spare_children!r}")
         if self.candidates_per_gpu < 1:

@@ -30,6 +30,69 @@ from geak_evaluator_triton.references import DiskCache, ReferenceRun, nbytes_of
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
 
 
+class PendingReference:
+    """A reference child still running, for the verdict that started it (``overlap_reference``):
+    its case table as soon as the child sends it, each output as it arrives, then the finished
+    run or its failure. The verdict's candidate child runs meanwhile and waits here for each
+    output it is compared with."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.provisional: ReferenceRun | None = None  # from the case table; its outputs fill in
+        self.run: ReferenceRun | None = None
+        self.error: BaseException | None = None
+        self.redone = False  # run again on other seeds: the provisional plan no longer holds
+        self.done = False
+        self.phases: dict[str, float] = {}
+        self.started = time.monotonic()
+        self.wall_s = 0.0
+
+    def table(self, provisional: ReferenceRun) -> None:
+        with self._cond:
+            if self.provisional is None and not self.redone:
+                self.provisional = provisional
+            self._cond.notify_all()
+
+    def arrived(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def redo(self) -> None:
+        with self._cond:
+            self.redone = True
+            self._cond.notify_all()
+
+    def finish(self, run: ReferenceRun | None = None, error: BaseException | None = None) -> None:
+        with self._cond:
+            self.run, self.error, self.done = run, error, True
+            self.wall_s = time.monotonic() - self.started
+            self._cond.notify_all()
+
+    def wait_table(self) -> ReferenceRun | None:
+        """The provisional run (cases, seeds, outputs as they come), or None when the reference
+        ended, failed or was redone before its table came (then ``wait_done`` tells the rest)."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.provisional is not None or self.done or self.redone)
+            return None if self.redone else self.provisional
+
+    def wait_output(self, index: tuple[str, str, int]) -> bool:
+        """Until the reference has the output ``index`` (True), or will not have it here
+        (False: it ended, failed or was redone without it)."""
+        with self._cond:
+            outputs = self.provisional.outputs if self.provisional is not None else {}
+            self._cond.wait_for(lambda: index in outputs or self.done or self.redone)
+            return index in outputs and not self.redone
+
+    def wait_done(self) -> ReferenceRun:
+        """The finished run; raises what the reference raised (a JudgeError when it failed)."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.done)
+        if self.error is not None:
+            raise self.error
+        assert self.run is not None
+        return self.run
+
+
 class ReferenceStore:
     def __init__(self, children: Children, secret_seeds: list[int], timing_seed: int) -> None:
         self.children = children
@@ -60,14 +123,38 @@ class ReferenceStore:
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
+    def begin(self, task: Task, runtime: Runtime, slot: Slot, timing: bool = True) -> PendingReference | None:
+        """Start computing the reference of ``task`` in a thread of its own and return at once;
+        None when it is kept already or another verdict is computing it (``get`` then waits
+        as usual). The caller reads the case table and the outputs as they come."""
+        key = self.key(task, runtime)
+        with self._lock:
+            kept = key in self._runs
+            busy = self._key_locks.get(key)
+        if kept or (busy is not None and busy.locked()):
+            return None
+        pending = PendingReference()
+
+        def compute() -> None:
+            try:
+                run = self.get(task, runtime, slot, phases=pending.phases, timing=timing, live=pending)
+            except BaseException as exc:  # the verdict's thread raises it (wait_done)
+                pending.finish(error=exc)
+            else:
+                pending.finish(run)
+
+        threading.Thread(target=compute, name="geak-reference", daemon=True).start()
+        return pending
+
     def get(self, task: Task, runtime: Runtime, slot: Slot, phases: dict[str, float] | None = None,
-            timing: bool = True) -> ReferenceRun:
+            timing: bool = True, live: PendingReference | None = None) -> ReferenceRun:
         """The reference outputs of ``task`` (cached); raises JudgeError if the reference fails.
 
         ``phases``: where a reference child ran for this call, its parts are added
         (``reference.start``, ``reference.runs``, ``reference.timing``). ``timing``:
         also the timed cases' runs on the timing seed (GPU); without it they are left
-        for ``ensure_timing``, which a busy judge calls once a candidate is correct."""
+        for ``ensure_timing``, which a busy judge calls once a candidate is correct.
+        ``live``: told of the case table and each output as the child sends them."""
         key = self.key(task, runtime)
         with self._key_lock(key):
             with self._lock:
@@ -75,7 +162,7 @@ class ReferenceStore:
                 if run is not None:
                     self._runs.move_to_end(key)
             if run is None:
-                run = self._compute(task, runtime, slot, key, timing)
+                run = self._compute(task, runtime, slot, key, timing, live)
                 if phases is not None:
                     phases.update({f"reference.{k}": round(v, 3) for k, v in run.phases.items()})
                 with self._lock:
@@ -122,7 +209,8 @@ class ReferenceStore:
         while len(self._runs) > 1 and sum(r.nbytes for r in self._runs.values()) > limit:
             self._runs.popitem(last=False)
 
-    def _compute(self, task: Task, runtime: Runtime, slot: Slot, key: str, timing: bool = True) -> ReferenceRun:
+    def _compute(self, task: Task, runtime: Runtime, slot: Slot, key: str, timing: bool = True,
+                 live: PendingReference | None = None) -> ReferenceRun:
         seeds = self.seeds_for(task)
         fixed = [s for s in seeds if s not in self.secret_seeds]
         gpu = runtime.mode == "gpu"
@@ -137,7 +225,7 @@ class ReferenceStore:
                 cached = {}
             else:  # the timing seed is secret and never on disk: its runs are always computed
                 run = self.run(task, runtime, slot, missing if cached else seeds, all_seeds=seeds,
-                               timing_seed=timing_seed)
+                               timing_seed=timing_seed, live=live)
         except JudgeError as exc:
             # A reference that fails only under the judge's extra seeds is judged on the
             # task's own first seed alone, with a flag (published harnesses often hold
@@ -146,6 +234,8 @@ class ReferenceStore:
             failed_seed = getattr(exc, "seed", None)
             if failed_seed is None or failed_seed == protocol_seed:
                 raise
+            if live is not None:
+                live.redo()
             run = self.run(task, runtime, slot, [protocol_seed], all_seeds=[protocol_seed],
                            timing_seed=protocol_seed if timing_seed is not None else None)
             seeds, cached = [protocol_seed], {}
@@ -163,14 +253,20 @@ class ReferenceStore:
         return run
 
     def run(self, task: Task, runtime: Runtime, slot: Slot, seeds: list[int], *, oracle: bool = False,
-            all_seeds: list[int] | None = None, timing_seed: int | None = None) -> ReferenceRun:
-        """One reference child over ``seeds``; holds the device shared while it runs."""
+            all_seeds: list[int] | None = None, timing_seed: int | None = None,
+            live: PendingReference | None = None) -> ReferenceRun:
+        """One reference child over ``seeds``; holds the device shared while it runs.
+
+        ``live``: given, once the child's case table comes, a provisional run on
+        ``all_seeds`` whose outputs fill in as they arrive (the same dicts as the
+        finished run's)."""
         started = time.monotonic()
+        every_seed = all_seeds or self.seeds_for(task)
         args = {
             "task": task_payload(task),
             "case_set": runtime.case_set,
             "seeds": seeds,
-            "all_seeds": all_seeds or self.seeds_for(task),
+            "all_seeds": every_seed,
             "heavy_bytes": self.options.heavy_case_mb * 2**20,
             "outliers": self.options.check_outliers,
             "oracle": oracle,
@@ -183,6 +279,15 @@ class ReferenceStore:
         sharing = runtime.mode == "gpu" and runtime.shares_device(slot)
         args["gate"] = sharing
         reader = _ReferenceFrames(task, Gating(slot, shared_runs=True) if sharing else None)
+        if live is not None:
+            gpu = runtime.mode == "gpu"
+
+            def announce(table: dict[str, Any]) -> None:
+                provisional = self._from_table(table, reader, every_seed, timing_seed)
+                provisional.timing_ready = not gpu or timing_seed is not None
+                live.table(provisional)
+
+            reader.live, reader.announce = live, announce
         try:
             with contextlib.nullcontext() if sharing else slot.gate.shared():
                 result = self.children.run("reference", args, slot.env, timeout=self.options.reference_timeout_s,
@@ -195,7 +300,15 @@ class ReferenceStore:
         if reader.table is None or not result.completed:
             raise JudgeError(f"the reference of {task.key} did not finish: {result.describe_exit()}"
                              + tail(result.stderr))
-        table = reader.table
+        run = self._from_table(reader.table, reader, seeds, timing_seed)
+        run.wall_s = time.monotonic() - started
+        run.phases = {"start": (reader.table_at or started) - started, "runs": reader.runs_s}
+        return run
+
+    def _from_table(self, table: dict[str, Any], reader: _ReferenceFrames, seeds: list[int],
+                    timing_seed: int | None) -> ReferenceRun:
+        """A run from the child's case table and what its reader holds (the reader's dicts
+        themselves, so that a provisional run sees outputs that arrive later)."""
         return ReferenceRun(
             cases=[Case.from_dict(c) for c in table["cases"]],
             skipped=table["skipped"],
@@ -210,8 +323,6 @@ class ReferenceStore:
             untimed=reader.untimed,
             reference_file=table.get("reference_file", ""),
             weak=reader.weak,
-            wall_s=time.monotonic() - started,
-            phases={"start": (reader.table_at or started) - started, "runs": reader.runs_s},
         )
 
 
@@ -231,6 +342,8 @@ class _ReferenceFrames(FrameHandler):
         self.failure: JudgeError | None = None
         self.table_at: float | None = None
         self.runs_s = 0.0
+        self.live: PendingReference | None = None  # told of each output as it arrives
+        self.announce: Any = None  # called with the case table
 
     def __call__(self, message: Any, replier: Replier) -> Any:
         self.replier = replier
@@ -245,6 +358,8 @@ class _ReferenceFrames(FrameHandler):
     def on_cases(self, frame: dict[str, Any]) -> Any:
         self.table = frame
         self.table_at = time.monotonic()
+        if self.announce is not None:
+            self.announce(frame)
         return {"kind": "cases"}
 
     def on_ran(self, frame: dict[str, Any]) -> Any:  # outputs on the host: the device is free
@@ -256,7 +371,6 @@ class _ReferenceFrames(FrameHandler):
         if self.gating is not None:
             self.gating.release()
         index = (frame["stage"], frame["case"], frame["seed"])
-        self.outputs[index] = frame["outputs"]
         self.runs_s += float(frame.get("run_s") or 0.0)
         self.weak += [w for w in frame.get("weak", []) if w not in self.weak]
         if "noise" in frame:
@@ -265,6 +379,9 @@ class _ReferenceFrames(FrameHandler):
             self.oracles[index] = frame["oracle"]
         elif "oracle_error" in frame:
             self.oracles[index] = {"$oracle_error": frame["oracle_error"]}
+        self.outputs[index] = frame["outputs"]  # last: a waiting candidate finds its noise too
+        if self.live is not None:
+            self.live.arrived()
         return {"kind": "run", "stage": frame["stage"], "case": frame["case"], "seed": frame["seed"]}
 
     def on_error(self, frame: dict[str, Any]) -> Any:
