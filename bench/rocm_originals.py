@@ -19,7 +19,9 @@ same kernels and should agree: a check that the judge timed the original.
 Results go to ``--json`` (and the table to the same name ending in ``.md``)
 after every task, atomically, so a run cut short keeps what it measured; the
 table is also printed at the end. Tasks are judged ``--group`` (2) at a time,
-side by side in the judge's slots. With ``--limit-s`` no group starts after
+side by side in the judge's slots. ``--judgements baseline`` judges only the
+baseline option (for an original that autotunes for minutes at every
+correctness shape, which its judgement as a candidate must sit through). With ``--limit-s`` no group starts after
 that many seconds; the tasks left are listed as not run. ``--mode interpreter`` is a
 CPU smoke run (correctness only).
 
@@ -58,6 +60,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--group", type=int, default=2,
                         help="tasks judged side by side (their judgements share the judge's slots)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per judge child")
+    parser.add_argument("--judgements", default="both", choices=["both", "baseline"],
+                        help="baseline: only our reference timed against the ported original (for an "
+                             "original that autotunes at every correctness shape for minutes)")
     return parser.parse_args(argv)
 
 
@@ -89,12 +94,13 @@ def verdict(result: Any) -> str:
     return f"{'wrong' if result.call_ok else 'failed'} ({result.failed_stage})"
 
 
-def task_jobs(ours: Any, baseline: Any) -> tuple[dict[str, Any], list[Any]]:
+def task_jobs(ours: Any, baseline: Any, judgements: str = "both") -> tuple[dict[str, Any], list[Any]]:
     """One task's row (judgements still empty) and the jobs that fill it.
 
     ``ours``: the task timed against our reference; ``baseline``: the same task timed
     against the ported original. The original is judged on ``ours``, so its verdict does
-    not depend on its port running at every timed shape."""
+    not depend on its port running at every timed shape. ``judgements="baseline"``: only
+    the baseline option's judgement."""
     from geak_core.components import EvalJob
     from geak_core.model import Candidate
     from geak_suite_rocm.originals import OriginalError, kernel_part
@@ -109,6 +115,7 @@ def task_jobs(ours: Any, baseline: Any) -> tuple[dict[str, Any], list[Any]]:
         "original_judged": None,
         "ported_judged": None,
         "reference_vs_original": None,
+        "judgements": judgements,
     }
     if described["problem"]:
         row["status"] = "original unusable"
@@ -126,7 +133,9 @@ def task_jobs(ours: Any, baseline: Any) -> tuple[dict[str, Any], list[Any]]:
         EvalJob(baseline, Candidate(id=f"reference:{ours.id}", task_id=ours.id,
                                     code=reference_code, origin="file")),
     ]
-    if any(p["rule"] != "test_only_import" for p in described["ports"]):
+    if judgements == "baseline":
+        jobs = jobs[1:]
+    elif any(p["rule"] != "test_only_import" for p in described["ports"]):
         ported = Path(described["module"]).read_text(encoding="utf-8")
         jobs.append(EvalJob(ours, Candidate(id=f"ported:{ours.id}", task_id=ours.id, code=ported,
                                             origin="file")))
@@ -142,8 +151,11 @@ def record(row: dict[str, Any], job: Any, result: Any) -> bool:
     from geak_core.cli_eval import result_record
 
     row[KEYS[job.candidate.id.split(":", 1)[0]]] = {**result_record(job.task, result), "verdict": verdict(result)}
-    wanted = ["original_judged", "reference_vs_original"] + (
-        ["ported_judged"] if any(p["rule"] != "test_only_import" for p in row["ports"]) else [])
+    if row.get("judgements") == "baseline":
+        wanted = ["reference_vs_original"]
+    else:
+        wanted = ["original_judged", "reference_vs_original"] + (
+            ["ported_judged"] if any(p["rule"] != "test_only_import" for p in row["ports"]) else [])
     if any(row[k] is None for k in wanted):
         return False
     original, reference = row["original_judged"], row["reference_vs_original"]
@@ -162,8 +174,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "tasks": len(rows),
         "judged": len(done),
-        "original_correct": sorted(r["task"] for r in done if r["original_judged"]["correct"]),
-        "original_not_correct": sorted(r["task"] for r in done if not r["original_judged"]["correct"]),
+        "original_correct": sorted(r["task"] for r in done if (r["original_judged"] or {}).get("correct")),
+        "original_not_correct": sorted(r["task"] for r in done
+                                       if r["original_judged"] and not r["original_judged"]["correct"]),
         "ported_correct": sorted(r["task"] for r in done
                                  if r["ported_judged"] and r["ported_judged"]["correct"]),
         "within": sorted(r["task"] for r in done if r["within"] is True),
@@ -211,6 +224,8 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
                          f"| - | - | {ports} |{source(row)}")
             continue
         judged, reference = row["original_judged"], row["reference_vs_original"]
+        if judged is None:  # --judgements baseline
+            judged = {"verdict": "not judged", "correct": True, "failed_stage": None, "reason": ""}
         why = "" if judged["correct"] and not judged["failed_stage"] else _short(judged["reason"])
         if not reference["correct"] or reference["failed_stage"]:
             why += ("; " if why else "") + "timing ours against it: " + _short(
@@ -321,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             jobs, owner = [], {}
             for task in group:
-                row, task_jobs_ = task_jobs(task, baseline_suite.get(task.id))
+                row, task_jobs_ = task_jobs(task, baseline_suite.get(task.id), args.judgements)
                 rows.append(row)
                 for job in task_jobs_:
                     owner[id(job)] = row

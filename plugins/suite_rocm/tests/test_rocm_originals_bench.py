@@ -124,3 +124,15 @@ def test_merge_takes_a_later_row_cut_short_over_an_earlier_one_and_shows_the_ori
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stdout.splitlines() if x.startswith("| moe_gemm |"))
     assert line.startswith("| moe_gemm | correct | - | - | 1.015 | not finished |") and line.endswith("| q.json |")
+
+
+def test_with_judgements_baseline_only_our_reference_is_timed_against_the_original(tmp_path: Path):
+    proc, data = run_bench(tmp_path, "--judgements", "baseline")
+    rows = {row["task"]: row for row in data["tasks"]}
+    add = rows["test_add_kernel"]
+    assert add["status"] == "done" and add["judgements"] == "baseline"
+    assert add["original_judged"] is None and add["ported_judged"] is None
+    assert add["reference_vs_original"]["correct"]
+    assert data["summary"]["original_correct"] == [] and data["summary"]["original_not_correct"] == []
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("| test_add_kernel |"))
+    assert line.startswith("| test_add_kernel | not judged | - |")
