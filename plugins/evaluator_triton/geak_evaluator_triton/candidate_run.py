@@ -11,6 +11,7 @@ device exclusively until the child ends.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -301,11 +302,9 @@ class CandidateFrames(FrameHandler):
             return
         live, provisional = self.live, self.ref
         began = time.monotonic()
+        waiting = self.replier.judge_waiting() if self.replier is not None else contextlib.nullcontext()
         try:
-            if self.replier is not None:
-                with self.replier.judge_waiting():
-                    final = live.wait_done()
-            else:
+            with waiting:
                 final = live.wait_done()
         except JudgeError:
             raise

@@ -437,13 +437,14 @@ class TritonEvaluator:
         choice = self.options.prepare_timing
         with self._lock:
             later = choice == "when_correct" or (choice == "auto" and self._in_flight > 1)
+        up_front = not (gpu and later)  # the reference's timed runs come with its others
         mark = time.monotonic()
-        pending = self.references.begin(task, runtime, slot, timing=not (gpu and later)) if self._overlaps(runtime) else None
+        pending = self.references.begin(task, runtime, slot, timing=up_front) if self._overlaps(runtime) else None
         early: tuple[CandidateFrames, SandboxResult, float] | None = None
         if pending is not None:
             ref, early = self._overlapped(task, candidate, runtime, slot, result, pending)
         else:
-            ref = self.references.get(task, runtime, slot, phases=result.phases, timing=not (gpu and later))
+            ref = self.references.get(task, runtime, slot, phases=result.phases, timing=up_front)
             result.phases["reference"] = round(time.monotonic() - mark, 3)
         result.skipped = list(ref.skipped)
         if self.options.check_outliers:
