@@ -2,11 +2,13 @@
 
 The candidate child imports the code, runs the correctness plan and, on a GPU,
 times it in the same process. The judge reads the frames as they arrive
-(:class:`CandidateFrames`): each run is compared at once and only the findings
-are kept; with several candidates on one device every run waits for the
-device gate, and when the child reports ``checked`` the judge decides, from
-what it has seen, whether the candidate earned timing. Timing then holds the
-device exclusively until the child ends.
+(:class:`CandidateFrames`) and compares each run in a thread of its own
+(:class:`Comparisons`), in order, while the child goes on with its next runs;
+only the findings are kept. With several candidates on one device every run
+waits for the device gate, and when the child reports ``checked`` the judge
+waits for the last comparison and decides, from what it has seen, whether the
+candidate earned timing. Timing then holds the device exclusively until the
+child ends.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +28,7 @@ from geak_evaluator_triton.comparison import JudgeError, compare_frame, custom_c
 from geak_evaluator_triton.devices import Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.protocol import ABORT, GO, FrameHandler, Plan, where
-from geak_evaluator_triton.references import ReferenceRun
+from geak_evaluator_triton.references import ReferenceRun, nbytes_of
 from geak_evaluator_triton.verdict import Verdict, describe_exception
 
 
@@ -61,6 +65,87 @@ def expected_runs(ref: ReferenceRun, plan: Plan) -> int:
     cases = {c.name: c for c in ref.cases}
     return sum(len(ref.plan_seeds(stage, cases[name])) for stage in ("stage1", "stage2")
                for name in plan.get(stage, []))
+
+
+PENDING_BYTES = 1 << 30  # outputs a candidate's runs may have waiting for comparison (at least one run's)
+IDLE_S = 5.0  # a comparison thread with nothing queued for this long ends
+
+
+class Comparisons:
+    """Compares a child's runs in a thread of its own, in the order they came.
+
+    The frame reader hands each run over and goes on reading, so the child is not held
+    up by the judge's comparisons, nor, beside a reference still running, by that
+    reference: it runs its next case while the last one is compared. At most
+    ``limit`` bytes of outputs wait (always one run): beyond that the reader, and so
+    the child, waits. ``compare(frame, digest)`` fills in ``digest``; an exception from
+    it is kept and raised by ``drain``/``check``.
+    """
+
+    def __init__(self, compare: Callable[[dict[str, Any], dict[str, Any]], None], limit: int = PENDING_BYTES) -> None:
+        self._compare = compare
+        self._limit = limit
+        self._cond = threading.Condition()
+        self._queue: deque[tuple[dict[str, Any], dict[str, Any], int]] = deque()
+        self._bytes = 0
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.error: BaseException | None = None
+        self.seconds = 0.0  # time spent comparing (waits for the reference excluded)
+
+    def put(self, frame: dict[str, Any], digest: dict[str, Any]) -> float:
+        """Queue one run; returns the seconds spent waiting for room."""
+        size = nbytes_of(frame.get("outputs")) + nbytes_of(frame.get("rerun"))
+        began = time.monotonic()
+        with self._cond:
+            self._cond.wait_for(lambda: self.error is not None or self._bytes == 0 and not self._busy
+                                or self._bytes + size <= self._limit)
+            self._queue.append((frame, digest, size))
+            self._bytes += size
+            self._closed = False
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="geak-compare", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+        return time.monotonic() - began
+
+    def drain(self) -> float:
+        """Wait for every queued run to be compared; returns the seconds waited."""
+        began = time.monotonic()
+        with self._cond:
+            self._cond.wait_for(lambda: not self._queue and not self._busy)
+        return time.monotonic() - began
+
+    def close(self) -> None:
+        """Drop what is still queued; the thread ends (a later ``put`` starts another)."""
+        with self._cond:
+            self._queue.clear()
+            self._bytes = 0
+            self._closed = True
+            self._cond.notify_all()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                # An idle thread ends after a while: one that nobody closed does not linger.
+                if not self._cond.wait_for(lambda: bool(self._queue) or self._closed, timeout=IDLE_S) \
+                        or not self._queue:
+                    self._thread = None
+                    return
+                frame, digest, size = self._queue.popleft()
+                self._busy = True
+            try:
+                if self.error is None:  # after a failure the rest are dropped unread
+                    self._compare(frame, digest)
+            except BaseException as exc:  # the reader's thread raises it
+                self.error = exc
+            finally:
+                del frame
+                with self._cond:
+                    self._busy = False
+                    self._bytes -= size
+                    self._cond.notify_all()
 
 
 @dataclass
@@ -115,6 +200,7 @@ class CandidateFrames(FrameHandler):
         # run, which then replaces ``ref``.
         self.live = live
         self.reference_wait_s = 0.0  # time this child was kept waiting for the reference
+        self._reference_lock = threading.Lock()
         self.plan_broken = ""  # why the finished reference's plan is not the one this child ran
         self.plan = plan
         self.options = options
@@ -137,6 +223,7 @@ class CandidateFrames(FrameHandler):
         self._final: Verdict | None = None
         self.started = time.monotonic()
         self.phases: dict[str, float] = {"runs": 0.0, "compare": 0.0}  # child's run time, judge's compare time
+        self.comparisons = Comparisons(self._compare_run)
 
     def __call__(self, message: Any, replier: Replier) -> Any:
         self.replier = replier
@@ -186,6 +273,7 @@ class CandidateFrames(FrameHandler):
         return frame
 
     def on_start(self, frame: dict[str, Any]) -> Any:
+        self._raise_comparison_error()  # the child is stopped rather than let run on
         warm_up = frame.get("stage") == "warm-up"
         self.current = None if warm_up else frame
         if self.plan.get("gate"):
@@ -220,11 +308,23 @@ class CandidateFrames(FrameHandler):
         if self.ref.custom_compare:
             self.runs.append(frame)  # the harness hook needs the outputs themselves
             return {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
+        # Compared in the background as the frames arrive, only the findings kept: a GPU
+        # task's outputs would otherwise pile up in memory until the child ends.
+        digest = {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
+        self.phases["runs"] += float(frame.get("run_s") or 0.0)
+        self.runs.append(digest)
+        beside = self.live is not None
+        assert self.replier is not None
+        with self.replier.judge_waiting():  # no room: the child waits for the judge
+            waited = self.comparisons.put(frame, digest)
+        if beside:
+            self.reference_wait_s += waited
+        return digest
+
+    def _compare_run(self, frame: dict[str, Any], digest: dict[str, Any]) -> None:
+        """One run against its reference output (the comparison thread)."""
         if self.live is not None:
             self._await_output((frame["stage"], frame["case"], frame["seed"]))
-        # Compare as the frames arrive and keep only the findings: a GPU task's outputs
-        # would otherwise pile up in memory until the child ends.
-        digest = {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
         began = time.monotonic()
         try:
             digest["compared"] = compare_frame(self.task, self.ref, self.cases, frame, None,
@@ -232,9 +332,18 @@ class CandidateFrames(FrameHandler):
         except JudgeError as exc:
             digest["compared"] = {"judge_error": str(exc)}
         self.phases["compare"] += time.monotonic() - began
-        self.phases["runs"] += float(frame.get("run_s") or 0.0)
-        self.runs.append(digest)
-        return digest
+
+    def _raise_comparison_error(self) -> None:
+        error = self.comparisons.error
+        if error is not None:
+            raise error
+
+    def _await_comparisons(self) -> None:
+        """Every run compared (the child waits meanwhile, not on its clock)."""
+        waiting = self.replier.judge_waiting() if self.replier is not None else contextlib.nullcontext()
+        with waiting:
+            self.comparisons.drain()
+        self._raise_comparison_error()
 
     def on_checked(self, frame: dict[str, Any]) -> Any:
         """Every run is done: compare what is left, then grant timing to a correct candidate."""
@@ -245,8 +354,10 @@ class CandidateFrames(FrameHandler):
         if self.live is not None:
             self.reference_finished()
             if self.plan_broken:
+                self.comparisons.close()
                 self.replier.send(ABORT)  # the judge runs the candidate again on the new plan
                 return frame
+        self._await_comparisons()
         self.settle()
         if self.verdict.failures or not self.timing_wanted or self.ref.timing_seed is None:
             self.replier.send(ABORT)
@@ -283,39 +394,44 @@ class CandidateFrames(FrameHandler):
     # -- a reference running beside this child ----------------------------------
 
     def _await_output(self, index: tuple[str, str, int]) -> None:
-        assert self.live is not None and self.replier is not None
-        began = time.monotonic()
-        with self.replier.judge_waiting():  # the reference's time is not the candidate's
-            arrived = self.live.wait_output(index)
-        self.reference_wait_s += time.monotonic() - began
-        if not arrived:
-            self.reference_finished()  # raises the reference's failure
-            if self.plan_broken:  # the child is stopped; the judge runs the candidate again
-                raise JudgeError(self.plan_broken)
-            if index not in self.ref.outputs:
-                raise JudgeError(f"the reference of {self.task.key} has no output for {index[0]} case {index[1]!r} seed {index[2]}")
-
-    def reference_finished(self) -> None:
-        """Wait for the whole reference run and put it in place of the provisional one; notes
-        in ``plan_broken`` whether this child ran (and would be timed on) another plan."""
-        if self.live is None:
+        """Until the reference has the output ``index`` (the comparison thread: the child
+        goes on meanwhile, so none of this wait is the child's)."""
+        live = self.live
+        if live is not None and live.wait_output(index):
             return
-        live, provisional = self.live, self.ref
-        began = time.monotonic()
-        waiting = self.replier.judge_waiting() if self.replier is not None else contextlib.nullcontext()
-        try:
-            with waiting:
-                final = live.wait_done()
-        except JudgeError:
-            raise
-        except BaseException as exc:  # the judge's thread reports it as it is (wait_done again)
-            raise JudgeError(f"the reference of {self.task.key} failed: {type(exc).__name__}: {exc}") from exc
-        finally:
-            self.reference_wait_s += time.monotonic() - began
-        self.live = None
-        self.plan_broken = plan_change(provisional, final, self.options, self.timing_wanted)
-        if not self.plan_broken:
-            self.ref = final
+        self.reference_finished(blocking=False)  # raises the reference's failure
+        if self.plan_broken:  # the child is stopped; the judge runs the candidate again
+            raise JudgeError(self.plan_broken)
+        if index not in self.ref.outputs:
+            raise JudgeError(f"the reference of {self.task.key} has no output for {index[0]} case "
+                             f"{index[1]!r} seed {index[2]}")
+
+    def reference_finished(self, blocking: bool = True) -> None:
+        """Wait for the whole reference run and put it in place of the provisional one; notes
+        in ``plan_broken`` whether this child ran (and would be timed on) another plan.
+        ``blocking``: the child (or the verdict) waits meanwhile, so the wait is the
+        reference's and not on the child's clock; not so in the comparison thread."""
+        with self._reference_lock:
+            if self.live is None:
+                return
+            live, provisional = self.live, self.ref
+            began = time.monotonic()
+            waiting = (self.replier.judge_waiting() if blocking and self.replier is not None
+                       else contextlib.nullcontext())
+            try:
+                with waiting:
+                    final = live.wait_done()
+            except JudgeError:
+                raise
+            except BaseException as exc:  # the judge's thread reports it as it is (wait_done again)
+                raise JudgeError(f"the reference of {self.task.key} failed: {type(exc).__name__}: {exc}") from exc
+            finally:
+                if blocking:
+                    self.reference_wait_s += time.monotonic() - began
+            self.plan_broken = plan_change(provisional, final, self.options, self.timing_wanted)
+            if not self.plan_broken:
+                self.ref = final
+            self.live = None
 
     # -- verdict --------------------------------------------------------------
 
@@ -359,8 +475,13 @@ class CandidateFrames(FrameHandler):
         if self._final is not None:
             return self._final
         self.gating.release()
+        self.comparisons.drain()
+        self.comparisons.close()
+        if self.judge_error is None and isinstance(self.comparisons.error, JudgeError):
+            self.judge_error = self.comparisons.error
         if self.judge_error is not None:
             raise self.judge_error
+        self._raise_comparison_error()
         complete = (self.imported and not self.aborted and not self.failed_run
                     and (sandbox.completed or self.checked_at is not None)
                     and len(self.runs) >= expected_runs(self.ref, self.plan))

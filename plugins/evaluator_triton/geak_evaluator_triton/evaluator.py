@@ -399,6 +399,8 @@ class TritonEvaluator:
                 pass  # the reference's failure: raised below
             if not frames.plan_broken:
                 early = (frames, sandbox, own)
+            else:
+                frames.comparisons.close()  # its runs are judged again on the final plan
         ref = pending.wait_done()
         result.phases.update(pending.phases)
         result.phases["reference"] = round(time.monotonic() - began - own, 3)
