@@ -91,3 +91,54 @@ def test_an_eager_equivalent_that_computes_something_else_is_reported(judge, min
 
 def test_a_task_without_eager_is_not_checked_for_one(judge, mini_tasks):
     assert judge.eager.check(mini_tasks["rowsum"], None, None, None) == (0, [])
+
+
+def test_eager_beside_a_running_reference_starts_at_once_and_is_checked_against_the_finished_run():
+    """With the reference still running (its case table in), eager's child starts and times
+    at once; its timed outputs are compared once the reference is done."""
+    import threading
+
+    import torch
+    from geak_core.sandbox import SandboxResult
+    from geak_core.tasks import Case, Task
+    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.devices import DeviceGate, Runtime, Slot
+    from geak_evaluator_triton.eager import EagerStore
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
+    from geak_evaluator_triton.references import ReferenceRun
+
+    options = TritonEvaluatorOptions(mode="gpu", spare_children="off")
+    children = Children(options)
+    store = EagerStore(children, ReferenceStore(children, [11], 99))
+    task = Task(suite="mini", id="scale", instruction="", entry_points=[], harness="", eager="harness")
+    cases = [Case(name="big", params={}, timed=True), Case(name="small", params={}, timed=True)]
+    provisional = ReferenceRun(cases=cases, skipped=[], stage2_skipped=[], custom_compare=False, seeds=[1],
+                               outputs={}, timing_seed=99)
+    pending = PendingReference()
+    pending.table(provisional)
+    started = threading.Event()
+
+    def eager_child(entry, args, env, *, timeout, cache, on_message, slot=None):
+        assert not pending.done  # the reference still runs
+        assert args["timing"]["cases"] == ["big", "small"]
+        started.set()
+        for name, value in (("big", 2.0), ("small", 5.0)):
+            on_message({"kind": "timing", "case": name, "seed": 99, "candidate_ms": 2.0, "reference_ms": 1.0},
+                       None)
+            on_message({"kind": "timing_outputs", "case": name, "seed": 99,
+                        "outputs": {"y": torch.full((3,), value)}}, None)
+        return SandboxResult(returncode=0, messages=[{"$return": {}}])
+
+    children.run = eager_child
+    runtime = Runtime("gpu", "small", "Test GPU", "nvidia", [], {"torch": "t", "triton": "x"})
+    slot = Slot(0, {}, "GPU 0", DeviceGate(2))
+    store.prefetch(task, runtime, slot, provisional, None, pending=pending)
+    assert started.wait(10)  # before the reference has finished
+    # The finished run: "small"'s timed output differs from what eager produced.
+    provisional.outputs[("timing", "big", 99)] = {"y": torch.full((3,), 2.0)}
+    provisional.outputs[("timing", "small", 99)] = {"y": torch.full((3,), 6.0)}
+    pending.finish(provisional)
+    times = store.get(task, runtime, slot, provisional, None)  # waits for the prefetch
+    assert times.cases["big"].ratio == 2.0
+    assert times.cases["small"].ratio is None and "differ" in times.cases["small"].problem

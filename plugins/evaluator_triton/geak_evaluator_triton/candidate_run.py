@@ -156,6 +156,8 @@ class Gating:
     shared_runs: bool  # several slots on this device: each run holds the gate shared
     holding: str | None = None  # None | "shared" | "capped" | "exclusive"
     waited_s: float = 0.0
+    timing_wait_s: float = 0.0  # of waited_s, waiting to time (for the others' runs and timing)
+    spare_wait_s: float = 0.0  # of that, waiting for spare children creating their CUDA context
     timing_s: float = 0.0
     _since: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -177,6 +179,8 @@ class Gating:
             self.holding = "exclusive"
             self._since = time.monotonic()
         self.waited_s += waited
+        self.timing_wait_s += waited
+        self.spare_wait_s += self.slot.gate.spare_wait_s
 
     def release(self) -> None:
         with self._lock:

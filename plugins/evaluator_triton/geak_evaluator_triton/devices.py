@@ -49,6 +49,7 @@ class DeviceGate:
         # context) hold this file shared for that moment; timing takes it exclusively.
         self.lock_file = lock_file
         self._lock_fd: int | None = None
+        self.spare_wait_s = 0.0  # of the last exclusive hold's wait, the part spent on spares
 
     def acquire_shared(self, capped: bool = False) -> float:
         """Block while timing holds or waits for the device (and, for a capped holder, while
@@ -79,7 +80,7 @@ class DeviceGate:
             finally:
                 self._writers_waiting -= 1
             self._exclusive = True
-        self._take_file()
+        self.spare_wait_s = self._take_file()
         return time.monotonic() - started
 
     def release_exclusive(self) -> None:
@@ -88,16 +89,18 @@ class DeviceGate:
             self._exclusive = False
             self._cond.notify_all()
 
-    def _take_file(self, wait_s: float = LOCK_FILE_WAIT_S) -> None:
+    def _take_file(self, wait_s: float = LOCK_FILE_WAIT_S) -> float:
         """Wait (at most ``wait_s``: a stuck holder must not stall the judge) until no spare
-        is creating its CUDA context on this device, and keep others from starting."""
+        is creating its CUDA context on this device, and keep others from starting; returns
+        the seconds waited."""
         if not self.lock_file:
-            return
+            return 0.0
         try:
             fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError:
-            return
-        deadline = time.monotonic() + wait_s
+            return 0.0
+        began = time.monotonic()
+        deadline = began + wait_s
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -107,6 +110,7 @@ class DeviceGate:
                     break  # time anyway; the spare's start is the lesser harm
                 time.sleep(0.01)
         self._lock_fd = fd
+        return time.monotonic() - began
 
     def _drop_file(self) -> None:
         fd, self._lock_fd = self._lock_fd, None

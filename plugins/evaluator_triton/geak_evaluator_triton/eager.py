@@ -56,7 +56,7 @@ from geak_evaluator_triton.comparison import (
 )
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.protocol import GO, FrameHandler
-from geak_evaluator_triton.reference_store import ReferenceStore
+from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
 from geak_evaluator_triton.references import ReferenceRun
 from geak_evaluator_triton.timing import timing_request
 from geak_evaluator_triton.verdict import describe_exception
@@ -156,12 +156,14 @@ class EagerStore:
         apply_eager(result, times)
 
     def prefetch(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-                 profile: HardwareProfile | None) -> None:
+                 profile: HardwareProfile | None, pending: PendingReference | None = None) -> None:
         """Start measuring in the background, while the task's first candidate is checked
         (its verdict then waits for the rest, if any); nothing when measured or under way.
 
         The child starts afresh rather than taking the slot's spare, which the
-        candidate is about to use."""
+        candidate is about to use. ``pending``: the reference still runs and ``ref`` is
+        its provisional run (from its case table): eager's child starts and times now,
+        and its outputs are checked once the reference is done."""
         if eager_is_baseline(task) or task.eager not in EAGER_SOURCES:
             return
         key = self._key(task, runtime, ref)
@@ -172,7 +174,7 @@ class EagerStore:
 
         def measure() -> None:
             try:
-                self._get(key, task, runtime, slot, ref, profile, use_spare=False)
+                self._get(key, task, runtime, slot, ref, profile, use_spare=False, pending=pending)
             except Exception:  # apply() measures again and reports the problem in the verdict
                 pass
             finally:
@@ -189,20 +191,22 @@ class EagerStore:
         return f"{self.references.key(task, runtime)}:{ref.timing_seed}"
 
     def _get(self, key: str, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-             profile: HardwareProfile | None, use_spare: bool = True) -> EagerTimes:
+             profile: HardwareProfile | None, use_spare: bool = True,
+             pending: PendingReference | None = None) -> EagerTimes:
         with self._lock:
             lock = self._key_locks.setdefault(key, threading.Lock())
         with lock:
             with self._lock:
                 if key in self._times:
                     return self._times[key]
-            times = self._measure(task, runtime, slot, ref, profile, use_spare)
+            times = self._measure(task, runtime, slot, ref, profile, use_spare, pending)
             with self._lock:
                 self._times[key] = times
             return times
 
     def _measure(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-                 profile: HardwareProfile | None, use_spare: bool = True) -> EagerTimes:
+                 profile: HardwareProfile | None, use_spare: bool = True,
+                 pending: PendingReference | None = None) -> EagerTimes:
         started = time.monotonic()
         options = self.children.options
         sharing = runtime.shares_device(slot)
@@ -219,6 +223,8 @@ class EagerStore:
         runs = [{"stage": "timing", "case": name, "seed": frame["seed"], "outputs": frame.get("outputs")}
                 for name, frame in frames.timings.items() if frame.get("has_outputs")]
         measured = {name: (frame["candidate_ms"], frame["reference_ms"]) for name, frame in frames.timings.items()}
+        if pending is not None:  # eager ran beside the reference: its outputs are checked now
+            ref = pending.wait_done()
         times = self._judge(task, ref, ref.timed, frames, runs, measured, slot,
                             "" if sandbox.completed else sandbox.describe_exit())
         times.wall_s = time.monotonic() - started

@@ -386,9 +386,10 @@ class TritonEvaluator:
         own = 0.0  # the child's own time, its waits for the reference excluded
         if provisional is not None and provisional.runnable:
             gpu = runtime.mode == "gpu"
-            if gpu and provisional.timing_ready and task.eager:
-                self._prefetch_eager_after(task, runtime, slot, pending)
             profile = self.resolve_hardware() if gpu and provisional.timed else None
+            if gpu and provisional.timing_ready and provisional.timed and task.eager:
+                # Eager's child starts now too; its outputs are checked once the reference is done.
+                self.eager.prefetch(task, runtime, slot, provisional, profile, pending=pending)
             started = time.monotonic()
             frames, sandbox = self.run_candidate(task, candidate, runtime, slot, provisional, profile,
                                                  timing=provisional.timing_ready, live=pending)
@@ -408,20 +409,6 @@ class TritonEvaluator:
         if early is None and provisional is not None and provisional.runnable:
             result.phases["reference.replanned"] = round(own, 3)
         return ref, early
-
-    def _prefetch_eager_after(self, task: Task, runtime: Runtime, slot: Slot, pending: PendingReference) -> None:
-        """Measure PyTorch eager once the reference is done (it checks eager's timed outputs
-        against the reference's), while the candidate's child is still busy."""
-
-        def prefetch() -> None:
-            try:
-                ref = pending.wait_done()
-                if ref.timed:
-                    self.eager.prefetch(task, runtime, slot, ref, self.resolve_hardware())
-            except Exception:  # the verdict reports the reference's failure; eager is measured on demand
-                pass
-
-        threading.Thread(target=prefetch, name="geak-eager-after", daemon=True).start()
 
     def _no_performance(self, result: EvalResult, runtime: Runtime, why: str) -> None:
         result.performance_measured = False
@@ -501,6 +488,10 @@ class TritonEvaluator:
         result.phases["candidate"] = round(time.monotonic() - mark - gating.timing_s - waited - preparing, 3)
         if waited:
             result.phases["device_wait"] = round(waited, 3)
+            if gating.timing_wait_s:
+                result.phases["device_wait.timing"] = round(gating.timing_wait_s, 3)
+            if gating.spare_wait_s:
+                result.phases["device_wait.spares"] = round(gating.spare_wait_s, 3)
         for name, seconds in frames.phases.items():  # parts of "candidate"
             result.phases[f"candidate.{name}"] = round(seconds, 3)
         first = verdict.first

@@ -53,7 +53,9 @@ def test_the_bench_judges_one_task_cold_warm_distinct_and_fresh_distinct_copies_
          "--repeats", "1", "--self", "0", "--distinct", "--cold-parallel", "--json", str(out)],
         capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    row = json.loads(out.read_text())["tasks"][0]
+    measured = json.loads(out.read_text())
+    assert measured["environment"]["prime"]["ok"]  # torch and Triton used once before measuring
+    row = measured["tasks"][0]
     assert row["complete"] and row["correct"]
     assert row["parallel_correct"] == 2 and row["distinct_parallel_correct"] == 2
     assert row["distinct_one_s"] > 0 and row["distinct_parallel_over_one"] > 0
