@@ -156,15 +156,26 @@ assert float(x.sum()) == 1000.0
 
 def prime(mode: str) -> dict[str, Any]:
     """One throwaway process using torch and Triton once (``--prime``): seconds, whether it ran."""
+    import tempfile
+
     env = dict(os.environ)
     if mode == "interpreter":
         env["TRITON_INTERPRET"] = "1"
     started = time.monotonic()
-    try:
-        ok = subprocess.run([sys.executable, "-c", PRIMER], env=env, capture_output=True, timeout=600).returncode == 0
-    except subprocess.TimeoutExpired:
-        ok = False
-    return {"s": round(time.monotonic() - started, 2), "ok": ok}
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as folder:  # a file: @triton.jit reads its kernel's source
+        script = os.path.join(folder, "first_use.py")
+        with open(script, "w", encoding="utf-8") as handle:
+            handle.write(PRIMER)
+        try:
+            proc = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, timeout=600)
+            out["ok"] = proc.returncode == 0
+            if not out["ok"]:
+                out["error"] = proc.stderr[-2000:]
+        except subprocess.TimeoutExpired:
+            out["ok"] = False
+    out["s"] = round(time.monotonic() - started, 2)
+    return out
 
 
 def geak_eval_cost(geak_eval: str, task_id: str, timeout: float) -> dict[str, Any]:
@@ -184,10 +195,13 @@ def geak_eval_cost(geak_eval: str, task_id: str, timeout: float) -> dict[str, An
                                    f"{task_id}.py", *selection], cwd=folder, env=env, timeout=timeout,
                                   capture_output=True, text=True)
             status, ok = (proc.stdout.strip().splitlines() or ["?"])[-1], proc.returncode == 0
+            error = "" if ok else (proc.stdout + proc.stderr)[-2000:]
         except subprocess.TimeoutExpired:
-            status, ok = f"timed out after {timeout:.0f} s", False
+            status, ok, error = f"timed out after {timeout:.0f} s", False, ""
             out["lower_bound"] = True  # the harness still ran: its cost is at least this
         out[name] = {"s": round(time.monotonic() - started, 2), "status": status, "ok": ok}
+        if error:
+            out[name]["error"] = error
     out["total_s"] = round(sum(v["s"] for v in out.values() if isinstance(v, dict)), 2)
     out["ok"] = all(v["ok"] for v in out.values() if isinstance(v, dict))
     return out
