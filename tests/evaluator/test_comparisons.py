@@ -155,3 +155,50 @@ def test_comparisons_end_their_thread_when_closed():
     assert thread is not None
     thread.join(2)
     assert not thread.is_alive()
+
+
+class _Channel:
+    def __init__(self, answers):
+        self.sent: list = []
+        self.answers = list(answers)
+
+    def send(self, frame) -> None:
+        self.sent.append(frame)
+
+    def receive(self):
+        return self.answers.pop(0)
+
+
+def test_a_gated_run_lets_the_device_go_while_triton_compiles():
+    """The child's compile hooks: ``compiling`` before a compile, ``start`` (resume) and a
+    wait for GO after it; outside a gated run, nothing; an ABORT stops the run."""
+    import pytest
+    from geak_evaluator_triton.child import CompileRelease, GateAborted
+
+    release = CompileRelease()
+    channel = _Channel([{"go": True}, {"abort": True}])
+    where = {"stage": "stage1", "case": "c0", "seed": 7}
+    release.before_compile(key=1)
+    release.after_compile(key=1)
+    assert channel.sent == []  # not in a run: Triton compiles as it would anyway
+    with release.during(channel, where):
+        assert release.before_compile(key=1) is False  # never skips the compile
+        release.before_compile(key=2)  # a nested compile while one is under way: one frame
+        release.after_compile(key=2)
+        assert channel.sent == [{"kind": "compiling", **where}, {"kind": "start", **where, "resume": True}]
+        release.before_compile(key=3)
+        with pytest.raises(GateAborted):
+            release.after_compile(key=3)
+    assert release.channel is None and not release.compiling
+
+
+def test_the_judge_frees_the_device_while_a_candidate_compiles():
+    frames, _ = _frames()
+    replier = Replier()
+    frames({"kind": "imported", "import_s": 0.1}, replier)
+    frames({"kind": "start", "stage": "stage1", "case": "c0", "seed": 7}, replier)
+    assert frames.gating.holding == "capped"
+    frames({"kind": "compiling", "stage": "stage1", "case": "c0", "seed": 7}, replier)
+    assert frames.gating.holding is None
+    frames({"kind": "start", "stage": "stage1", "case": "c0", "seed": 7, "resume": True}, replier)
+    assert frames.gating.holding == "capped" and replier.sent[-1] == {"go": True}

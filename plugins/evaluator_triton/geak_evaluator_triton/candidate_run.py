@@ -287,6 +287,12 @@ class CandidateFrames(FrameHandler):
             self.replier.send(GO)
         return frame
 
+    def on_compiling(self, frame: dict[str, Any]) -> Any:
+        """A compile inside the run: CPU work, the device is free for the others meanwhile;
+        the child asks for it again (``start`` with ``resume``) before its kernel runs."""
+        self.gating.release()
+        return frame
+
     def on_error(self, frame: dict[str, Any]) -> Any:
         self.gating.release()
         if frame.get("stage") == "timing":

@@ -19,6 +19,7 @@ the judge decides every verdict.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -306,6 +307,71 @@ def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     return {"ok": ok}
 
 
+class GateAborted(RuntimeError):
+    """The judge stopped the candidate while one of its kernels compiled."""
+
+
+class CompileRelease:
+    """In a gated run of a candidate, the device gate is let go while Triton compiles a
+    kernel (CPU work: seconds a kernel, an autotuner's configs one after another) and asked
+    for again before it runs: children compiling at once then wait for no one's device
+    slot. Triton's ``jit_cache_hook`` says a compile is about to begin (a kernel not yet in
+    this process's memory), ``jit_post_compile_hook`` that it is done; without those knobs
+    (older Triton) the gate stays held, as before. Installed once per child, before the
+    candidate is imported; active only inside ``during``."""
+
+    def __init__(self) -> None:
+        self.channel: Any = None
+        self.where: dict[str, Any] = {}
+        self.compiling = False
+        self.waited_s = 0.0  # waiting for the gate again (the caller zeroes it per run)
+
+    def install(self) -> bool:
+        try:
+            import triton
+
+            runtime = triton.knobs.runtime
+            if runtime.jit_cache_hook is not None or runtime.jit_post_compile_hook is not None:
+                return False  # someone's own hooks: leave them be
+            runtime.jit_cache_hook = self.before_compile
+            runtime.jit_post_compile_hook = self.after_compile
+            return True
+        except AttributeError:
+            return False
+
+    def during(self, channel: Any, where: dict[str, Any]) -> Any:
+        release = self
+
+        class _Active:
+            def __enter__(self) -> None:
+                release.channel, release.where = channel, where
+
+            def __exit__(self, *exc: Any) -> None:
+                release.channel, release.compiling = None, False
+
+        return _Active()
+
+    def before_compile(self, **_: Any) -> bool:
+        if self.channel is not None and not self.compiling:
+            self.compiling = True
+            self.channel.send({"kind": "compiling", **self.where})
+        return False  # compile as usual
+
+    def after_compile(self, **_: Any) -> None:
+        if self.channel is None or not self.compiling:
+            return
+        self.compiling = False
+        began = time.perf_counter()
+        self.channel.send({"kind": "start", **self.where, "resume": True})
+        answer = self.channel.receive()
+        self.waited_s += time.perf_counter() - began
+        if isinstance(answer, dict) and answer.get("abort"):
+            raise GateAborted("the judge stopped the candidate")
+
+
+COMPILE_RELEASE = CompileRelease()
+
+
 def run_plan(
     task: Any, harness: Any, module: Any, cases: dict[str, Any], plan: dict[str, Any], channel: Any,
     guard: Any, hide: dict[str, str] | None = None,
@@ -326,8 +392,12 @@ def run_plan(
                 if plan.get("gate") and channel.receive().get("abort"):
                     return False
                 began = time.perf_counter()
+                release = (COMPILE_RELEASE.during(channel, where) if plan.get("gate") and guard is not None
+                           else contextlib.nullcontext())
+                COMPILE_RELEASE.waited_s = 0.0
                 try:
-                    frame = _one_run(task, harness, module, case, seed, stage, guard)
+                    with release:
+                        frame = _one_run(task, harness, module, case, seed, stage, guard)
                 except Exception as exc:
                     channel.send(error_frame("error", exc, hide, **where))
                     if stage == "timing":
@@ -356,14 +426,16 @@ def run_plan(
                 if (plan.get("determinism") and stage == "stage1" and seed == seeds_here[0]
                         and name not in plan.get("no_rerun", ())):
                     try:
-                        again = _one_run(task, harness, module, case, seed, stage, guard)
+                        with release:
+                            again = _one_run(task, harness, module, case, seed, stage, guard)
                     except Exception as exc:
                         channel.send(error_frame("error", exc, hide, rerun=True, **where))
                         return False
                     frame["rerun"] = again["outputs"]
                     if guard is not None:
                         frame["rerun_checks"] = again["checks"]
-                frame["run_s"] = round(time.perf_counter() - began, 4)
+                waited = COMPILE_RELEASE.waited_s if guard is not None and plan.get("gate") else 0.0
+                frame["run_s"] = round(time.perf_counter() - began - waited, 4)
                 if plan.get("gate"):
                     # The outputs on the host, then the device is free for the others while
                     # they travel to the judge (a pipe, no device work).
@@ -571,6 +643,8 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
             return {"ok": False}
         channel.send({"kind": "warmed", "warm_s": round(time.perf_counter() - began, 4)})
         gputiming.set_cache_dir(timing["candidate_cache"])
+    if not is_interpreter():
+        COMPILE_RELEASE.install()  # before the candidate exists; active only in gated runs
     began = time.perf_counter()
     module, guard, frame = prepare_candidate(
         task, args["code"], harness, log, extra_watch={"reference": baseline.module} if baseline else None)

@@ -15,6 +15,10 @@ kind           sent by                    carries / what happens next
                                           warm-up); with ``plan["gate"]`` the child waits
                                           for :data:`GO` (the device is free of timing)
 ``warmed``     candidate (timing asked)   the baseline's warm-up is done
+``compiling``  candidate (gated plan)     Triton is about to compile one of its kernels
+                                          in this run: the judge lets the device go; when
+                                          the compile is done the child sends ``start``
+                                          again (``resume``) and waits for :data:`GO`
 ``ran``        candidate (gated plan)     the run (and its rerun) is over and its outputs
                                           are on the host: the device is free again; the
                                           ``run`` frame follows
@@ -46,6 +50,7 @@ from typing import Any, TypedDict
 CASES = "cases"
 IMPORTED = "imported"
 START = "start"
+COMPILING = "compiling"
 RAN = "ran"
 RUN = "run"
 ERROR = "error"
