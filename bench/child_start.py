@@ -39,7 +39,7 @@ ComputeMonitor(__file__, allow_copies=False, gpu=False); mark("monitor")
 if torch.cuda.is_available():
     torch.cuda.init(); torch.empty(1, device="cuda"); mark("cuda_context")
     from triton.runtime import driver
-    driver.active.get_current_device(); driver.active.get_current_stream(); mark("driver_helpers")
+    device = driver.active.get_current_device(); driver.active.get_current_stream(device); mark("driver_helpers")
 marks["python"] = round(marks["python"], 3)
 print(json.dumps(marks))
 '''

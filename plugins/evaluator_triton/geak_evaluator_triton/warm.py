@@ -30,8 +30,7 @@ def _create_context() -> None:
     try:  # the driver's compiled helpers, loaded on first use
         from triton.runtime import driver
 
-        driver.active.get_current_device()
-        driver.active.get_current_stream()
+        driver.active.get_current_stream(driver.active.get_current_device())
     except Exception:  # an older or newer Triton without these: the job loads them itself
         pass
 
