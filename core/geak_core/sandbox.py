@@ -259,8 +259,8 @@ READY_FILE = ".geak-ready"
 class SpareChild:
     """A child started ahead of need: its interpreter is up and ``preload`` imported, and it
     waits for its job. Nothing of any job has reached it yet, so it is as fresh as a new
-    child; what it saves is the start-up (for the judge: Python, torch and Triton, about
-    two seconds a candidate). Use it once with ``run_sandboxed(..., spare=...)`` or ``close`` it.
+    child; what it saves is the start-up (for the judge: Python, torch and Triton, several
+    seconds a candidate). Use it once with ``run_sandboxed(..., spare=...)`` or ``close`` it.
     """
 
     proc: subprocess.Popen[bytes]

@@ -6,8 +6,8 @@ job (and so before any candidate code) reaches the process; the context is
 created only while no candidate is being timed on the device (the judge's
 device lock file, held shared here and exclusively by timing). Torch's function
 and dispatch modes are entered once too: the first entry imports
-``torch._dynamo`` (about a second and a half), which every candidate child
-pays when it sets up its compute monitor.
+``torch._dynamo`` (one to five seconds, by host: ``bench/child_start.py``), which
+every candidate child pays when it sets up its compute monitor.
 """
 
 import os
