@@ -79,7 +79,7 @@ class Comparisons:
     reference: it runs its next case while the last one is compared. At most
     ``limit`` bytes of outputs wait (always one run): beyond that the reader, and so
     the child, waits. ``compare(frame, digest)`` fills in ``digest``; an exception from
-    it is kept and raised by ``drain``/``check``.
+    it is kept in ``error`` (the runs after it are dropped) for the reader to raise.
     """
 
     def __init__(self, compare: Callable[[dict[str, Any], dict[str, Any]], None], limit: int = PENDING_BYTES) -> None:
@@ -92,7 +92,6 @@ class Comparisons:
         self._thread: threading.Thread | None = None
         self._closed = False
         self.error: BaseException | None = None
-        self.seconds = 0.0  # time spent comparing (waits for the reference excluded)
 
     def put(self, frame: dict[str, Any], digest: dict[str, Any]) -> float:
         """Queue one run; returns the seconds spent waiting for room."""
