@@ -55,6 +55,18 @@ def _frames(live=None, outputs=None, options=None):
     return CandidateFrames(Task(), ref, plan, options, gating, timing_wanted=False, run_child=None, live=live), ref
 
 
+def _beside_a_running_reference():
+    """Frames of a child whose reference still runs (its case table in), past the import."""
+    from geak_evaluator_triton.reference_store import PendingReference
+
+    pending = PendingReference()
+    frames, provisional = _frames(live=pending)
+    pending.table(provisional)
+    replier = Replier()
+    frames({"kind": "imported", "import_s": 0.1}, replier)
+    return frames, provisional, pending, replier
+
+
 def _run(frames, replier, name, value):
     frames({"kind": "start", "stage": "stage1", "case": name, "seed": 7}, replier)
     frames({"kind": "ran", "stage": "stage1", "case": name, "seed": 7}, replier)
@@ -65,14 +77,8 @@ def _run(frames, replier, name, value):
 
 def test_the_child_goes_on_while_its_runs_wait_for_the_reference_beside_it():
     from geak_evaluator_triton.protocol import GO
-    from geak_evaluator_triton.reference_store import PendingReference
 
-    pending = PendingReference()
-    frames, provisional = _frames(live=pending)
-    pending.table(provisional)
-    replier = Replier()
-    frames({"kind": "imported", "import_s": 0.1}, replier)
-
+    frames, provisional, pending, replier = _beside_a_running_reference()
     began = time.monotonic()
     for i, name in enumerate(["c0", "c1", "c2"]):
         digest = _run(frames, replier, name, i)
@@ -127,13 +133,8 @@ def test_outputs_waiting_for_comparison_are_bounded():
 def test_a_comparison_that_fails_stops_the_child_at_its_next_request():
     from geak_evaluator_triton.comparison import JudgeError
     from geak_evaluator_triton.protocol import ABORT
-    from geak_evaluator_triton.reference_store import PendingReference
 
-    pending = PendingReference()
-    frames, provisional = _frames(live=pending)
-    pending.table(provisional)
-    replier = Replier()
-    frames({"kind": "imported", "import_s": 0.1}, replier)
+    frames, _, pending, replier = _beside_a_running_reference()
     _run(frames, replier, "c0", 0)
     pending.finish(error=JudgeError("the reference of mini/copy failed: boom"))
     frames.comparisons.drain()
