@@ -320,10 +320,11 @@ _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux's value; the const
 
 
 def widen_pipe(fd: int, size: int = PIPE_BYTES) -> int:
-    """Ask Linux for a ``size``-byte buffer on the pipe ``fd`` (the default is 64 KiB):
-    a child's outputs, often hundreds of megabytes, then cross in fewer, larger reads
-    (``bench/pipe_throughput.py``: about twice as fast on an idle machine). Returns the size in effect (0 where the
-    platform or the user's pipe quota says no; the pipe works as before)."""
+    """Ask Linux for a ``size``-byte buffer on the pipe ``fd`` (the default is 64 KiB): a
+    child's outputs, often hundreds of megabytes, then cross in fewer, larger reads
+    (``bench/pipe_throughput.py``: about twice as fast on an idle machine). Returns the
+    size in effect (0 where the platform or the user's pipe quota says no; the pipe works
+    as before)."""
     if not sys.platform.startswith("linux"):
         return 0
     try:
