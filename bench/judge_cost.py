@@ -79,7 +79,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--geak-timeout", type=float, default=600.0)
     parser.add_argument("--json", dest="json_out", default="")
     parser.add_argument("--prime", action=argparse.BooleanOptionalAction, default=True,
-                        help="use torch and Triton once in a throwaway process before measuring")
+                        help="load torch, Triton, pytest and torch._dynamo and run one kernel in a throwaway "
+                             "process before measuring")
     parser.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
                         help="a triton evaluator option, VALUE in TOML syntax (repeatable), e.g. "
                              "--option runs_per_gpu=4 --option 'spare_children=\"off\"'")
@@ -158,7 +159,7 @@ assert float(x.sum()) == 1000.0
 
 
 def prime(mode: str) -> dict[str, Any]:
-    """One throwaway process using torch and Triton once (``--prime``): seconds, whether it ran."""
+    """One throwaway process running ``PRIMER`` (``--prime``): seconds, whether it ran."""
     import tempfile
 
     env = dict(os.environ)

@@ -26,6 +26,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 CANDIDATE_MODULE = "geak_candidate"
@@ -339,17 +340,13 @@ class CompileRelease:
         except AttributeError:
             return False
 
-    def during(self, channel: Any, where: dict[str, Any]) -> Any:
-        release = self
-
-        class _Active:
-            def __enter__(self) -> None:
-                release.channel, release.where = channel, where
-
-            def __exit__(self, *exc: Any) -> None:
-                release.channel, release.compiling = None, False
-
-        return _Active()
+    @contextlib.contextmanager
+    def during(self, channel: Any, where: dict[str, Any]) -> Iterator[None]:
+        self.channel, self.where = channel, where
+        try:
+            yield
+        finally:
+            self.channel, self.compiling = None, False
 
     def before_compile(self, **_: Any) -> bool:
         if self.channel is not None and not self.compiling:
@@ -434,8 +431,8 @@ def run_plan(
                     frame["rerun"] = again["outputs"]
                     if guard is not None:
                         frame["rerun_checks"] = again["checks"]
-                waited = COMPILE_RELEASE.waited_s if guard is not None and plan.get("gate") else 0.0
-                frame["run_s"] = round(time.perf_counter() - began - waited, 4)
+                # Only an active release waits (zeroed above): the run's own seconds.
+                frame["run_s"] = round(time.perf_counter() - began - COMPILE_RELEASE.waited_s, 4)
                 if plan.get("gate"):
                     # The outputs on the host, then the device is free for the others while
                     # they travel to the judge (a pipe, no device work).
