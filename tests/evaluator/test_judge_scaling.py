@@ -481,3 +481,40 @@ def test_the_devices_are_asked_of_the_driver_here_and_of_a_child_only_as_a_fallb
     # Without a GPU the facts are the versions alone (what a CPU machine's child reports).
     facts = device_facts(gpu=False)
     assert facts["torch"] == torch.__version__ and facts["devices"] == [] and facts["interpreter"]
+
+
+def test_a_guarded_gated_run_and_its_rerun_each_let_the_device_go_while_compiling():
+    """The compile release is entered afresh for the run and for its determinism rerun (a
+    compile in each gives ``compiling`` then a resumed ``start``), and a run's seconds leave
+    out its wait for the device after the compile."""
+    from types import SimpleNamespace
+
+    from geak_core.tasks import Case
+    from geak_evaluator_triton.child import COMPILE_RELEASE, run_plan
+
+    class Compiling(_PrefetchingHarness):
+        def run(self, module, case, inputs, outputs):
+            COMPILE_RELEASE.before_compile(key=case.name)  # what Triton's hooks call
+            COMPILE_RELEASE.after_compile(key=case.name)
+            super().run(module, case, inputs, outputs)
+
+    class Guard:
+        def before_run(self, inputs):
+            return None
+
+        def after_run(self, before, inputs):
+            return {"launches": {"candidate": 1}}
+
+    class Keeping(_Channel):
+        def send(self, frame: dict) -> None:
+            super().send(frame)
+            self.last = frame
+
+    cases = {"c": Case(name="c", params={})}
+    plan = {"seeds": [3], "stage1": ["c"], "gate": True, "determinism": True}
+    channel = Keeping([], [{"go": True}] * 3)
+    assert run_plan(SimpleNamespace(outliers=None), Compiling([]), None, cases, plan, channel, guard=Guard())
+    assert [e[1] for e in channel.events if e[0] == "sent"] == [
+        "start", "compiling", "start", "compiling", "start", "ran", "run"]
+    assert channel.last["rerun"]["y"].tolist() == [6.0, 6.0] and channel.last["run_s"] >= 0
+    assert COMPILE_RELEASE.channel is None  # inactive outside the run

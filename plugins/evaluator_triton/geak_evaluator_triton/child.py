@@ -20,6 +20,7 @@ the judge decides every verdict.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.util
 import os
@@ -389,11 +390,12 @@ def run_plan(
                 if plan.get("gate") and channel.receive().get("abort"):
                     return False
                 began = time.perf_counter()
-                release = (COMPILE_RELEASE.during(channel, where) if plan.get("gate") and guard is not None
-                           else contextlib.nullcontext())
+                # A fresh context per run and per rerun: a generator's context manager is single-use.
+                release = (functools.partial(COMPILE_RELEASE.during, channel, where)
+                           if plan.get("gate") and guard is not None else contextlib.nullcontext)
                 COMPILE_RELEASE.waited_s = 0.0
                 try:
-                    with release:
+                    with release():
                         frame = _one_run(task, harness, module, case, seed, stage, guard)
                 except Exception as exc:
                     channel.send(error_frame("error", exc, hide, **where))
@@ -423,7 +425,7 @@ def run_plan(
                 if (plan.get("determinism") and stage == "stage1" and seed == seeds_here[0]
                         and name not in plan.get("no_rerun", ())):
                     try:
-                        with release:
+                        with release():
                             again = _one_run(task, harness, module, case, seed, stage, guard)
                     except Exception as exc:
                         channel.send(error_frame("error", exc, hide, rerun=True, **where))
