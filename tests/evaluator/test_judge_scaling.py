@@ -325,6 +325,14 @@ class _Channel:
         return answer
 
 
+class _Keeping(_Channel):
+    """A channel that also keeps the last frame sent."""
+
+    def send(self, frame: dict) -> None:
+        super().send(frame)
+        self.last = frame
+
+
 class _PrefetchingHarness:
     def __init__(self, events: list) -> None:
         self.events = events
@@ -402,19 +410,14 @@ def test_a_gated_run_frees_the_device_before_its_outputs_travel():
     from geak_core.tasks import Case
     from geak_evaluator_triton.child import run_plan
 
-    class Keeping(_Channel):
-        def send(self, frame: dict) -> None:
-            super().send(frame)
-            self.last = frame
-
     cases = {"c": Case(name="c", params={})}
     plan = {"seeds": [3], "stage1": ["c"], "gate": True, "determinism": True}
-    gated = Keeping([], [{"go": True}])
+    gated = _Keeping([], [{"go": True}])
     assert run_plan(SimpleNamespace(outliers=None), _PrefetchingHarness([]), None, cases, plan, gated, guard=None)
     assert [e[1] for e in gated.events if e[0] == "sent"] == ["start", "ran", "run"]
     assert gated.last["outputs"]["y"].device.type == "cpu" and gated.last["outputs"]["y"].tolist() == [6.0, 6.0]
     assert gated.last["rerun"]["y"].tolist() == [6.0, 6.0]
-    ungated = Keeping([], [])
+    ungated = _Keeping([], [])
     run_plan(SimpleNamespace(outliers=None), _PrefetchingHarness([]), None, cases, {**plan, "gate": False},
              ungated, guard=None)
     assert [e[1] for e in ungated.events if e[0] == "sent"] == ["start", "run"]
@@ -505,14 +508,9 @@ def test_a_guarded_gated_run_and_its_rerun_each_let_the_device_go_while_compilin
         def after_run(self, before, inputs):
             return {"launches": {"candidate": 1}}
 
-    class Keeping(_Channel):
-        def send(self, frame: dict) -> None:
-            super().send(frame)
-            self.last = frame
-
     cases = {"c": Case(name="c", params={})}
     plan = {"seeds": [3], "stage1": ["c"], "gate": True, "determinism": True}
-    channel = Keeping([], [{"go": True}] * 3)
+    channel = _Keeping([], [{"go": True}] * 3)
     assert run_plan(SimpleNamespace(outliers=None), Compiling([]), None, cases, plan, channel, guard=Guard())
     assert [e[1] for e in channel.events if e[0] == "sent"] == [
         "start", "compiling", "start", "compiling", "start", "ran", "run"]
