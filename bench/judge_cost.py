@@ -22,6 +22,12 @@ Per task of the rocm suite:
   and autotunes, as the candidates of an agent's batch do: one such copy judged by
   the warm judge (reference cached, its kernels not), then ``--parallel`` of them at
   once, and the ratio of the two;
+* **settled** (``--settle``, on by default): before the warm judgement of one, and
+  before the ``--parallel`` at once, the bench waits until the judge has every slot's
+  spare child up (``TritonEvaluator.settle``: each verdict takes one and starts its
+  replacement, which needs 4-8 s on an H100 host), so one and eight start from the same
+  idle judge; the seconds waited are in ``settle_s``. With ``--no-settle`` each starts
+  right after the previous verdict, and the last of eight waits for a spare still starting;
 * **timing quality**: ``--self`` (3) judgements of our reference against itself
   (ideally 1.00); the spread of the candidate's speedups over ``--repeats`` (5)
   judgements one after another (the warm one and the next ones), and over its
@@ -81,6 +87,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--prime", action=argparse.BooleanOptionalAction, default=True,
                         help="load torch, Triton, pytest and torch._dynamo and run one kernel in a throwaway "
                              "process before measuring")
+    parser.add_argument("--settle", action=argparse.BooleanOptionalAction, default=True,
+                        help="before each warm measurement of one and of --parallel, wait until the judge "
+                             "has every slot's spare child up (a verdict's own is replaced after it); off: "
+                             "right after the previous verdict")
     parser.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
                         help="a triton evaluator option, VALUE in TOML syntax (repeatable), e.g. "
                              "--option runs_per_gpu=4 --option 'spare_children=\"off\"'")
@@ -232,6 +242,10 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
     options = evaluator_options(args.options)
     judge = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode, **options))
     row: dict[str, Any] = {"task": task.id, "options": options, "complete": False}
+
+    def settle(what: str) -> None:  # the seconds a settled measurement waited first
+        if args.settle:
+            row.setdefault("settle_s", {})[what] = round(judge.settle(), 2)
     try:
         started = time.monotonic()
         cold = judge.evaluate(task, copy(0))
@@ -240,14 +254,18 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
         row.update(correct=cold.correct, reason=cold.reason, flags=cold.flags, speedup_cold=cold.speedup,
                    speedup_vs_eager_cold=cold.speedup_vs_eager)
         save(row)
+        settle("warm")
         started = time.monotonic()
         warm = judge.evaluate(task, copy(1))
         row["warm_s"] = round(time.monotonic() - started, 2)
         row["phases_warm"] = warm.phases
+        row["shapes_warm"] = [{"case": s.case, "reference_ms": s.reference_ms, "candidate_ms": s.candidate_ms,
+                               "repetitions": s.repetitions, "interval": s.interval} for s in warm.shapes]
         row["speedup_vs_eager_warm"] = warm.speedup_vs_eager
         save(row)
         speedups = [r.speedup for r in (warm,) if r.speedup is not None]
         if args.parallel > 0:
+            settle("parallel")
             row["parallel_s"], results = at_once(judge, [EvalJob(task, copy(2 + i)) for i in range(args.parallel)])
             row["parallel"] = args.parallel
             row["parallel_over_one"] = round(row["parallel_s"] / row["warm_s"], 2) if row["warm_s"] else None
@@ -276,11 +294,13 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
             row["self_correct"] = all(r.correct for r in selfs)
             save(row)
         if args.distinct and args.parallel > 0:
+            settle("distinct_one")
             started = time.monotonic()
             one = judge.evaluate(task, Candidate(id="d0", task_id=task.id, code=distinct_variant(code, 0)))
             row["distinct_one_s"] = round(time.monotonic() - started, 2)
             row["distinct_one_phases"] = one.phases
             save(row)
+            settle("distinct_parallel")
             row["distinct_parallel_s"], results = at_once(judge, [
                 EvalJob(task, Candidate(id=f"d{i}", task_id=task.id, code=distinct_variant(code, i)))
                 for i in range(1, args.parallel + 1)])

@@ -68,6 +68,10 @@ class ShapeResult:
     # PyTorch eager's latency, for tasks with a torch equivalent: reference_ms times the
     # eager / baseline ratio measured side by side in a trusted child of the judge
     eager_ms: float | None = None
+    # How precisely the two latencies are known: timed repetitions per side, and the larger
+    # relative half-width of the two medians' 95 % intervals (0.01: within +-1 %)
+    repetitions: int | None = None
+    interval: float | None = None
 
     @property
     def speedup(self) -> float | None:

@@ -127,6 +127,27 @@ def test_a_spare_that_is_up_is_taken_before_one_still_starting():
     assert children._take_spare(slots[0]) == (starting, slots[0])  # still better than none
 
 
+def test_settling_waits_until_every_slot_has_a_spare_that_is_up():
+    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.devices import Runtime, gpu_slots
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    slots = gpu_slots("nvidia", ["0"], 2)
+    children = Children(TritonEvaluatorOptions(spare_children="on"))
+    children.runtime = Runtime("gpu", "full", "gpu", "nvidia", slots)
+    starting = _FakeSpare(ready=False)
+    children._spares = {slots[0].index: _FakeSpare(ready=True)}  # type: ignore[dict-item]
+    assert not children.settle(0.2)  # the second slot has none yet
+    children._spares[slots[1].index] = starting  # type: ignore[assignment]
+    threading.Timer(0.3, lambda: setattr(starting, "_ready", True)).start()
+    began = time.monotonic()
+    assert children.settle(10.0)
+    assert 0.25 < time.monotonic() - began < 5.0
+    off = Children(TritonEvaluatorOptions(spare_children="off"))
+    off.runtime = children.runtime
+    assert off.settle(0.0)  # no spares to wait for
+
+
 def test_the_first_two_spares_start_at_once_and_the_others_once_those_are_ready(monkeypatch):
     from geak_core import sandbox
     from geak_evaluator_triton import children as children_module

@@ -68,3 +68,38 @@ def test_a_float32_case_is_measured_against_the_tf32_rate_where_the_chip_has_one
     case = Case(name="conv2d", flops=947_091_668_992.0, bytes=415_244_288.0, dtype="float32")
     shape = shape_result(case, timing(candidate_ms=2.8627), H100, Verdict())
     assert shape.roofline_fraction == pytest.approx(330.84 / 494.7, rel=1e-3) and shape.bound == "compute"
+
+
+def test_each_shape_says_how_precisely_its_latencies_are_known():
+    case = Case(name="add", dtype="float32")
+    shape = shape_result(case, timing(repetitions=240, reference_ci=0.004, candidate_ci=0.007), None, Verdict())
+    assert shape.repetitions == 240 and shape.interval == pytest.approx(0.007)
+    assert shape.to_dict()["interval"] == pytest.approx(0.007)
+    # a side whose interval could not be formed (too few repetitions): no interval at all
+    assert shape_result(case, timing(reference_ci=None, candidate_ci=0.01), None, Verdict()).interval is None
+
+
+def test_the_busy_wait_covers_the_launch_path_and_no_more():
+    from geak_evaluator_triton.gputiming import HOLD_MARGIN, MAX_HOLD_US, hold_for
+
+    assert hold_for(40.0, 10.0) == pytest.approx(HOLD_MARGIN * 40.0)  # a Triton launch: 60 us, not 100
+    assert hold_for(2.0, 10.0) == 10.0  # never below the floor
+    assert hold_for(1e6, 10.0) == MAX_HOLD_US  # a host path of a second is not waited out
+    assert hold_for(40.0, 0.0) == 0.0  # queue_ahead_us = 0: none
+
+
+def test_the_flush_is_twice_the_profiles_caches_unless_set():
+    import dataclasses
+
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.timing import flush_bytes
+    from geak_hw_rocm_mi300.profiles import MI300X
+
+    mib = 1024 * 1024
+    assert flush_bytes(TritonEvaluatorOptions(), H100) == 100 * mib  # 2 x 50 MiB L2
+    assert flush_bytes(TritonEvaluatorOptions(), MI300X) == 2 * (32 + 256) * mib  # L2 + Infinity Cache
+    assert flush_bytes(TritonEvaluatorOptions(), None) == 256 * mib
+    assert flush_bytes(TritonEvaluatorOptions(flush_mib=64), H100) == 64 * mib
+    tiny = dataclasses.replace(H100, l2_cache_mib=1.0)
+    assert flush_bytes(TritonEvaluatorOptions(), tiny) == 32 * mib
+    assert "flush_mib must be >= 0" in TritonEvaluatorOptions(flush_mib=-1).validate()[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from typing import Any
 
 from geak_core.sandbox import SandboxResult, SpareChild, run_sandboxed, start_spare
@@ -57,6 +58,25 @@ class Children:
             spare.wait_ready(SPARE_READY_S)
         for slot in slots[FIRST_WAVE:]:
             self._start_spare(slot)
+
+    def settle(self, timeout_s: float) -> bool:
+        """Wait until every slot has a spare that is up (at once when spares are off), or
+        ``timeout_s`` passed; whether they all are. A spare is replaced after each job, so
+        right after a verdict its slot's next one is still starting."""
+        if self.runtime is None or not self.use_spares():
+            return True
+        slots = list(self.runtime.slots)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with self._spare_lock:
+                if self._closed:
+                    return False
+                spares = [self._spares.get(slot.index) for slot in slots]
+            if all(spare is not None and spare.ready() for spare in spares):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
     def _replenish(self, slot: Slot) -> None:
         threading.Thread(target=self._start_spare, args=(slot,), name="geak-spare", daemon=True).start()

@@ -112,6 +112,19 @@ class TritonEvaluator:
         except JudgeError:
             return 1
 
+    def settle(self, timeout_s: float = 120.0) -> float:
+        """Wait until the judge is idle-ready: its runtime resolved and every slot's spare
+        child up (each verdict uses one and starts its replacement). Seconds waited; a
+        judge whose spares do not come up in ``timeout_s`` still judges (it starts children
+        as needed). For benchmarks that compare a settled judge's verdicts."""
+        began = time.monotonic()
+        try:
+            self.runtime()
+        except JudgeError:
+            return 0.0
+        self.children.settle(timeout_s)
+        return time.monotonic() - began
+
     def unmet_requirements(self, task: Task) -> list[str]:
         """Why ``task`` as a whole cannot run on this judge's device (empty: it can)."""
         from geak_core.tasks import DeviceInfo, triton_version, unmet_requirement

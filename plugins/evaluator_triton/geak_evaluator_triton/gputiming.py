@@ -24,7 +24,8 @@ Order of events, chosen so the candidate has as little leverage as possible:
 4. Per case: warm-up until ``warmup_ms`` (autotuning settles), then
    repetitions alternating baseline and candidate (the order flips every
    repetition). Each repetition gets fresh poisoned outputs
-   (``harness.allocate``), a short GPU busy-wait (``queue_ahead_us``) and an
+   (``harness.allocate``), a short GPU busy-wait (sized to the host's launch
+   path as measured in the warm-up: :func:`hold_for`) and an
    L2/last-level-cache flush, then CUDA events around ``harness.run`` alone:
    the device is still busy when the host finishes launching, so the events
    see the kernel, not the host's launch overhead (which matters for kernels
@@ -65,6 +66,8 @@ from geak_evaluator_triton.child import (
 CHECK_EVERY = 8  # repetitions between two looks at the confidence interval
 MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
 CROSS_CHECK_CALLS = 5
+HOLD_MARGIN = 1.5  # the busy-wait over one call's host time (see hold_for)
+MAX_HOLD_US = 5000.0
 
 
 def set_cache_dir(path: str) -> None:
@@ -161,7 +164,8 @@ def time_cases(channel: Any, task: Any, harness: Any, baseline: Baseline, module
     flush = None
     if options["l2_flush"]:
         flush = torch.empty(int(options["flush_bytes"]) // 4, dtype=torch.int32, device="cuda")
-    options = {**options, "hold_cycles": _hold_cycles(float(options.get("queue_ahead_us", 0.0)))}
+    queue_ahead = float(options.get("queue_ahead_us", 0.0))
+    options = {**options, "cycles_per_us": _cycles_per_us() if queue_ahead > 0 else 0.0}
     targets = baseline.targets(float(options.get("target_ci", 0.0) or 0.0), str(options.get("weighting", "sum")))
     timed: list[tuple[str, Any]] = []  # (case, last timed outputs, on the host)
     ok = True
@@ -210,18 +214,25 @@ def _time_case(
 
     began = time.perf_counter()
     # Warm-up: the first call compiles and autotunes; keep calling until warmup_ms has passed.
+    # Each later call's host time (allocating, launching) sizes the busy-wait below.
+    host_us: dict[str, list[float]] = {side: [] for side in sides}
     for side in sides:
         call(side)
         torch.cuda.synchronize()
         start = time.perf_counter()
         calls = 0
         while True:
+            before = time.perf_counter()
             call(side)
+            host_us[side].append((time.perf_counter() - before) * 1e6)
             torch.cuda.synchronize()
             calls += 1
             elapsed = (time.perf_counter() - start) * 1e3
             if elapsed >= options["warmup_ms"] and calls >= 2:
                 break
+    launch_us = max(statistics.median(times) for times in host_us.values())
+    hold_us = hold_for(launch_us, float(options.get("queue_ahead_us", 0.0)))
+    hold_cycles = int(float(options.get("cycles_per_us", 0.0)) * hold_us)
     fixed = int(options["repetitions"]) > 0
     limit = int(options["repetitions"]) if fixed else int(options["max_repetitions"])
     target = float(options.get("target_ci", 0.0) or 0.0)
@@ -238,8 +249,8 @@ def _time_case(
         for side in order:
             module, inputs = sides[side]
             outputs = harness.allocate(case, inputs)
-            if options["hold_cycles"]:
-                torch.cuda._sleep(options["hold_cycles"])
+            if hold_cycles:
+                torch.cuda._sleep(hold_cycles)
             if flush is not None:
                 flush.zero_()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -292,6 +303,8 @@ def _time_case(
     return {
         "repetitions": reps,
         "target_ci": target,
+        "launch_us": round(launch_us, 1),
+        "hold_us": round(hold_us if hold_cycles else 0.0, 1),
         "wall_s": {"warmup": round(loop_started - began, 4), "loop": round(looped - loop_started, 4),
                    "cross_check": round(time.perf_counter() - looped, 4)},
         "reference_ms": statistics.median(times["reference"]),
@@ -308,19 +321,32 @@ def _time_case(
     }
 
 
-def _hold_cycles(microseconds: float) -> int:
-    """GPU clock cycles that keep the device busy for ``microseconds`` (0: no hold).
+def hold_for(launch_us: float, queue_ahead_us: float) -> float:
+    """The busy-wait queued before each timed call, in microseconds (0: none).
 
-    Queued ahead of each timed call, the hold lets the host finish launching
-    the kernel before the start event executes, so a kernel shorter than its
-    own launch path is timed without the host's launch overhead, the same for
-    both sides. Calibrated once per process with CUDA events.
+    It has to outlast the host's path from queuing it to queuing the kernel, so
+    that the start event executes only after the launch is queued: a kernel
+    shorter than its own launch path is then timed without the launch overhead,
+    the same for both sides. That path is about one call's host time
+    (``launch_us``, the larger side's median in the warm-up); the busy-wait is
+    HOLD_MARGIN times that, and at least ``queue_ahead_us``; the cache flush,
+    queued after it, adds its own time to the margin. ``queue_ahead_us`` = 0
+    turns it off. Every microsecond of it is device time spent per timed call,
+    so it is no longer than it needs to be.
     """
+    if queue_ahead_us <= 0:
+        return 0.0
+    return min(MAX_HOLD_US, max(queue_ahead_us, HOLD_MARGIN * launch_us))
+
+
+def _cycles_per_us() -> float:
+    """GPU clock cycles of ``torch.cuda._sleep`` per microsecond, measured with CUDA events
+    (0.0 where the busy-wait kernel is missing)."""
     import torch
 
     sleep = getattr(torch.cuda, "_sleep", None)
-    if microseconds <= 0 or sleep is None:
-        return 0
+    if sleep is None:
+        return 0.0
     probe = 1_000_000
     sleep(probe // 10)  # first call loads the kernel
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -329,9 +355,7 @@ def _hold_cycles(microseconds: float) -> int:
     end.record()
     torch.cuda.synchronize()
     elapsed_us = start.elapsed_time(end) * 1e3
-    if elapsed_us <= 0:
-        return 0
-    return max(1, int(probe * microseconds / elapsed_us))
+    return probe / elapsed_us if elapsed_us > 0 else 0.0
 
 
 def _spread(values: list[float]) -> list[float]:

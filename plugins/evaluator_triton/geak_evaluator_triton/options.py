@@ -56,7 +56,12 @@ class TritonEvaluatorOptions:
     # it weighs in the aggregate (gputiming.Baseline.targets).
     target_ci: float = 0.005
     l2_flush: bool = True
-    queue_ahead_us: float = 100.0  # GPU busy-wait queued before each timed call (0: none)
+    # Bytes written before each timed call to flush the caches (0: twice the hardware
+    # profile's L2 + last-level cache, at least 32 MiB; 256 MiB when no profile matched).
+    flush_mib: float = 0.0
+    # GPU busy-wait queued before each timed call so the host's launch path stays outside
+    # the events: at least this, lengthened to 1.5x one call's host time (0: none).
+    queue_ahead_us: float = 10.0
     suspicious_speedup: float = 10.0
     speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean", "mean_ratio"]})
     hardware: str = "auto"  # a hardware profile name, or auto-detect from the device
@@ -101,6 +106,8 @@ class TritonEvaluatorOptions:
             problems.append("seeds, when given, must not be empty")
         if self.queue_ahead_us < 0:
             problems.append("queue_ahead_us must be >= 0")
+        if self.flush_mib < 0:
+            problems.append("flush_mib must be >= 0 (0: from the hardware profile)")
         if self.min_repetitions < 1 or self.max_repetitions < self.min_repetitions:
             problems.append("need 1 <= min_repetitions <= max_repetitions")
         return problems

@@ -58,8 +58,11 @@ def shape_result(case: Case, message: dict[str, Any], profile: HardwareProfile |
         verdict.flag("timing_mismatch")
         synced = float(message.get("candidate_synced_ms", cand_ms))
         cand_ms = max(cand_ms, synced - max(ref_gap, 0.0))
+    intervals = [message.get("reference_ci"), message.get("candidate_ci")]
     shape = ShapeResult(case=case.name, reference_ms=ref_ms, candidate_ms=cand_ms,
-                        flops=case.flops, bytes=case.bytes, dtype=case.dtype)
+                        flops=case.flops, bytes=case.bytes, dtype=case.dtype,
+                        repetitions=message.get("repetitions"),
+                        interval=max(intervals) if None not in intervals else None)
     seconds = cand_ms * 1e-3
     if case.bytes:
         shape.achieved_gbs = case.bytes / seconds / 1e9

@@ -92,7 +92,7 @@ class TimingOptions(TypedDict, total=False):
     weighting: str  # "sum": a case weighs its share of the baseline's time; "equal": 1/n each
     l2_flush: bool
     flush_bytes: int
-    queue_ahead_us: float
+    queue_ahead_us: float  # the least busy-wait before a timed call (gputiming.hold_for); 0: none
 
 
 def where(frame: dict[str, Any] | None) -> str:
