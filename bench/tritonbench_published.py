@@ -155,13 +155,16 @@ class Session:
         self.summary_path = out / SUMMARY
         self.header = {"records_file": os.path.abspath(records_file), **identity}
         self.tasks = tasks
-        self.run = {"records": 0, "already_judged": 0, "judged_now": 0, "not_started": 0}
+        # wall_s: seconds since this run began, as of its last result (the run, not the file)
+        self.run = {"records": 0, "already_judged": 0, "judged_now": 0, "not_started": 0, "wall_s": 0.0}
+        self.began = time.monotonic()
 
     def record(self, task: Any, result: Any) -> None:
         from geak_core.cli_eval import verdict_line
 
         self.results.append(_record(task, result))
         self.run["judged_now"] += 1
+        self.run["wall_s"] = round(time.monotonic() - self.began, 1)
         print(verdict_line(task, result), flush=True)
         self.save()
 
@@ -212,6 +215,7 @@ def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:
     finally:
         evaluator.close()
         session.run["not_started"] = len(queue)
+        session.run["wall_s"] = round(time.monotonic() - session.began, 1)
         session.save()
 
 

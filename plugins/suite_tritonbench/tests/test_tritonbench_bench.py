@@ -71,6 +71,7 @@ def test_the_bench_judges_a_published_output_file_and_resumes_where_it_stopped(t
     assert "unusable_task" in results[4]["flags"] and not results[4]["call_ok"]
 
     summary = json.loads((out / "summary.json").read_text())
+    assert summary["run"]["wall_s"] > 0  # the run's own seconds, for the bench's time figure
     tasks = len(USABLE | UNUSABLE | LISTED_ONLY)
     assert (summary["tasks"], summary["call_ok"], summary["correct"]) == (tasks, 2, 1)
     assert summary["call_accuracy"] == pytest.approx(2 / tasks)
