@@ -25,8 +25,8 @@ Per task of the rocm suite:
 * **settled** (``--settle``, on by default): before the warm judgement of one, and
   before the ``--parallel`` at once, the bench waits until the judge has every slot's
   spare child up (``TritonEvaluator.settle``: each verdict takes one and starts its
-  replacement, which needs 4-8 s on an H100 host), so one and eight start from the same
-  idle judge; the seconds waited are in ``settle_s``. With ``--no-settle`` each starts
+  replacement; on an H100 host the bench waited up to 4.6 s), so one and eight start
+  from the same idle judge; the seconds waited are in ``settle_s``. With ``--no-settle`` each starts
   right after the previous verdict, and the last of eight waits for a spare still starting;
 * **timing quality**: ``--self`` (3) judgements of our reference against itself
   (ideally 1.00); the spread of the candidate's speedups over ``--repeats`` (5)
