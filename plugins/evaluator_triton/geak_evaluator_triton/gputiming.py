@@ -68,7 +68,6 @@ MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
 CROSS_CHECK_CALLS = 5
 HOLD_MARGIN = 1.5  # the busy-wait over one call's host time (see hold_for)
 MAX_HOLD_US = 5000.0
-RAISE_LIMIT = 2.0  # the timed calls' path may lengthen the busy-wait to this times the warm-up's
 
 
 def set_cache_dir(path: str) -> None:
@@ -231,11 +230,9 @@ def _time_case(
             elapsed = (time.perf_counter() - start) * 1e3
             if elapsed >= options["warmup_ms"] and calls >= 2:
                 break
-    floor_us, cycles_per_us = float(options.get("queue_ahead_us", 0.0)), float(options.get("cycles_per_us", 0.0))
-    launch_us = warm_launch_us = max(upper_decile(times) for times in host_us.values())
-    hold_us = hold_for(launch_us, floor_us)
-    hold_cycles = int(cycles_per_us * hold_us)
-    paths: list[float] = []  # each timed call's host path, from queuing the busy-wait to the launch
+    launch_us = max(statistics.median(times) for times in host_us.values())
+    hold_us = hold_for(launch_us, float(options.get("queue_ahead_us", 0.0)))
+    hold_cycles = int(float(options.get("cycles_per_us", 0.0)) * hold_us)
     fixed = int(options["repetitions"]) > 0
     limit = int(options["repetitions"]) if fixed else int(options["max_repetitions"])
     target = float(options.get("target_ci", 0.0) or 0.0)
@@ -252,7 +249,6 @@ def _time_case(
         for side in order:
             module, inputs = sides[side]
             outputs = harness.allocate(case, inputs)
-            queued = time.perf_counter()
             if hold_cycles:
                 torch.cuda._sleep(hold_cycles)
             if flush is not None:
@@ -262,21 +258,11 @@ def _time_case(
             start.record()
             harness.run(module, case, inputs, outputs)
             end.record()
-            paths.append((time.perf_counter() - queued) * 1e6)
             events[side].append((start, end))
             if side == "candidate":
                 own = sum(1 for _, path, _ in log.since(mark) if path == guard.files["candidate"])
                 zero_launch_calls += own == 0
                 last_outputs = outputs
-        if reps % CHECK_EVERY == 0 and hold_cycles:
-            # The host is slower now than in the warm-up (other processes' work on the CPUs):
-            # lengthen the busy-wait so that it still covers the path to the launch. At most
-            # to twice the warm-up's path: a harness that waits for the device inside its run
-            # has the busy-wait itself in its path, and would otherwise lengthen it forever.
-            launch_us = max(launch_us, min(upper_decile(paths[-64:]), RAISE_LIMIT * warm_launch_us))
-            if hold_for(launch_us, floor_us) > hold_us:
-                hold_us = hold_for(launch_us, floor_us)
-                hold_cycles = int(cycles_per_us * hold_us)
         if fixed or reps < options["min_repetitions"]:
             if reps % 32 == 0:
                 torch.cuda.synchronize()
@@ -335,12 +321,6 @@ def _time_case(
     }
 
 
-def upper_decile(values: list[float]) -> float:
-    """The 90th percentile of ``values`` (nearest rank), not moved by a rare pause."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)] if ordered else 0.0
-
-
 def hold_for(launch_us: float, queue_ahead_us: float) -> float:
     """The busy-wait queued before each timed call, in microseconds (0: none).
 
@@ -348,14 +328,11 @@ def hold_for(launch_us: float, queue_ahead_us: float) -> float:
     that the start event executes only after the launch is queued: a kernel
     shorter than its own launch path is then timed without the launch overhead,
     the same for both sides. That path is about one call's host time
-    (``launch_us``: the larger side's 90th percentile in the warm-up, raised
-    every few repetitions to that of the last timed calls' paths, at most
-    RAISE_LIMIT times the warm-up's, so that a host slowed by other work is
-    still covered); the busy-wait is HOLD_MARGIN
-    times that, and at least ``queue_ahead_us``; the cache flush, queued after
-    it, adds its own time to the margin. ``queue_ahead_us`` = 0 turns it off.
-    Every microsecond of it is device time spent per timed call, so it is no
-    longer than it needs to be.
+    (``launch_us``, the larger side's median in the warm-up); the busy-wait is
+    HOLD_MARGIN times that, and at least ``queue_ahead_us``; the cache flush,
+    queued after it, adds its own time to the margin. ``queue_ahead_us`` = 0
+    turns it off. Every microsecond of it is device time spent per timed call,
+    so it is no longer than it needs to be.
     """
     if queue_ahead_us <= 0:
         return 0.0

@@ -60,8 +60,7 @@ class TritonEvaluatorOptions:
     # profile's L2 + last-level cache, at least 32 MiB; 256 MiB when no profile matched).
     flush_mib: float = 0.0
     # GPU busy-wait queued before each timed call so the host's launch path stays outside
-    # the events: at least this, lengthened to 1.5x one call's host time (gputiming.hold_for;
-    # 0: none).
+    # the events: at least this, lengthened to 1.5x one call's host time (0: none).
     queue_ahead_us: float = 10.0
     suspicious_speedup: float = 10.0
     speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean", "mean_ratio"]})
