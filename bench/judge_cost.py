@@ -280,6 +280,8 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
         for i in range(max(0, args.repeats - 1)):
             repeats.append(judge.evaluate(task, copy(100 + i)))
             row["repeat_speedups"] = [r.speedup for r in repeats]
+            row["repeat_shapes"] = [[[s.case, s.reference_ms, s.candidate_ms, s.repetitions] for s in r.shapes]
+                                    for r in repeats]
             row["repeat_s"] = [round(r.wall_s, 2) for r in repeats]
             timed = [r.speedup for r in repeats if r.speedup is not None]
             if len(timed) > 1:
