@@ -221,6 +221,12 @@ def geak_eval_cost(geak_eval: str, task_id: str, timeout: float) -> dict[str, An
     return out
 
 
+def shape_rows(result: Any) -> list[dict[str, Any]]:
+    """A verdict's timed shapes: both latencies and how precisely they are known."""
+    return [{"case": s.case, "reference_ms": s.reference_ms, "candidate_ms": s.candidate_ms,
+             "repetitions": s.repetitions, "interval": s.interval} for s in result.shapes]
+
+
 def at_once(judge: Any, jobs: list[Any]) -> tuple[float, list[Any]]:
     """``jobs`` judged through ``evaluate_many`` (side by side): wall seconds, the results."""
     started = time.monotonic()
@@ -259,8 +265,7 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
         warm = judge.evaluate(task, copy(1))
         row["warm_s"] = round(time.monotonic() - started, 2)
         row["phases_warm"] = warm.phases
-        row["shapes_warm"] = [{"case": s.case, "reference_ms": s.reference_ms, "candidate_ms": s.candidate_ms,
-                               "repetitions": s.repetitions, "interval": s.interval} for s in warm.shapes]
+        row["shapes_warm"] = shape_rows(warm)
         row["speedup_vs_eager_warm"] = warm.speedup_vs_eager
         save(row)
         speedups = [r.speedup for r in (warm,) if r.speedup is not None]
@@ -280,8 +285,7 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
         for i in range(max(0, args.repeats - 1)):
             repeats.append(judge.evaluate(task, copy(100 + i)))
             row["repeat_speedups"] = [r.speedup for r in repeats]
-            row["repeat_shapes"] = [[[s.case, s.reference_ms, s.candidate_ms, s.repetitions] for s in r.shapes]
-                                    for r in repeats]
+            row["repeat_shapes"] = [shape_rows(r) for r in repeats]
             row["repeat_s"] = [round(r.wall_s, 2) for r in repeats]
             timed = [r.speedup for r in repeats if r.speedup is not None]
             if len(timed) > 1:
