@@ -254,6 +254,45 @@ def test_the_median_interval_shrinks_with_samples_and_needs_six():
     assert median_interval([2.0] * 40) == 0.0
 
 
+class _Event:
+    """A completed CUDA event pair's start, as far as Latencies reads it."""
+
+    reads = 0
+
+    def __init__(self, ms: float) -> None:
+        self.ms = ms
+
+    def elapsed_time(self, end: object) -> float:
+        _Event.reads += 1
+        return self.ms
+
+
+def test_each_timed_call_is_read_once_and_the_latencies_stay_sorted():
+    from geak_evaluator_triton.gputiming import Latencies, median_interval
+
+    _Event.reads = 0
+    side = Latencies()
+    values = [1.0 + 0.01 * ((i * 37) % 11 - 5) for i in range(200)]
+    looks = []
+    for index, value in enumerate(values, 1):
+        side.add(_Event(value), None)
+        if index % 8 == 0:  # the loop's look every CHECK_EVERY repetitions
+            looks.append(median_interval(side.collect()))
+    assert _Event.reads == 200  # one read per call, not one per call per look
+    assert side.collect() == sorted(values) and len(side) == 200
+    assert looks[-1] == median_interval(sorted(values))
+    side.add(_Event(0.5), None)
+    assert len(side) == 201 and side.collect()[0] == 0.5
+
+
+def test_only_the_first_timed_case_gets_the_full_warm_up():
+    from geak_evaluator_triton.gputiming import LATER_WARMUP_SHARE, warmup_for
+
+    assert warmup_for(10.0, 0) == 10.0
+    assert warmup_for(10.0, 1) == warmup_for(10.0, 6) == 10.0 * LATER_WARMUP_SHARE < 10.0
+    assert warmup_for(0.0, 3) == 0.0
+
+
 def test_a_summation_order_difference_within_the_reference_error_passes_and_a_bigger_one_fails():
     from geak_evaluator_triton.compare import compare_values
 
