@@ -16,8 +16,9 @@ class TritonEvaluatorOptions:
     # Candidates checked at once on one GPU; their runs share it, timing always has it alone.
     candidates_per_gpu: int = 8
     # Of those, how many may run on the GPU at once (0: all). Processes are time-sliced on a
-    # GPU, so more at once only makes each wait for the others' slices.
-    runs_per_gpu: int = 2
+    # GPU: eight at once mostly wait for each other's slices; four let a run's host work
+    # (inputs, guard checks, copies to the host) overlap the others' kernels.
+    runs_per_gpu: int = 4
     # Triton's on-disk autotuning cache (TRITON_CACHE_AUTOTUNING) in every child: a kernel
     # whose source, configs and key were benchmarked before is not benchmarked again.
     autotune_cache: bool = True
@@ -47,13 +48,14 @@ class TritonEvaluatorOptions:
     # A case's outputs may also differ from the reference's by this multiple of the
     # reference's own per-row error against the harness oracle (0: task tolerances only).
     noise_multiple: float = 4.0
-    warmup_ms: float = 10.0  # per side and case, after the first call (the baseline is warm already)
+    warmup_ms: float = 10.0  # per side, after the first call, on the first timed case (a quarter on later ones)
     rep_ms: float = 200.0  # the most one case's timed loop may take
     repetitions: int = 0  # > 0: exactly this many timed repetitions per side and case
     min_repetitions: int = 10
     max_repetitions: int = 2000
     # The aggregate speedup's 95 % interval: +-0.5 %. Each case's target is looser the less
-    # it weighs in the aggregate (gputiming.Baseline.targets).
+    # it weighs in the aggregate (gputiming.Baseline.targets). 0.01 about halves the timing
+    # of microsecond kernels, at a wider spread between judgements (docs/benchmarks.md).
     target_ci: float = 0.005
     l2_flush: bool = True
     # Bytes written before each timed call to flush the caches (0: twice the hardware
