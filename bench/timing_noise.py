@@ -84,7 +84,7 @@ def time_case(harness: Any, task: Any, module: Any, case: Any, variant: str, flu
 
     sides = {"a": make_inputs(harness, task, case, 11, "stage1"), "b": make_inputs(harness, task, case, 12, "stage1")}
     host_us: dict[str, list[float]] = {s: [] for s in sides}
-    for side, inputs in sides.items():  # warm-up as the judge's: 10 ms per side
+    for side, inputs in sides.items():  # warm-up: 10 ms per side, as the judge's first case
         harness.run(module, case, inputs, harness.allocate(case, inputs))
         torch.cuda.synchronize()
         began = time.perf_counter()

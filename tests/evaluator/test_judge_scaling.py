@@ -279,10 +279,10 @@ def test_each_timed_call_is_read_once_and_the_latencies_stay_sorted():
         if index % 8 == 0:  # the loop's look every CHECK_EVERY repetitions
             looks.append(median_interval(side.collect()))
     assert _Event.reads == 200  # one read per call, not one per call per look
-    assert side.collect() == sorted(values) and len(side) == 200
+    assert side.collect() == sorted(values) and len(side.collect()) == 200
     assert looks[-1] == median_interval(sorted(values))
     side.add(_Event(0.5), None)
-    assert len(side) == 201 and side.collect()[0] == 0.5
+    assert len(side.collect()) == 201 and side.collect()[0] == 0.5
 
 
 def test_only_the_first_timed_case_gets_the_full_warm_up():

@@ -348,9 +348,6 @@ class Latencies:
         self._pending.clear()
         return self._sorted
 
-    def __len__(self) -> int:
-        return len(self._sorted) + len(self._pending)
-
 
 def warmup_for(warmup_ms: float, index: int) -> float:
     """The warm-up per side of the phase's ``index``-th case: ``warmup_ms`` for the first,

@@ -3,7 +3,6 @@ and its per-category table."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -19,10 +18,9 @@ SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "kernelbenchx_reference
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("kernelbenchx_references", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from geak_evaluator_triton.child import import_file
+
+    return import_file("kernelbenchx_references", str(SCRIPT))
 
 
 def _run(out: Path, tasks: str, *extra: str) -> subprocess.CompletedProcess:

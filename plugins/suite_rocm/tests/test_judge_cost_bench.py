@@ -4,7 +4,6 @@ nowhere else, and the script runs end to end as a subprocess (CPU smoke mode, on
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,10 +16,9 @@ BENCH = Path(__file__).resolve().parents[3] / "bench" / "judge_cost.py"
 
 
 def _bench_module():
-    spec = importlib.util.spec_from_file_location("judge_cost_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from geak_evaluator_triton.child import import_file
+
+    return import_file("judge_cost_bench", str(BENCH))
 
 
 def _decorated_sources(code: str) -> dict[str, str]:

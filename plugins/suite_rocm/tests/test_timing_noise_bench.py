@@ -4,7 +4,6 @@ well enough, looking every 8 repetitions as the judge does."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -14,10 +13,9 @@ BENCH = Path(__file__).resolve().parents[3] / "bench" / "timing_noise.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("timing_noise_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from geak_evaluator_triton.child import import_file
+
+    return import_file("timing_noise_bench", str(BENCH))
 
 
 def test_without_a_gpu_it_says_so_and_writes_nothing(tmp_path):
