@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import torch
+from geak_core.tasks import tolerance_for
 from geak_evaluator_triton.compare import compare_values
 
 
@@ -134,3 +135,29 @@ def test_identical_bits_are_equal_whatever_the_values_and_signed_zeros_are_close
     assert compare_values(values, values.clone()) == []
     assert compare_values(torch.tensor([0.0]), torch.tensor([-0.0])) == []
     assert compare_values(torch.tensor([True, False]), torch.tensor([True, True]))
+
+
+def test_the_slice_buffers_decide_as_isclose_does_with_specials_in_every_slice(monkeypatch):
+    import geak_evaluator_triton.compare as compare
+
+    monkeypatch.setattr(compare, "CHUNK", 16)
+    generator = torch.Generator().manual_seed(3)
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        atol, rtol = tolerance_for(str(dtype).removeprefix("torch."))
+        expected = torch.randn(200, generator=generator).to(dtype)
+        for trial in range(6):
+            actual = expected.clone()
+            if trial:  # a few elements nudged by about the tolerance, either side of it
+                picks = torch.randint(0, 200, (5,), generator=generator)
+                actual[picks] += (atol + rtol * expected[picks].abs()) * (0.5 + trial * 0.25)
+            specials = torch.randint(0, 200, (3,), generator=generator)
+            expected_here = expected.clone()
+            for index, value in zip(specials.tolist(), (math.nan, math.inf, -math.inf), strict=True):
+                expected_here[index] = value
+                actual[index] = value if trial % 2 == 0 else 1.0  # the same special, or a number
+            work = torch.float64 if dtype == torch.float64 else torch.float32  # as the judge computes
+            close = torch.isclose(actual.to(work), expected_here.to(work), rtol=rtol, atol=atol, equal_nan=True)
+            found = compare_values(expected_here, actual)
+            assert (found == []) == bool(close.all()), (dtype, trial)
+            if found:
+                assert found[0]["count"] == int((~close).sum()), (dtype, trial)

@@ -157,3 +157,31 @@ def test_a_spare_says_when_its_preloads_are_in_and_still_takes_its_job():
     finally:
         spare.close()
     assert not spare.ready()  # its private directory went with it
+
+
+def test_large_reads_land_in_fresh_mappings_small_ones_in_bytearrays():
+    import mmap
+
+    from geak_core.sandbox import BIG_BUFFER, _read_exact
+
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, b"ab" * 10)
+        small = _read_exact(read_fd, 20)
+        assert isinstance(small, bytearray) and small == b"ab" * 10
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    source, sink = os.pipe()
+    payload = os.urandom(BIG_BUFFER + 5)
+    import threading
+
+    writer = threading.Thread(target=lambda: (os.write(sink, payload), os.close(sink)))
+    writer.start()
+    try:
+        big = _read_exact(source, len(payload))
+        assert isinstance(big, mmap.mmap) and bytes(big) == payload
+        assert _read_exact(source, 1) is None  # the writer closed its end
+    finally:
+        writer.join()
+        os.close(source)

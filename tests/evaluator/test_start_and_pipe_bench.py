@@ -30,3 +30,22 @@ def test_child_start_times_each_part_and_the_spares(tmp_path):
     spares = measured["spares"]
     assert spares["slots"] >= 1 and set(spares["ready_s"]) <= set(spares["started_s"])
     assert spares["ready_s"], "no spare was ready within the watch"
+
+
+def test_judge_host_moves_and_compares_every_run_and_measures_reads_into_fresh_room(tmp_path):
+    out = tmp_path / "host.json"
+    proc = subprocess.run([sys.executable, str(BENCH / "judge_host.py"), "--children", "1,2", "--frames", "2",
+                           "--mib", "2", "--differ", "--rerun", "--torch-threads", "1", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(out.read_text())["results"]
+    assert [(r["children"], r["torch_threads"]) for r in rows] == [(1, 1), (2, 1)]
+    for row in rows:  # two runs of 2 MiB outputs and their reruns, per child
+        assert row["gb"] == round(row["children"] * 2 * 2 * 2 / 1024, 2)
+        assert row["transfer_s"] > 0 and row["compare_s_median"] > 0 and row["sent_s_median"] >= 0
+    from geak_evaluator_triton.child import import_file
+
+    judge_host = import_file("judge_host_bench", str(BENCH / "judge_host.py"))
+    figures = judge_host.rooms(2, size=2 << 20, count=2)
+    assert set(figures) == {"bytearray_gb_s", "mapping_gb_s", "reused_gb_s"}
+    assert all(value > 0 for value in figures.values())
