@@ -214,7 +214,7 @@ def _room(size: int) -> bytearray | mmap.mmap:
     mapping: the interpreter zero-fills a bytearray with its lock held, so a judge reading
     the outputs of eight children at once took them in one after another (an H100 host,
     ``bench/judge_host.py --rooms``: 128 MiB buffers read from memory by eight threads,
-    1.25 GB/s into bytearrays, 4.9 GB/s into mappings); the kernel zeroes a mapping's
+    1.28 GB/s into bytearrays, 4.83 GB/s into mappings); the kernel zeroes a mapping's
     pages as the read touches them, the lock released."""
     return mmap.mmap(-1, size) if size >= BIG_BUFFER else bytearray(size)
 
