@@ -161,6 +161,7 @@ def test_a_spare_says_when_its_preloads_are_in_and_still_takes_its_job():
 
 def test_large_reads_land_in_fresh_mappings_small_ones_in_bytearrays():
     import mmap
+    import threading
 
     from geak_core.sandbox import BIG_BUFFER, _read_exact
 
@@ -174,8 +175,6 @@ def test_large_reads_land_in_fresh_mappings_small_ones_in_bytearrays():
         os.close(write_fd)
     source, sink = os.pipe()
     payload = os.urandom(BIG_BUFFER + 5)
-    import threading
-
     writer = threading.Thread(target=lambda: (os.write(sink, payload), os.close(sink)))
     writer.start()
     try:

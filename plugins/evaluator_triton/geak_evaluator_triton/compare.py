@@ -284,7 +284,8 @@ class _Slices:
 
     def all_close(self, e: Any, a: Any, atol: float, rtol: float) -> bool:
         """Whether every element of the slice passes ``_not_close``'s test (no NaN or
-        infinity anywhere on the expected side or in the difference)."""
+        infinity anywhere on the expected side or in the difference). The slice stays in
+        ``self.e`` and ``self.a``, converted to the working dtype, for a closer look."""
         torch = _torch()
         n = e.numel()
         ec, ac = self.e[:n].copy_(e), self.a[:n].copy_(a)
@@ -320,7 +321,8 @@ def _scan(e: Any, a: Any, floating: bool, atol: float, rtol: float,
             assert slices is not None
             if slices.all_close(ec, ac, atol, rtol):
                 continue
-            ec, ac = ec.to(work), ac.to(work)
+            n = ec.numel()
+            ec, ac = slices.e[:n], slices.a[:n]  # the slice in the working dtype, as all_close left it
             bad, diff = _not_close(ec, ac, atol, rtol)
             if rows is not None and bool(bad.any()):
                 allowance, length = rows
