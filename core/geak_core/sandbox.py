@@ -5,17 +5,24 @@ starts ``python -I -m geak_core.sandbox`` with:
 
 * its own process group (``start_new_session``); a wall-clock timeout, or the
   end of the run, kills the whole group, grandchildren included;
-* a scrubbed environment: every variable whose name contains KEY, TOKEN,
-  SECRET, PASSWORD, CREDENTIAL or AUTH, the LLM providers' variables, URLs with
-  embedded credentials and ``PYTHON*`` settings are dropped;
-* a private temporary directory as working directory and ``TMPDIR``, removed
-  afterwards;
+* a parent-death signal: the child is started from one long-lived thread of
+  the caller and asks the kernel for ``SIGKILL`` when that thread ends, so
+  killing the caller (any signal, ``-9`` included) ends its children; in a
+  PID namespace the namespace's first process dies with it, and the kernel
+  then ends every process inside, grandchildren included;
+* an environment built from an allow-list (``geak_core.confinement``): no
+  variable outside it, whatever its name, reaches the child; ``HOME`` and
+  ``TMPDIR`` are a private directory, removed afterwards;
+* resource limits (``geak_core.limits``): host memory, processes and threads,
+  open files and file size, set before anything runs;
+* optionally (``isolate=True``, where the kernel lets this user make them) new
+  PID, network and mount namespaces, and a user namespace when not root: the
+  child sees no other process and has no network;
+* per job, a confinement (:class:`geak_core.confinement.Confinement`, Landlock):
+  writes only to its own directories and the GPU, no reads of hidden trees, no
+  TCP, no signals or ``ptrace`` outside its own tree;
 * stdout and stderr captured through pipes, keeping at most a head and a tail
   of ``output_limit`` bytes, so a chatty child cannot fill memory or disk;
-* optionally (``isolate=True``, where unprivileged user namespaces work) new
-  user, PID, mount and network namespaces through ``unshare``: the child sees
-  no other process (so not the judge's ``/proc/<pid>/environ`` either) and has
-  no network;
 * a private result channel: an inherited pipe (never a file), on which the
   child sends length-prefixed ``tensorio`` frames. The caller may answer each
   frame through the child's stdin, which is how a handshake can hold data back
@@ -31,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import mmap
 import os
 import queue
@@ -44,10 +52,13 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from geak_core import tensorio
+from geak_core.confinement import Confinement, child_environment
+from geak_core.limits import ChildLimits, PidsCgroup, explain_failure
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
 PROVIDER_PREFIXES = (
@@ -91,6 +102,8 @@ class SandboxResult:
     wall_s: float = 0.0
     channel_error: str | None = None  # an undecodable or oversized frame
     waited_s: float = 0.0  # time the judge kept the child waiting (not counted against it)
+    limits: ChildLimits = field(default_factory=ChildLimits)
+    process_limit_hit: bool = False  # its pids cgroup refused a fork
 
     @property
     def returned(self) -> Any:
@@ -120,20 +133,31 @@ class SandboxResult:
         if self.channel_error:
             return self.channel_error
         name = self.signal_name
+        limit = self.limit_note()
         if name == "SIGKILL":
-            return "killed by SIGKILL (often: out of host memory)"
+            return "killed by SIGKILL (often: out of host memory)" + limit
+        if name == "SIGXFSZ" and self.limits.file_mb:
+            return f"killed by SIGXFSZ: it wrote a file larger than its limit of {self.limits.file_mb} MiB"
         if name:
-            return f"crashed with {name}"
+            return f"crashed with {name}" + limit
         if self.returncode:
-            return f"exited with status {self.returncode}"
+            return f"exited with status {self.returncode}" + limit
         return "exited normally"
+
+    def limit_note(self) -> str:
+        """A clause naming the resource limit the child ran into, or ""."""
+        if self.process_limit_hit:
+            return f" (it reached its limit of {self.limits.processes} processes and threads)"
+        why = explain_failure(self.stderr, self.limits)
+        return f" ({why})" if why else ""
 
 
 class Replier:
     """Sends frames to the child's stdin (answers in a handshake)."""
 
-    def __init__(self, outbox: queue.Queue[Any]):
+    def __init__(self, outbox: queue.Queue[Any], child: SpareChild | None = None):
         self._outbox = outbox
+        self._child = child
         self.excluded_s = 0.0  # time the judge kept the child waiting, not charged to it
         self._waiting_since: float | None = None
 
@@ -163,6 +187,16 @@ class Replier:
 
     def close(self) -> None:
         self._outbox.put(_CLOSE)
+
+    def pause_child(self) -> None:
+        """Stop the child's whole process group until :meth:`resume_child` (while another
+        process times something the child must not disturb)."""
+        if self._child is not None:
+            self._child.pause()
+
+    def resume_child(self) -> None:
+        if self._child is not None:
+            self._child.resume()
 
 
 _CLOSE = object()
@@ -241,28 +275,33 @@ def _write_frame(fd: int, obj: Any) -> None:
             view = view[written:]
 
 
-UNSHARE = ("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--net",
-           "--kill-child")
+# ---------------------------------------------------------------------------
+# Starting children
+# ---------------------------------------------------------------------------
+
 _namespaces: bool | None = None
 
 
 def namespaces_available() -> bool:
-    """Whether children can be put in their own user/PID/mount/network namespaces here."""
+    """Whether children can get their own PID, network and mount namespaces here (as root,
+    or through a user namespace): a short-lived child tries exactly what a sandboxed one does."""
     global _namespaces
     if _namespaces is None:
         try:
-            probe = subprocess.run([*UNSHARE, "true"], capture_output=True, timeout=20)
+            probe = subprocess.run([sys.executable, "-I", "-m", "geak_core.sandbox", "--probe-namespaces"],
+                                   capture_output=True, timeout=30)
             _namespaces = probe.returncode == 0
         except (OSError, subprocess.SubprocessError):
             _namespaces = False
     return _namespaces
 
 
-def _child_command(result_fd: int, isolate: bool, preload: tuple[str, ...] = ()) -> list[str]:
-    command = [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.sandbox", str(result_fd)]
+def _child_command(result_fd: int, preload: tuple[str, ...] = ()) -> list[str]:
+    command = [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.sandbox", str(result_fd),
+               f"--parent={os.getpid()}"]
     if preload:
         command.append("--preload=" + ",".join(preload))
-    return [*UNSHARE, *command] if isolate else command
+    return command
 
 
 # Created in a spare child's working directory once its preloads are imported.
@@ -281,6 +320,8 @@ class SpareChild:
     read_fd: int
     workdir: str
     isolate: bool
+    limits: ChildLimits = field(default_factory=ChildLimits)
+    cgroup: PidsCgroup | None = None
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -298,6 +339,13 @@ class SpareChild:
             time.sleep(0.02)
         return True
 
+    def pause(self) -> None:
+        """Stop every process of its group (``SIGSTOP``): nothing of it runs until ``resume``."""
+        _signal_group(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        _signal_group(self.proc.pid, signal.SIGCONT)
+
     def close(self) -> None:
         _kill_group(self.proc.pid)
         try:
@@ -313,19 +361,19 @@ class SpareChild:
             os.close(self.read_fd)
         except OSError:
             pass
+        if self.cgroup is not None:
+            self.cgroup.remove()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def _child_env(env: Mapping[str, str | None] | None, base_env: Mapping[str, str] | None,
-               workdir: str) -> dict[str, str]:
-    child_env = scrub_env(base_env if base_env is not None else os.environ)
+               workdir: str, env_allow: tuple[str, ...] = ()) -> dict[str, str]:
+    child_env = child_environment(base_env if base_env is not None else os.environ, workdir, env_allow)
     for name, value in (env or {}).items():
         if value is None:
             child_env.pop(name, None)
         else:
             child_env[name] = value
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        child_env[name] = workdir
     return child_env
 
 
@@ -347,35 +395,100 @@ def widen_pipe(fd: int, size: int = PIPE_BYTES) -> int:
         return 0
 
 
+class _Spawner:
+    """Starts every child from one thread that lives as long as this process: a child's
+    parent-death signal fires when the *thread* that started it ends, so children started
+    from short-lived threads (a pool's, a spare-starting one) would die with them."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def call(self, job: Callable[[], Any]) -> Any:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="geak-spawner", daemon=True)
+                self._thread.start()
+        if threading.current_thread() is self._thread:
+            return job()
+        future: Future[Any] = Future()
+        self._jobs.put((job, future))
+        return future.result()
+
+    def _serve(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            try:
+                future.set_result(job())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+
+_SPAWNER = _Spawner()
+_CGROUP_NAMES = itertools.count()
+
+
 def _spawn(env: Mapping[str, str | None] | None, base_env: Mapping[str, str] | None, isolate: bool,
-           preload: tuple[str, ...] = ()) -> SpareChild:
+           preload: tuple[str, ...] = (), limits: ChildLimits | None = None,
+           env_allow: tuple[str, ...] = ()) -> SpareChild:
     """Start a child that waits for its job on stdin; raises OSError if it cannot start."""
+    limits = limits or ChildLimits()
     workdir = tempfile.mkdtemp(prefix="geak-sbx-")
-    child_env = _child_env(env, base_env, workdir)
+    child_env = _child_env(env, base_env, workdir, env_allow)
     read_fd, write_fd = os.pipe()
     widen_pipe(read_fd)
-    try:
-        proc = subprocess.Popen(
-            _child_command(write_fd, isolate, preload), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    cgroup = PidsCgroup.create(f"child-{next(_CGROUP_NAMES)}", limits.processes)
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            _child_command(write_fd, preload), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, cwd=workdir, env=child_env, pass_fds=(write_fd,),
             start_new_session=True, close_fds=True,
         )
+
+    try:
+        proc = _SPAWNER.call(start)
     except OSError:
         os.close(read_fd)
         shutil.rmtree(workdir, ignore_errors=True)
+        if cgroup is not None:
+            cgroup.remove()
         raise
     finally:
         os.close(write_fd)
-    return SpareChild(proc, read_fd, workdir, isolate)
+    if cgroup is not None and not cgroup.add(proc.pid):
+        cgroup.remove()
+        cgroup = None
+    # The child waits for this before it does anything: it is in its cgroup by now.
+    assert proc.stdin is not None
+    try:
+        _write_frame(proc.stdin.fileno(), {"isolate": isolate, "limits": limits.to_dict()})
+    except OSError:
+        pass  # it died already; its exit status tells why
+    return SpareChild(proc, read_fd, workdir, isolate, limits, cgroup)
 
 
 def start_spare(env: Mapping[str, str | None] | None = None, *, preload: tuple[str, ...] = (),
-                isolate: bool = False, base_env: Mapping[str, str] | None = None) -> SpareChild | None:
+                isolate: bool = False, base_env: Mapping[str, str] | None = None,
+                limits: ChildLimits | None = None, env_allow: tuple[str, ...] = ()) -> SpareChild | None:
     """Start a child that imports ``preload`` and then waits for a job (None if it cannot start)."""
     try:
-        return _spawn(env, base_env, isolate, preload)
+        return _spawn(env, base_env, isolate, preload, limits, env_allow)
     except OSError:
         return None
+
+
+def job_confinement(confine: Confinement, workdir: str, sys_path: list[str]) -> Confinement:
+    """``confine`` completed with what every job needs: its own directory writable; the user's
+    home and the temporary folder hidden (other jobs' directories, the judge's files); the
+    Python installation and the import path visible."""
+    home = os.path.expanduser("~")
+    hidden = [*confine.hidden, tempfile.gettempdir()] + ([home] if home not in ("", os.sep) else [])
+    visible = [*confine.visible, workdir, sys.prefix, sys.base_prefix, sys.exec_prefix,
+               os.path.dirname(sys.executable), os.path.realpath(sys.executable), *sys_path]
+    return Confinement(writable=[workdir, *confine.writable], hidden=hidden, visible=visible,
+                       network=confine.network)
 
 
 def run_sandboxed(
@@ -393,11 +506,18 @@ def run_sandboxed(
     isolate: bool = False,
     spare: SpareChild | None = None,
     job_env: Mapping[str, str] | None = None,
+    limits: ChildLimits | None = None,
+    confine: Confinement | None = None,
+    env_allow: tuple[str, ...] = (),
 ) -> SandboxResult:
     """Run ``entry(args, channel)`` in a fresh, isolated child; never raises for child failures.
 
-    ``env`` entries are applied after scrubbing (a ``None`` value removes a
-    variable). ``sys_path`` is the child's import path (the caller's by
+    ``env`` entries are applied to the allow-listed environment (a ``None`` value
+    removes a variable; ``env_allow``: more names or shell patterns to let
+    through). ``limits``: the child's resource limits. ``confine``: what the
+    job may touch (:func:`job_confinement` adds its own directory, the Python
+    installation and ``sys_path``; None: unconfined, for trusted code only).
+    ``sys_path`` is the child's import path (the caller's by
     default, so the child imports what the caller can). ``on_message`` is
     called, in a reader thread, for each frame as it arrives; a non-None return
     value is kept in ``messages`` instead of the frame (so large frames can be
@@ -414,17 +534,20 @@ def run_sandboxed(
         if spare is not None:
             spare.close()
         try:
-            spare = _spawn(env, base_env, isolate)
+            spare = _spawn(env, base_env, isolate, limits=limits, env_allow=env_allow)
         except OSError as exc:
             return SandboxResult(returncode=None, channel_error=f"could not start the child: {exc}")
     proc, read_fd, workdir, isolate = spare.proc, spare.read_fd, spare.workdir, spare.isolate
     started = time.monotonic()
 
-    result = SandboxResult(returncode=None)
+    result = SandboxResult(returncode=None, limits=spare.limits)
     out_buf, err_buf = _TailBuffer(output_limit), _TailBuffer(output_limit)
     outbox: queue.Queue[Any] = queue.Queue()
-    replier = Replier(outbox)
-    outbox.put({"entry": entry, "sys_path": path, "args": args, "env": dict(job_env or {})})
+    replier = Replier(outbox, spare)
+    request: dict[str, Any] = {"entry": entry, "sys_path": path, "args": args, "env": dict(job_env or {})}
+    if confine is not None:
+        request["confine"] = job_confinement(confine, workdir, path).to_dict()
+    outbox.put(request)
 
     def write_loop() -> None:
         assert proc.stdin is not None
@@ -464,6 +587,9 @@ def run_sandboxed(
                 except tensorio.TensorIOError as exc:
                     result.channel_error = f"undecodable result frame: {exc}"
                     _kill_group(proc.pid)
+                    break
+                if isinstance(message, dict) and CONFINEMENT_ERROR in message:
+                    result.channel_error = f"the child could not confine itself: {message[CONFINEMENT_ERROR]}"
                     break
                 if on_message is not None:
                     try:
@@ -506,6 +632,9 @@ def run_sandboxed(
         result.wall_s = time.monotonic() - started
         result.waited_s = replier.excluded_s
         _kill_group(proc.pid)  # stragglers the child left behind
+        if spare.cgroup is not None:
+            result.process_limit_hit = spare.cgroup.hit()
+            spare.cgroup.remove()
         outbox.put(_CLOSE)
         for thread in threads:
             thread.join(timeout=10)
@@ -525,8 +654,12 @@ def run_sandboxed(
 
 
 def _kill_group(pid: int) -> None:
+    _signal_group(pid, signal.SIGKILL)
+
+
+def _signal_group(pid: int, number: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, number)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -567,6 +700,67 @@ class Channel:
         return tensorio.loads(body)
 
 
+CONFINEMENT_ERROR = "$confinement_error"  # the first frame of a child that could not confine itself
+_PR_SET_PDEATHSIG = 1
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+
+
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent(parent: int | None = None) -> None:
+    """Ask for SIGKILL when the parent (thread) ends; if it has ended already, end now."""
+    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(71)
+
+
+def _enter_namespaces() -> None:
+    """Move the rest of this child into new PID, network and mount namespaces (and a user
+    namespace when not root). This process stays outside and only passes on how the rest
+    ended; the first process inside is the namespace's init, which dies with this one (and
+    the kernel then ends everything inside); the job runs in the init's child. Returns in
+    the job's process; raises OSError where the kernel refuses."""
+    import ctypes
+    import select
+
+    libc = _libc()
+    uid, gid = os.geteuid(), os.getegid()
+    flags = _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS | (_CLONE_NEWUSER if uid != 0 else 0)
+    if libc.unshare(flags) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"unshare: {os.strerror(errno)}")
+    if uid != 0:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    lifeline, keep = os.pipe()  # EOF on ``lifeline`` once this process has ended
+    init = os.fork()
+    if init:
+        os.close(lifeline)
+        while True:
+            try:
+                _, status = os.waitpid(init, 0)
+                break
+            except InterruptedError:
+                continue
+        os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+    os.close(keep)
+    _die_with_parent()
+    if select.select([lifeline], [], [], 0)[0]:  # the outer process ended before the line above
+        os._exit(71)
+    os.close(lifeline)
+    # Its own /proc: the processes of this namespace only (best effort: where the kernel
+    # refuses, the PID namespace still keeps signals in, and Landlock keeps ptrace out).
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
+        libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    _stay_out_of_pid_one()
+
+
 def _stay_out_of_pid_one() -> None:
     """In a fresh PID namespace this process is PID 1, which the kernel shields from the
     signals it raises itself (a crash would not kill it). Fork: the job runs in a child,
@@ -585,36 +779,51 @@ def _stay_out_of_pid_one() -> None:
             os._exit(os.WEXITSTATUS(status))
 
 
-def _child_main() -> None:
-    if os.getpid() == 1:
-        _stay_out_of_pid_one()
+def _probe_namespaces() -> None:
     try:
-        import resource
+        _enter_namespaces()
+    except OSError:
+        os._exit(1)
+    os._exit(0 if os.getpid() == 2 else 1)
 
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ImportError, ValueError, OSError):
-        pass
+
+def _child_main() -> None:
+    if sys.argv[1:] == ["--probe-namespaces"]:
+        _probe_namespaces()
+    options = dict(a[2:].partition("=")[::2] for a in sys.argv[2:] if a.startswith("--"))
+    _die_with_parent(int(options["parent"]) if options.get("parent") else None)
     stdin_fd = sys.stdin.fileno()
     result_fd = int(sys.argv[1])
     channel = Channel(result_fd, stdin_fd)
     try:
-        for option in sys.argv[2:]:
-            if option.startswith("--preload="):
-                import importlib
+        boot = channel.receive()  # sent once the judge has put this process in its cgroup
+        from geak_core.limits import ChildLimits, apply_rlimits
 
-                for name in filter(None, option.partition("=")[2].split(",")):
-                    importlib.import_module(name)
-                with open(READY_FILE, "w"):  # in its working directory: the parent sees it's ready
-                    pass
+        apply_rlimits(ChildLimits.from_dict(boot.get("limits")))
+        if boot.get("isolate"):
+            _enter_namespaces()
+        import importlib
+
+        for name in filter(None, options.get("preload", "").split(",")):
+            importlib.import_module(name)
+        if "preload" in options:
+            with open(READY_FILE, "w"):  # in its working directory: the parent sees it's ready
+                pass
         request = channel.receive()
         channel.sent_s = channel.waited_s = 0.0  # the job's own time, not the wait for it
         os.environ.update(request.get("env") or {})
         for entry in reversed(request.get("sys_path", [])):
             if entry not in sys.path:
                 sys.path.insert(0, entry)
-        module_name, _, function_name = request["entry"].partition(":")
-        import importlib
+        if request.get("confine") is not None:
+            from geak_core.confinement import Confinement, ConfinementError, apply
 
+            try:
+                apply(Confinement.from_dict(request["confine"]))
+            except ConfinementError as exc:
+                channel.send({CONFINEMENT_ERROR: str(exc)})
+                os._exit(72)
+        module_name, _, function_name = request["entry"].partition(":")
         function = getattr(importlib.import_module(module_name), function_name)
         value = function(request.get("args"), channel)
         channel.send({"$return": value})

@@ -184,3 +184,161 @@ def test_large_reads_land_in_fresh_mappings_small_ones_in_bytearrays():
     finally:
         writer.join()
         os.close(source)
+
+
+# ---------------------------------------------------------------------------
+# Confinement, environment, limits, dying with the judge
+# ---------------------------------------------------------------------------
+
+needs_landlock = pytest.mark.skipif(not __import__("geak_core.confinement").confinement.landlock_abi(),
+                                    reason="this kernel offers no Landlock")
+
+
+@needs_landlock
+@pytest.mark.parametrize("isolate", [False, pytest.param(True, marks=needs_namespaces)])
+def test_a_confined_child_writes_only_its_own_folders(tmp_path, isolate):
+    import socket
+
+    from geak_core.confinement import Confinement
+
+    project_file = os.path.join(os.path.dirname(__file__), "judge_support.py")
+    home = os.path.expanduser("~")
+    home_file = os.path.join(home, f".geak-sandbox-test-{os.getpid()}")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    other = tmp_path / "other.txt"
+    other.write_text("untouched\n")
+    before = {p: open(p, "rb").read() for p in (project_file, other)}
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    try:
+        result = run("reach", {"write": [project_file, home_file, str(other), str(cache / "kernel.bin")],
+                               "read": [str(other)], "port": listener.getsockname()[1], "pid": os.getpid()},
+                     confine=Confinement(writable=[str(cache)]), isolate=isolate)
+    finally:
+        listener.close()
+    seen = result.returned
+    assert result.completed, (result.describe_exit(), result.stderr)
+    refused = {path: outcome for path, outcome in seen["write"].items() if outcome.startswith("refused")}
+    assert set(refused) == {project_file, home_file, str(other)}, seen["write"]
+    assert seen["write"][str(cache / "kernel.bin")] == "written"
+    assert {p: open(p, "rb").read() for p in before} == before
+    assert not os.path.exists(home_file)
+    assert seen["read"][str(other)].startswith("refused"), "the temporary folder is hidden"
+    assert seen["tcp"].startswith("refused"), seen["tcp"]
+    if isolate:  # the judge's process is not in the child's PID namespace at all
+        assert seen["environ"].startswith("refused") and seen["signal"].startswith("refused"), seen
+    elif __import__("geak_core.confinement").confinement.landlock_abi() >= 6:
+        assert seen["signal"].startswith("refused"), seen["signal"]
+
+
+def test_no_variable_off_the_allow_list_reaches_the_child(monkeypatch):
+    secrets = {"MYSQL_PWD": "s3cret-1", "DB_PASS": "s3cret-2", "GITHUB_PAT": "s3cret-3",
+               "SLACK_WEBHOOK": "https://hooks.example/s3cret-4", "PLAIN_NAME": "s3cret-5",
+               "CUDA_API_TOKEN": "s3cret-6", "TRITON_SECRET": "s3cret-7"}
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CUDA_MODULE_LOADING", "LAZY")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    seen = run("environment").returned
+    assert not [v for v in seen.values() if "s3cret" in v], seen
+    assert not set(secrets) & set(seen)
+    assert seen["CUDA_MODULE_LOADING"] == "LAZY" and seen["LC_ALL"] == "C.UTF-8"
+    assert seen["HOME"] == seen["TMPDIR"] and "geak-sbx-" in seen["HOME"]
+
+
+def test_the_allow_list_takes_more_names_and_never_a_credential():
+    from geak_core.confinement import child_environment
+
+    base = {"PATH": "/bin", "MY_TOOL_HOME": "/opt/t", "MY_TOOL_KEY": "k", "PATHS_EXTRA": "x"}
+    env = child_environment(base, "/w", extra=("MY_TOOL_*",))
+    assert env["PATH"] == "/bin" and env["MY_TOOL_HOME"] == "/opt/t"
+    assert "MY_TOOL_KEY" not in env and "PATHS_EXTRA" not in env
+    assert env["HOME"] == "/w"
+
+
+def test_host_memory_is_limited_and_the_failure_names_the_limit():
+    from geak_core.limits import ChildLimits
+
+    result = run("allocate", {"mb": 1024}, limits=ChildLimits(memory_mb=256))
+    assert not result.completed
+    assert "MemoryError" in result.stderr
+    assert "host memory is limited to 256 MiB" in result.describe_exit()
+    assert run("allocate", {"mb": 64}, limits=ChildLimits(memory_mb=256)).returned == "allocated 64 MiB"
+
+
+def test_open_files_and_file_size_are_limited():
+    from geak_core.limits import ChildLimits
+
+    files = run("many_files", {"count": 500}, limits=ChildLimits(open_files=64)).returned
+    assert files["opened"] < 64 and files["error"] == "Too many open files"
+    result = run("big_file", {"mb": 8}, limits=ChildLimits(file_mb=4))
+    assert result.signal_name == "SIGXFSZ" or "File too large" in result.stderr, result.describe_exit()
+    assert "4 MiB" in result.describe_exit()
+
+
+def test_processes_and_threads_are_limited():
+    from geak_core.limits import ChildLimits, pids_cgroup_available
+
+    if os.geteuid() == 0 and not pids_cgroup_available():
+        pytest.skip("root without a writable pids cgroup: nothing bounds the process count here")
+    result = run("many_threads", {"count": 400}, limits=ChildLimits(processes=64))
+    assert result.completed, result.stderr
+    assert result.returned["started"] < 64 and "can't start new thread" in result.returned["error"]
+
+
+def _marked(marker):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if marker.encode() in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.parametrize("isolate", [False, pytest.param(True, marks=needs_namespaces)])
+def test_killing_the_judge_with_sigkill_ends_its_children_within_a_second(tmp_path, isolate):
+    """A judge process runs a child that started a grandchild in a session of its own; after
+    ``kill -9`` of the judge, none of them is alive a second later (without namespaces the
+    grandchild, outside the child's process group and tree, is out of reach: it is counted,
+    not required)."""
+    import signal
+    import subprocess
+    import sys
+    import uuid
+
+    from judge_support import FIXTURES
+
+    tag = uuid.uuid4().hex
+    marker = f"geak-escapee-{tag}"  # in the child's and the escapee's command lines, not the judge's
+    script = (
+        "import sys\n"
+        "from geak_core.sandbox import run_sandboxed\n"
+        "def seen(message, replier):\n"
+        "    print('STARTED', flush=True)\n"
+        "run_sandboxed('minisuite.probes:hang_with_escapee', {'marker': 'geak-escapee-' + sys.argv[1]},\n"
+        f"              timeout_s=300, sys_path=[{str(FIXTURES)!r}], isolate={isolate}, on_message=seen)\n"
+    )
+    judge = subprocess.Popen([sys.executable, "-c", script, tag], stdout=subprocess.PIPE, text=True)
+    try:
+        assert judge.stdout.readline().strip() == "STARTED"
+        deadline = time.monotonic() + 10
+        while len(_marked(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_marked(marker)) == 2, "the child and its escapee are running"
+        os.kill(judge.pid, signal.SIGKILL)
+        judge.wait(timeout=10)
+        time.sleep(1.0)
+        alive = _marked(marker)
+    finally:
+        for pid in _marked(marker):
+            os.kill(pid, signal.SIGKILL)
+    if isolate:
+        assert alive == [], "every process of the namespace died with the judge"
+    else:
+        assert len(alive) <= 1, "the child itself died with the judge"
