@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import itertools
 import mmap
 import os
 import queue
@@ -58,7 +57,7 @@ from typing import Any
 
 from geak_core import tensorio
 from geak_core.confinement import Confinement, child_environment
-from geak_core.limits import ChildLimits, PidsCgroup, explain_failure
+from geak_core.limits import ChildLimits, explain_failure
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
 PROVIDER_PREFIXES = (
@@ -103,7 +102,6 @@ class SandboxResult:
     channel_error: str | None = None  # an undecodable or oversized frame
     waited_s: float = 0.0  # time the judge kept the child waiting (not counted against it)
     limits: ChildLimits = field(default_factory=ChildLimits)
-    process_limit_hit: bool = False  # its pids cgroup refused a fork
 
     @property
     def returned(self) -> Any:
@@ -146,8 +144,6 @@ class SandboxResult:
 
     def limit_note(self) -> str:
         """A clause naming the resource limit the child ran into, or ""."""
-        if self.process_limit_hit:
-            return f" (it reached its limit of {self.limits.processes} processes and threads)"
         why = explain_failure(self.stderr, self.limits)
         return f" ({why})" if why else ""
 
@@ -321,7 +317,6 @@ class SpareChild:
     workdir: str
     isolate: bool
     limits: ChildLimits = field(default_factory=ChildLimits)
-    cgroup: PidsCgroup | None = None
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -361,8 +356,6 @@ class SpareChild:
             os.close(self.read_fd)
         except OSError:
             pass
-        if self.cgroup is not None:
-            self.cgroup.remove()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
@@ -426,7 +419,6 @@ class _Spawner:
 
 
 _SPAWNER = _Spawner()
-_CGROUP_NAMES = itertools.count()
 
 
 def _spawn(env: Mapping[str, str | None] | None, base_env: Mapping[str, str] | None, isolate: bool,
@@ -438,7 +430,6 @@ def _spawn(env: Mapping[str, str | None] | None, base_env: Mapping[str, str] | N
     child_env = _child_env(env, base_env, workdir, env_allow)
     read_fd, write_fd = os.pipe()
     widen_pipe(read_fd)
-    cgroup = PidsCgroup.create(f"child-{next(_CGROUP_NAMES)}", limits.processes)
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -452,21 +443,15 @@ def _spawn(env: Mapping[str, str | None] | None, base_env: Mapping[str, str] | N
     except OSError:
         os.close(read_fd)
         shutil.rmtree(workdir, ignore_errors=True)
-        if cgroup is not None:
-            cgroup.remove()
         raise
     finally:
         os.close(write_fd)
-    if cgroup is not None and not cgroup.add(proc.pid):
-        cgroup.remove()
-        cgroup = None
-    # The child waits for this before it does anything: it is in its cgroup by now.
     assert proc.stdin is not None
     try:
         _write_frame(proc.stdin.fileno(), {"isolate": isolate, "limits": limits.to_dict()})
     except OSError:
         pass  # it died already; its exit status tells why
-    return SpareChild(proc, read_fd, workdir, isolate, limits, cgroup)
+    return SpareChild(proc, read_fd, workdir, isolate, limits)
 
 
 def start_spare(env: Mapping[str, str | None] | None = None, *, preload: tuple[str, ...] = (),
@@ -509,6 +494,7 @@ def run_sandboxed(
     limits: ChildLimits | None = None,
     confine: Confinement | None = None,
     env_allow: tuple[str, ...] = (),
+    preload: tuple[str, ...] = (),
 ) -> SandboxResult:
     """Run ``entry(args, channel)`` in a fresh, isolated child; never raises for child failures.
 
@@ -517,7 +503,9 @@ def run_sandboxed(
     through). ``limits``: the child's resource limits. ``confine``: what the
     job may touch (:func:`job_confinement` adds its own directory, the Python
     installation and ``sys_path``; None: unconfined, for trusted code only).
-    ``sys_path`` is the child's import path (the caller's by
+    ``preload``: modules a child started here imports before it confines itself
+    (trusted code: a GPU runtime's initialisation needs what a confined job may not
+    touch). ``sys_path`` is the child's import path (the caller's by
     default, so the child imports what the caller can). ``on_message`` is
     called, in a reader thread, for each frame as it arrives; a non-None return
     value is kept in ``messages`` instead of the frame (so large frames can be
@@ -534,7 +522,7 @@ def run_sandboxed(
         if spare is not None:
             spare.close()
         try:
-            spare = _spawn(env, base_env, isolate, limits=limits, env_allow=env_allow)
+            spare = _spawn(env, base_env, isolate, preload, limits=limits, env_allow=env_allow)
         except OSError as exc:
             return SandboxResult(returncode=None, channel_error=f"could not start the child: {exc}")
     proc, read_fd, workdir, isolate = spare.proc, spare.read_fd, spare.workdir, spare.isolate
@@ -632,9 +620,7 @@ def run_sandboxed(
         result.wall_s = time.monotonic() - started
         result.waited_s = replier.excluded_s
         _kill_group(proc.pid)  # stragglers the child left behind
-        if spare.cgroup is not None:
-            result.process_limit_hit = spare.cgroup.hit()
-            spare.cgroup.remove()
+
         outbox.put(_CLOSE)
         for thread in threads:
             thread.join(timeout=10)
@@ -719,25 +705,27 @@ def _die_with_parent(parent: int | None = None) -> None:
         os._exit(71)
 
 
-def _enter_namespaces() -> None:
-    """Move the rest of this child into new PID, network and mount namespaces (and a user
-    namespace when not root). This process stays outside and only passes on how the rest
-    ended; the first process inside is the namespace's init, which dies with this one (and
-    the kernel then ends everything inside); the job runs in the init's child. Returns in
-    the job's process; raises OSError where the kernel refuses."""
+def _enter_namespaces(processes: int = 0) -> None:
+    """Move the rest of this child into new user, PID, network and mount namespaces. The
+    user namespace maps the child's own user (root stays root for the files it owns) but
+    leaves it no capability outside: a judge running as root does not lend its children
+    the machine. This process stays outside and only passes on how the rest ended; the
+    first process inside is the namespace's init, which dies with this one (the kernel then
+    ends everything inside); the job runs in the init's child. ``processes`` > 0 caps the
+    namespace's process ids (``kernel.pid_max``, per PID namespace since Linux 6.14), so
+    it holds at most about that many processes and threads, root or not. Returns in the
+    job's process; raises OSError where the kernel refuses."""
     import ctypes
     import select
 
     libc = _libc()
     uid, gid = os.geteuid(), os.getegid()
-    flags = _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS | (_CLONE_NEWUSER if uid != 0 else 0)
-    if libc.unshare(flags) != 0:
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS) != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, f"unshare: {os.strerror(errno)}")
-    if uid != 0:
-        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as handle:
-                handle.write(text)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
     lifeline, keep = os.pipe()  # EOF on ``lifeline`` once this process has ended
     init = os.fork()
     if init:
@@ -758,7 +746,23 @@ def _enter_namespaces() -> None:
     # refuses, the PID namespace still keeps signals in, and Landlock keeps ptrace out).
     if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
         libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    if processes > 0:
+        limit_process_ids(processes)
     _stay_out_of_pid_one()
+
+
+PID_MAX_FLOOR = 301  # the kernel keeps ids below 300 for itself once ids wrap
+
+
+def limit_process_ids(processes: int) -> bool:
+    """Cap this PID namespace's process ids (its init writes its own ``pid_max``); whether the
+    kernel took it (Linux 6.14 and later)."""
+    try:
+        with open("/proc/sys/kernel/pid_max", "w") as handle:
+            handle.write(str(max(PID_MAX_FLOOR, processes + 1)))
+        return True
+    except OSError:
+        return False
 
 
 def _stay_out_of_pid_one() -> None:
@@ -796,12 +800,13 @@ def _child_main() -> None:
     result_fd = int(sys.argv[1])
     channel = Channel(result_fd, stdin_fd)
     try:
-        boot = channel.receive()  # sent once the judge has put this process in its cgroup
+        boot = channel.receive()
         from geak_core.limits import ChildLimits, apply_rlimits
 
-        apply_rlimits(ChildLimits.from_dict(boot.get("limits")))
+        limits = ChildLimits.from_dict(boot.get("limits"))
+        apply_rlimits(limits)
         if boot.get("isolate"):
-            _enter_namespaces()
+            _enter_namespaces(limits.processes)
         import importlib
 
         for name in filter(None, options.get("preload", "").split(",")):
