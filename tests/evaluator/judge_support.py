@@ -25,7 +25,10 @@ def judge_options(**overrides):
 
 
 # Cheats that only a GPU timing run can expose (tests/evaluator/test_gpu.py).
-GPU_ONLY_CHEATS = ("add_side_stream", "add_lazy_when_timed")
+GPU_ONLY_CHEATS = ("add_side_stream", "add_lazy_when_timed", "add_idle_probe", "add_torch_when_timed",
+                   "add_replay")
+# Cheats a test fills in first (the paths they go after) and judges on its own.
+TARGETED_CHEATS = ("add_writes_outside",)
 
 
 # Candidates judged by the session judge, as (id, task id, code).
@@ -34,7 +37,7 @@ def batch_candidates(tasks):
     for task in tasks.values():
         out.append((f"reference:{task.id}", task.id, Path(task.reference).read_text()))
     for path in sorted(CHEATS.glob("*.py")):
-        if path.stem in GPU_ONLY_CHEATS:
+        if path.stem in GPU_ONLY_CHEATS or path.stem in TARGETED_CHEATS:
             continue
         out.append((f"cheat:{path.stem}", path.stem.split("_")[0], path.read_text()))
     out += [(f"inline:{name}", task_id, code) for name, (task_id, code) in INLINE.items()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -185,3 +187,74 @@ def test_the_candidate_process_can_read_no_reference_output(judge, mini_tasks):
     assert not env["found"], env["found"]
     assert not files["marker"] and not env["marker"], (files["marker"], env["marker"])
     assert all(target.startswith("pipe:") for target in seen["fds"].values()), seen["fds"]
+
+
+def test_setting_a_triton_launch_hook_is_rejected_at_import(verdicts):
+    result = rejected(verdicts, "add_launch_hook")
+    assert result.failed_stage == "anticheat"
+    assert "triton.knobs.runtime.launch_enter_hook" in result.reason
+
+
+def test_reaching_sys_modules_through_getattr_is_rejected_statically(verdicts):
+    result = rejected(verdicts, "add_pre_run_hook")
+    assert result.failed_stage == "anticheat"
+    assert "sys.modules" in result.reason and "line 15" in result.reason
+
+
+def test_a_candidate_cannot_write_outside_its_own_folder(mini_tasks, tmp_path):
+    """Writes into the judge's source, a run store, the judge's Triton cache and the user's
+    home are refused; the files stay as they were, and the verdict says why."""
+    import json
+
+    from geak_core.confinement import landlock_abi
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import cheat_code, judge_options
+
+    if not landlock_abi():
+        pytest.skip("this kernel offers no Landlock: the judge refuses to run (tested in test_sandbox.py)")
+    import geak_evaluator_triton.static_checks as judge_source
+
+    runs = tmp_path / "runs" / "run-1"
+    runs.mkdir(parents=True)
+    (runs / "summary.json").write_text("{}\n")
+    evaluator = TritonEvaluator(judge_options(workers=1, secret_seeds=0,
+                                              triton_cache_dir=str(tmp_path / "triton")))
+    cache_file = os.path.join(evaluator.children.cache_dir("reference"), "kept.json")
+    with open(cache_file, "w") as handle:
+        handle.write("{}\n")
+    home_file = os.path.expanduser(f"~/.geak-candidate-test-{os.getpid()}")
+    targets = [judge_source.__file__, str(runs / "summary.json"), cache_file, home_file]
+    before = {path: open(path, "rb").read() for path in targets[:3]}
+    code = cheat_code("add_writes_outside").replace("\nTARGETS = []\n", f"\nTARGETS = {json.dumps(targets)}\n")
+    try:
+        result = evaluator.evaluate(mini_tasks["add"], Candidate(id="writer", task_id="add", code=code))
+    finally:
+        evaluator.close()
+    assert {path: open(path, "rb").read() for path in before} == before
+    assert not os.path.exists(home_file)
+    assert not result.correct and result.failed_stage == "import", result.reason
+    assert "Permission denied" in result.reason and "sandbox refused" in result.reason, result.reason
+    assert "static_checks.py" in result.reason
+
+
+def test_dynamic_spellings_of_forbidden_attributes_are_caught():
+    from geak_evaluator_triton.static_checks import check_source
+
+    kernel = "import triton\n\n@triton.jit\ndef k(x):\n    pass\n"
+    caught = {
+        'import sys\nm = getattr(sys, "modules")': "sys.modules",
+        'import os\nf = vars(os)["system"]': "os.system",
+        'import os\nf = os.__dict__["fork"]': "os.fork",
+        'import os\nf = getattr(os, "sys" + "tem")': "computed name",
+        'import sys\nf = vars(sys)': "vars(sys)",
+        'f = getattr(check, "__globals__")': "__globals__",
+        'b = globals()["__builtins__"]': "'__builtins__' by name",
+    }
+    for code, expected in caught.items():
+        finding = check_source(kernel + code)
+        assert finding is not None and finding.stage == "anticheat", code
+        assert expected in finding.reason, (code, finding.reason)
+    for fine in ('import torch\nd = getattr(torch, "float16")', 'import os\nv = os.environ.get("X")',
+                 'g = globals()\nname = g.get("k")'):
+        assert check_source(kernel + fine) is None, fine

@@ -1,4 +1,4 @@
-"""The judge on a real GPU: timing, speedups and the side-stream cheat (skipped without a GPU)."""
+"""The judge on a real GPU: timing, speedups and the timing cheats (skipped without a GPU)."""
 
 from __future__ import annotations
 
@@ -73,11 +73,20 @@ def test_a_candidate_that_stops_working_once_timed_is_rejected(gpu_judge, mini_t
 
 
 def test_hardware_is_detected_from_the_device_name(gpu_judge):
+    """On every GPU: the profile whose patterns match the device's name is the one resolved,
+    and a device no bundled profile matches gets none (never another chip's peaks)."""
+    from geak_core.plugins import get_plugin_manager
+
     gpu_judge.runtime()
     profile = gpu_judge.resolve_hardware()
     name = torch.cuda.get_device_name(0)
-    if any(key in name for key in ("H100 80GB HBM3", "H200", "MI300X", "MI250", "MI210")):
-        assert profile is not None and profile.matches(name)
+    bundled = [spec.build(None) for spec in get_plugin_manager().components("hardware_profile").values()]
+    matching = [p for p in bundled if p.matches(name)]
+    print(name, "->", profile.name if profile else None)
+    if matching:
+        assert profile is not None and profile.name == matching[0].name
+    else:
+        assert profile is None
 
 
 def test_large_inputs_are_drawn_on_the_gpu_deterministically():
@@ -97,9 +106,9 @@ def test_large_inputs_are_drawn_on_the_gpu_deterministically():
 
 
 def test_the_queue_ahead_hold_is_calibrated_to_the_clock():
-    from geak_evaluator_triton.gputiming import _cycles_per_us
+    from geak_evaluator_triton.timed_calls import cycles_per_us
 
-    cycles = int(_cycles_per_us() * 200.0)
+    cycles = int(cycles_per_us() * 200.0)
     assert cycles > 0
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
@@ -111,8 +120,8 @@ def test_the_queue_ahead_hold_is_calibrated_to_the_clock():
 
 def test_timing_prepared_when_correct_costs_a_wrong_candidate_nothing(mini_tasks):
     """prepare_timing = when_correct (auto's choice for a busy judge): a wrong candidate
-    costs no reference timing runs; the correct one is checked, then checked and timed in a
-    second child."""
+    costs no reference timing runs; the correct one is timed in its own child once found
+    correct (the reference's timed runs and the baseline's timer are made ready then)."""
     from geak_core.components import EvalJob
     from geak_core.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
@@ -130,7 +139,7 @@ def test_timing_prepared_when_correct_costs_a_wrong_candidate_nothing(mini_tasks
     wrong, right = results["wrong"], results["right"]
     assert not wrong.correct and "reference.timing" not in wrong.phases, wrong.phases
     assert right.correct and right.performance_measured, (right.reason, right.performance_note)
-    assert "candidate.first_check" in right.phases and "reference.timing" in right.phases, right.phases
+    assert "timing.prepare" in right.phases, right.phases
     assert 0.5 < right.speedup < 2.0
 
 
@@ -162,3 +171,108 @@ def test_the_judge_learns_its_devices_without_creating_a_cuda_context():
     print(found)
     assert found["status"] == 0 and found["active"] == 0, found
     assert found["name"] == torch.cuda.get_device_name(0)
+
+
+# ---------------------------------------------------------------------------
+# Timing that a candidate cannot inflate (one fixture per class of cheat)
+# ---------------------------------------------------------------------------
+
+
+def _judge(judge, task, name, code=None):
+    from geak_core.model import Candidate
+    from judge_support import cheat_code
+
+    return judge.evaluate(task, Candidate(id=name, task_id=task.id, code=code or cheat_code(name)))
+
+
+def test_work_done_only_in_calls_that_look_different_is_caught(gpu_judge, mini_tasks):
+    result = _judge(gpu_judge, mini_tasks["add"], "add_idle_probe")
+    assert not result.correct and result.failed_stage == "anticheat", (result.reason, result.shapes)
+    assert "outputs of the timed calls" in result.reason
+    assert result.speedup is None
+
+
+def test_torch_compute_while_timed_is_rejected(gpu_judge, mini_tasks):
+    result = _judge(gpu_judge, mini_tasks["add"], "add_torch_when_timed")
+    assert not result.correct and result.failed_stage == "anticheat", result.reason
+    assert "while being timed" in result.reason and "aten.add" in result.reason
+
+
+def test_a_launch_hook_never_reaches_the_baseline(mini_tasks):
+    """Rejected at import for setting the hook; with the guards' verdict set aside (static
+    checks off cannot help here: the knob is checked at run time), the point is that the
+    baseline's latency did not move: it is timed in another process."""
+    result = _judge_fresh(mini_tasks["add"], "add_launch_hook")
+    assert not result.correct and "launch_enter_hook" in result.reason
+
+
+def test_hooks_on_the_baseline_kernel_find_no_baseline_to_slow_down(mini_tasks):
+    """With static checks off, the candidate looks for the baseline's module in its own
+    process: it is not there, so its speedup is an honest kernel's."""
+    result = _judge_fresh(mini_tasks["add"], "add_pre_run_hook", static_checks=False)
+    assert result.correct and result.performance_measured, (result.reason, result.performance_note)
+    assert 0.6 < result.speedup < 1.3, result.shapes
+
+
+def test_a_replayed_result_faster_than_the_hardware_is_rejected(gpu_judge, mini_tasks):
+    profile = gpu_judge.resolve_hardware()
+    if profile is None:  # a GPU no bundled profile knows: its measured copy bandwidth as the peak
+        import dataclasses
+
+        from geak_hw_nvidia_hopper.profiles import H100
+
+        profile = dataclasses.replace(H100, name="measured", peak_bandwidth_gbs=_copy_bandwidth_gbs())
+        gpu_judge.set_hardware(profile)
+    result = _judge(gpu_judge, mini_tasks["add"], "add_replay")
+    print(result.reason, [(s.case, s.roofline_fraction) for s in result.shapes])
+    assert "above_peak" in result.flags
+    assert not result.correct and result.failed_stage == "anticheat" and "device's peak" in result.reason
+
+
+def test_a_candidate_on_the_gpu_cannot_write_outside_its_folder(mini_tasks, tmp_path):
+    import json
+    import os
+
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import cheat_code, judge_options
+
+    project_file = os.path.join(os.path.dirname(__file__), "judge_support.py")
+    evaluator = TritonEvaluator(judge_options(mode="gpu", workers=1, rep_ms=50.0,
+                                              triton_cache_dir=str(tmp_path / "triton")))
+    cache_file = os.path.join(evaluator.children.cache_dir("reference"), "kept.json")
+    open(cache_file, "w").write("{}\n")
+    home_file = os.path.expanduser(f"~/.geak-gpu-candidate-test-{os.getpid()}")
+    targets = [project_file, cache_file, home_file]
+    before = {p: open(p, "rb").read() for p in targets[:2]}
+    code = cheat_code("add_writes_outside").replace("\nTARGETS = []\n", f"\nTARGETS = {json.dumps(targets)}\n")
+    try:
+        result = evaluator.evaluate(mini_tasks["add"], Candidate(id="writer", task_id="add", code=code))
+    finally:
+        evaluator.close()
+    assert {p: open(p, "rb").read() for p in before} == before and not os.path.exists(home_file)
+    assert not result.correct and "sandbox refused" in result.reason, result.reason
+
+
+def _judge_fresh(task, name, **options):
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import judge_options
+
+    evaluator = TritonEvaluator(judge_options(mode="gpu", workers=1, rep_ms=50.0, **options))
+    try:
+        return _judge(evaluator, task, name)
+    finally:
+        evaluator.close()
+
+
+def _copy_bandwidth_gbs() -> float:
+    source = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
+    target = torch.empty_like(source)
+    target.copy_(source)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(10):
+        target.copy_(source)
+    end.record()
+    torch.cuda.synchronize()
+    return 10 * 2 * source.numel() / (start.elapsed_time(end) * 1e-3) / 1e9

@@ -160,7 +160,7 @@ def test_the_first_two_spares_start_at_once_and_the_others_once_those_are_ready(
     children.runtime = Runtime("interpreter", "small", "cpu", None, slots)
     spawned: list[tuple[float, sandbox.SpareChild]] = []
 
-    def spawn(env, *, preload=(), isolate=False):  # a real spare whose start-up takes 0.5 s
+    def spawn(env, *, preload=(), isolate=False, **settings):  # a real spare whose start-up takes 0.5 s
         spare = sandbox.start_spare(env, preload=("time",), isolate=False)
         assert spare is not None
         spare.slow_until = time.monotonic() + 0.5  # type: ignore[attr-defined]
@@ -227,25 +227,23 @@ def test_each_gpu_child_gets_a_share_of_the_cpus_for_its_thread_pools():
 
 
 def test_cases_that_weigh_little_in_the_aggregate_need_less_precision():
-    from types import SimpleNamespace
+    from geak_evaluator_triton.timing_loop import MAX_CASE_CI, targets
 
-    from geak_evaluator_triton.gputiming import MAX_CASE_CI, Baseline
-
-    cases = [SimpleNamespace(name=n) for n in ("big", "small", "tiny")]
-    baseline = Baseline(None, cases, {}, 0, {"big": 9.0, "small": 0.99, "tiny": 0.01})
-    by_time = baseline.targets(0.005, "sum")
+    estimates = {"big": 9.0, "small": 0.99, "tiny": 0.01}
+    names = list(estimates)
+    by_time = targets(estimates, names, 0.005, "sum")
     assert by_time["big"] == pytest.approx(0.005 / math.sqrt(0.9))
     assert by_time["big"] < by_time["small"] < by_time["tiny"] == MAX_CASE_CI
     # The aggregate's error stays within the target: sqrt(sum (w_i e_i)^2) <= target.
     weights = {"big": 0.9, "small": 0.099, "tiny": 0.001}
     assert math.sqrt(sum((weights[n] * by_time[n]) ** 2 for n in weights)) <= 0.005
-    equal = baseline.targets(0.005, "equal")
+    equal = targets(estimates, names, 0.005, "equal")
     assert list(equal.values()) == pytest.approx([0.005 * math.sqrt(3)] * 3)
-    assert baseline.targets(0.0, "sum") == {"big": 0.0, "small": 0.0, "tiny": 0.0}
+    assert targets(estimates, names, 0.0, "sum") == {"big": 0.0, "small": 0.0, "tiny": 0.0}
 
 
 def test_the_median_interval_shrinks_with_samples_and_needs_six():
-    from geak_evaluator_triton.gputiming import median_interval
+    from geak_evaluator_triton.timed_calls import median_interval
 
     assert math.isinf(median_interval([1.0] * 5))
     noisy = sorted(1.0 + 0.01 * ((i * 37) % 11 - 5) for i in range(200))
@@ -254,39 +252,8 @@ def test_the_median_interval_shrinks_with_samples_and_needs_six():
     assert median_interval([2.0] * 40) == 0.0
 
 
-class _Event:
-    """A completed CUDA event pair's start, as far as Latencies reads it."""
-
-    reads = 0
-
-    def __init__(self, ms: float) -> None:
-        self.ms = ms
-
-    def elapsed_time(self, end: object) -> float:
-        _Event.reads += 1
-        return self.ms
-
-
-def test_each_timed_call_is_read_once_and_the_latencies_stay_sorted():
-    from geak_evaluator_triton.gputiming import Latencies, median_interval
-
-    _Event.reads = 0
-    side = Latencies()
-    values = [1.0 + 0.01 * ((i * 37) % 11 - 5) for i in range(200)]
-    looks = []
-    for index, value in enumerate(values, 1):
-        side.add(_Event(value), None)
-        if index % 8 == 0:  # the loop's look every CHECK_EVERY repetitions
-            looks.append(median_interval(side.collect()))
-    assert _Event.reads == 200  # one read per call, not one per call per look
-    assert side.collect() == sorted(values) and len(side.collect()) == 200
-    assert looks[-1] == median_interval(sorted(values))
-    side.add(_Event(0.5), None)
-    assert len(side.collect()) == 201 and side.collect()[0] == 0.5
-
-
 def test_only_the_first_timed_case_gets_the_full_warm_up():
-    from geak_evaluator_triton.gputiming import LATER_WARMUP_SHARE, warmup_for
+    from geak_evaluator_triton.timed_calls import LATER_WARMUP_SHARE, warmup_for
 
     assert warmup_for(10.0, 0) == 10.0
     assert warmup_for(10.0, 1) == warmup_for(10.0, 6) == 10.0 * LATER_WARMUP_SHARE < 10.0
@@ -441,24 +408,23 @@ def test_a_failing_prefetch_is_left_for_make_inputs_to_report():
     prefetch(object(), None, 0)  # a harness without the hook
 
 
-def test_timing_prefetches_both_sides_inputs_before_the_judge_holds_the_device():
+def test_timing_prefetches_the_sides_inputs_before_the_judge_holds_the_device():
     from types import SimpleNamespace
 
-    from geak_evaluator_triton.gputiming import Baseline, await_timing
+    from geak_evaluator_triton.timed_calls import await_timing
 
     events: list = []
     cases = [SimpleNamespace(name=n) for n in ("p0", "p1")]
-    baseline = Baseline(None, cases, {}, seed=11)
     channel = _Channel(events, [{"prepare": {"seed": 99}}, {"time": {"seed": 99}}])
-    assert await_timing(channel, _PrefetchingHarness(events), baseline) == 99
+    assert await_timing(channel, _PrefetchingHarness(events), cases) == 99
     assert events == [
         ("received", "prepare", None),
-        ("prefetch", "p0", 11), ("prefetch", "p0", 99), ("prefetch", "p1", 11), ("prefetch", "p1", 99),
+        ("prefetch", "p0", 99), ("prefetch", "p1", 99),
         ("sent", "prepared", None), ("received", "time", None),
     ]
     aborted = _Channel([], [{"prepare": {"seed": 99}}, {"abort": True}])
-    assert await_timing(aborted, _PrefetchingHarness([]), baseline) is None
-    assert await_timing(_Channel([], [{"abort": True}]), _PrefetchingHarness([]), baseline) is None
+    assert await_timing(aborted, _PrefetchingHarness([]), cases) is None
+    assert await_timing(_Channel([], [{"abort": True}]), _PrefetchingHarness([]), cases) is None
 
 
 def test_a_gated_run_frees_the_device_before_its_outputs_travel():

@@ -14,6 +14,7 @@ child ends.
 from __future__ import annotations
 
 import contextlib
+import queue
 import threading
 import time
 from collections import deque
@@ -195,7 +196,9 @@ class CandidateFrames(FrameHandler):
     """Reads a candidate child's frames as they arrive and builds the verdict."""
 
     def __init__(self, task: Task, ref: ReferenceRun, plan: Plan, options: TritonEvaluatorOptions,
-                 gating: Gating, timing_wanted: bool, run_child: Any, live: Any = None) -> None:
+                 gating: Gating, timing_wanted: bool, run_child: Any, live: Any = None,
+                 prepare_timing: Callable[[ReferenceRun], tuple[Any, str]] | None = None,
+                 loop: dict[str, Any] | None = None) -> None:
         self.task = task
         self.ref = ref
         # A PendingReference while the reference still runs beside this child: ``ref`` is its
@@ -214,14 +217,20 @@ class CandidateFrames(FrameHandler):
         self.verdict = Verdict()
         self.timing_errors = Verdict()  # failures while timing: no speed, but still correct
         self.runs: list[dict[str, Any]] = []  # digests, or whole frames when a custom compare needs them
-        self.timings: list[dict[str, Any]] = []
+        self.timings: list[dict[str, Any]] = []  # one record per timed case (timing.run_session)
+        # Makes the reference's timed outputs and the baseline's timer ready: (timer, why not).
+        self.prepare_timing = prepare_timing
+        self.loop = loop or {}
+        self.timer: Any = None
+        self.untimed = ""  # why a correct candidate was not timed (not its fault)
+        self.timing_inbox: queue.Queue[Any] = queue.Queue()
+        self._session: threading.Thread | None = None
         self.imported = self.aborted = self.failed_run = False
         self.current: dict[str, Any] | None = None
         self.checked_at: float | None = None
         self.timing_granted = False
         self.replier: Replier | None = None
         self.judge_error: JudgeError | None = None
-        self.warmup_failed: str | None = None
         self._settled = False
         self._final: Verdict | None = None
         self.started = time.monotonic()
@@ -243,12 +252,6 @@ class CandidateFrames(FrameHandler):
     # -- frames -------------------------------------------------------------
 
     def on_setup_error(self, frame: dict[str, Any]) -> Any:
-        if frame.get("where") == "reference warm-up":
-            # Not the candidate's doing (it is not even imported yet): the judge checks it
-            # again in a child that does not time (a GPU error may have spoilt this one).
-            self.gating.release()
-            self.warmup_failed = f"the timing baseline failed its warm-up: {describe_exception(frame)}"
-            return frame
         raise JudgeError(f"the harness of {self.task.key} failed in the candidate's process: "
                          f"{describe_exception(frame)}\n{frame.get('error', '')}")
 
@@ -270,19 +273,13 @@ class CandidateFrames(FrameHandler):
         self.replier.send(ABORT if self.aborted else dict(self.plan))
         return frame
 
-    def on_warmed(self, frame: dict[str, Any]) -> Any:
-        self.gating.release()
-        self.phases["warmup"] = float(frame.get("warm_s") or 0.0)
-        return frame
-
     def on_start(self, frame: dict[str, Any]) -> Any:
         self._raise_comparison_error()  # the child is stopped rather than let run on
-        warm_up = frame.get("stage") == "warm-up"
-        self.current = None if warm_up else frame
+        self.current = frame
         if self.plan.get("gate"):
             assert self.replier is not None
             if self.gating.shared_runs:
-                self.gating.hold_shared(self.replier, capped=not warm_up)
+                self.gating.hold_shared(self.replier)
             self.replier.send(GO)
         return frame
 
@@ -293,11 +290,10 @@ class CandidateFrames(FrameHandler):
         return frame
 
     def on_error(self, frame: dict[str, Any]) -> Any:
-        self.gating.release()
-        if frame.get("stage") == "timing":
-            self.timing_errors.fail("timing", f"timing failed on case {frame.get('case')!r}: "
-                              f"{describe_exception(frame)}", frame.get("error"))
+        if frame.get("stage") == "timing":  # the timing session reads it
+            self.timing_inbox.put(frame)
             return frame
+        self.gating.release()
         self.failed_run = True
         rerun = " (second run of the determinism check)" if frame.get("rerun") else ""
         self.verdict.fail("run", f"{where(frame)}{rerun} raised {describe_exception(frame)}", frame.get("error"))
@@ -368,11 +364,20 @@ class CandidateFrames(FrameHandler):
                 return frame
         self._await_comparisons()
         self.settle()
-        if self.verdict.failures or not self.timing_wanted or self.ref.timing_seed is None:
+        if self.verdict.failures or not self.timing_wanted:
             self.replier.send(ABORT)
             return frame
-        # The seed first, with the device not held: the child draws both sides' inputs
-        # on the host (Harness.prefetch), then says it is prepared.
+        if self.prepare_timing is not None:
+            began = time.monotonic()
+            with self.replier.judge_waiting():  # the reference's timed runs, the baseline's timer
+                self.timer, self.untimed = self.prepare_timing(self.ref)
+            self.phases["timing_wait"] = time.monotonic() - began
+        if self.untimed or self.timer is None or self.ref.timing_seed is None or not self.ref.timed:
+            self.untimed = self.untimed or "the reference could not be timed"
+            self.replier.send(ABORT)
+            return frame
+        # The seed first, with the device not held: the child draws its inputs on the host
+        # (Harness.prefetch), then says it is prepared.
         self.replier.send({"prepare": {"seed": self.ref.timing_seed}})
         return frame
 
@@ -382,23 +387,46 @@ class CandidateFrames(FrameHandler):
         self.gating.hold_exclusive(self.replier)
         self.timing_granted = True
         self.replier.send({"time": {"seed": self.ref.timing_seed}})
+        self._session = threading.Thread(target=self._time, name="geak-timing", daemon=True)
+        self._session.start()
         return frame
 
-    def on_timing(self, frame: dict[str, Any]) -> Any:
-        self.timings.append(frame)
-        return frame
+    def _time(self) -> None:
+        """The timing session (its own thread: the child's answers come through this reader)."""
+        from geak_evaluator_triton.timing import RemoteSide, TimingError, run_session
 
-    def on_timed(self, frame: dict[str, Any]) -> Any:
-        """Timing is over: the device goes to the next candidate while the outputs travel."""
-        self.gating.release()
-        return frame
+        assert self.replier is not None
+        timer = self.timer
+        candidate = RemoteSide(self.replier, self.timing_inbox, True, "the candidate")
+        try:
+            with timer.lock:
+                baseline = RemoteSide(timer.frames.replier, timer.frames.inbox, False, "the baseline's timer",
+                                      self.options.reference_timeout_s)
+                try:
+                    baseline._ask({"session": {"flush_bytes": self.loop.get("flush_bytes", 0)}}, "session_ready")
+                    self.timings, problem = run_session(self.ref, self.options, self.loop, baseline, candidate,
+                                                        int(self.ref.timing_seed), timer.frames.estimates,
+                                                        self.timing_errors)
+                except TimingError as exc:
+                    problem = str(exc)
+                if problem:
+                    self.untimed = problem
+                    timer.close()  # in an unknown state: the next session starts another
+                else:
+                    timer.frames.replier.send({"done": True})
+        except Exception as exc:  # the judge's own failure: no speed, said why
+            self.untimed = f"timing failed in the judge: {type(exc).__name__}: {exc}"
+        finally:
+            self.replier.send({"done": True})
+            self.gating.release()
 
-    def on_timing_outputs(self, frame: dict[str, Any]) -> Any:
-        for timing in self.timings:
-            if timing["case"] == frame.get("case") and timing["seed"] == frame.get("seed"):
-                timing["outputs"] = frame.get("outputs")
-                timing["has_outputs"] = True
-        return {k: v for k, v in frame.items() if k != "outputs"}
+    def on_other(self, frame: dict[str, Any]) -> Any:
+        """Timing frames (``case_ready``, ``block``, ``case_done``) go to the session; only
+        what the verdict needs of them is kept."""
+        if frame.get("kind") in ("case_ready", "block", "case_done"):
+            self.timing_inbox.put(frame)
+            return {"kind": frame["kind"]}
+        return None
 
     # -- a reference running beside this child ----------------------------------
 
@@ -483,6 +511,11 @@ class CandidateFrames(FrameHandler):
         asked again, the same verdict."""
         if self._final is not None:
             return self._final
+        if self._session is not None:  # the child has ended: a session still waiting learns it
+            from geak_evaluator_triton.timing import END
+
+            self.timing_inbox.put(END)
+            self._session.join()
         self.gating.release()
         self.comparisons.drain()
         self.comparisons.close()

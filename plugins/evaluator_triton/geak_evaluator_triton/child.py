@@ -7,9 +7,10 @@
                ready, and only then receives the seeds and cases to run;
                streams outputs and guard findings back. Never sees expected
                outputs. On a GPU, once every run is done and the judge has
-               found them correct, the same process times the candidate
-               against the reference (``gputiming``): one start-up and one
-               compile serve both.
+               found them correct, the same process is timed (``timed_calls``),
+               block by block against the baseline in the judge's trusted
+               timer child (``baseline_timer``): one start-up and one compile
+               serve both.
 ``compare``    runs a harness's own ``compare`` hook on outputs the judge
                sends (a trusted process: harness only, no candidate).
 
@@ -438,25 +439,14 @@ def run_plan(
                 if plan.get("gate"):
                     # The outputs on the host, then the device is free for the others while
                     # they travel to the judge (a pipe, no device work).
+                    from geak_evaluator_triton.timed_calls import to_host
+
                     for key in ("outputs", "rerun", "oracle"):  # a reference's oracle too
                         if key in frame:
                             frame[key] = to_host(frame[key])
                     channel.send({"kind": "ran", **where})
                 channel.send({"kind": "run", **where, **frame})
     return True
-
-
-def to_host(value: Any) -> Any:
-    """``value`` with every tensor in it copied to the host (the structure kept)."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: to_host(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_host(v) for v in value)
-    return value
 
 
 def row_noise(outputs: Any, oracle: Any) -> Any:
@@ -561,7 +551,7 @@ class CandidateGuard:
         }
 
 
-def prepare_candidate(task: Any, code: str, harness: Any, log: Any, extra_watch: dict[str, Any] | None = None) -> tuple[Any, Any, dict[str, Any]]:
+def prepare_candidate(task: Any, code: str, harness: Any, log: Any) -> tuple[Any, Any, dict[str, Any]]:
     """Write, snapshot, import; returns (module or None, guard, imported-frame)."""
     from geak_evaluator_triton.guards import (
         ComputeMonitor,
@@ -580,8 +570,6 @@ def prepare_candidate(task: Any, code: str, harness: Any, log: Any, extra_watch:
     snapshot = IdentitySnapshot()
     snapshot.take_defaults(is_interpreter())
     watch_module(snapshot, "harness", sys.modules[type(harness).__module__])
-    for label, module in (extra_watch or {}).items():
-        watch_module(snapshot, label, module)
     threads = ThreadWatch()
     files = {
         "candidate": path,
@@ -607,14 +595,15 @@ def prepare_candidate(task: Any, code: str, harness: Any, log: Any, extra_watch:
 def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Import the candidate under guards, handshake for the plan, run it; then time it if asked.
 
-    With ``args["timing"]`` (GPU only) the timing baseline (the reference, or the
-    task's ``timing_baseline``) is imported and warmed *before* the candidate
-    exists, under the reference's Triton cache; after the last run the child
-    says ``checked`` and waits: the judge answers with the timing seed only if
-    every run was correct, and only once it holds the device exclusively.
+    With ``args["timing"]`` (GPU only), after the last run the child says
+    ``checked`` and waits: the judge answers with the secret timing seed only if
+    every run was correct; the child draws its inputs for it on the host and
+    says ``prepared``; once the judge holds the device exclusively it answers the
+    judge's timing commands (``timed_calls.serve``) with the guarded entry points,
+    block by block, alternating with the baseline's timer, another process.
     """
-    from geak_evaluator_triton import gputiming
     from geak_evaluator_triton.guards import guard_entry_points
+    from geak_evaluator_triton.timed_calls import TimedSide, await_timing, cycles_per_us, serve
 
     log = setup_runtime()
     task = load_task(args["task"])
@@ -625,28 +614,10 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     except Exception as exc:
         channel.send(error_frame("setup_error", exc))
         return {"ok": False}
-    baseline = None
-    if timing:
-        for name in timing["cases"]:
-            prefetch(harness, cases[name], timing["reference_seed"])
-        if timing.get("gate"):  # the warm-up runs on the device too: wait for it like a run
-            channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": timing["reference_seed"]})
-            if channel.receive().get("abort"):
-                return {"ok": False}
-        began = time.perf_counter()
-        try:
-            baseline = gputiming.Baseline.warm(task, harness, [cases[n] for n in timing["cases"]],
-                                               timing["reference_seed"])
-        except Exception as exc:
-            channel.send(error_frame("setup_error", exc, where="reference warm-up"))
-            return {"ok": False}
-        channel.send({"kind": "warmed", "warm_s": round(time.perf_counter() - began, 4)})
-        gputiming.set_cache_dir(timing["candidate_cache"])
     if not is_interpreter():
         COMPILE_RELEASE.install()  # before the candidate exists; active only in gated runs
     began = time.perf_counter()
-    module, guard, frame = prepare_candidate(
-        task, args["code"], harness, log, extra_watch={"reference": baseline.module} if baseline else None)
+    module, guard, frame = prepare_candidate(task, args["code"], harness, log)
     frame["import_s"] = round(time.perf_counter() - began, 4)
     channel.send(frame)
     if module is None or frame["contract"] or frame["violations"]:
@@ -657,18 +628,27 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     guarded = guard_entry_points(module, task.entry_points, guard.monitor)
     hide = {guard.files["candidate"]: "candidate.py"}
     ok = run_plan(task, harness, guarded, cases, plan, channel, guard, hide=hide)
-    if not ok or baseline is None:
+    if not ok or not timing:
         return {"ok": ok}
     # The channel's own clocks: encoding and writing frames (outputs copied off the device
     # included), and waiting for the judge's answers (device gate, comparisons).
     channel.send({"kind": "checked", "sent_s": round(getattr(channel, "sent_s", 0.0), 4),
                   "waited_s": round(getattr(channel, "waited_s", 0.0), 4)})
-    seed = gputiming.await_timing(channel, harness, baseline)
+    seed = await_timing(channel, harness, [cases[n] for n in timing["cases"]])
     if seed is None:
         return {"ok": True}
-    timed = gputiming.time_cases(channel, task, harness, baseline, module, guard, log, timing["options"],
-                                 seed, hide)
-    return {"ok": timed}
+    import torch
+
+    flush_bytes = int(timing["options"].get("flush_bytes") or 0)
+    flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda") if flush_bytes else None
+    side = TimedSide(harness, guarded, flush, cycles_per_us(), log=log, own_file=guard.files["candidate"],
+                     sample=bool(timing.get("sample")))
+
+    def checks() -> dict[str, Any]:
+        return {"violations": guard.violations(), "compute": guard.monitor.take()[:20]}
+
+    serve(channel, side, task, cases, hide, checks)
+    return {"ok": True}
 
 
 def compare(args: dict[str, Any], channel: Any) -> list[Any]:

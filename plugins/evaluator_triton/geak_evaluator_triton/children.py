@@ -1,13 +1,27 @@
-"""Starting the judge's children: sandbox settings, Triton caches, what a child is told."""
+"""Starting the judge's children: sandbox settings, Triton caches, what a child is told.
+
+Every child is confined (``geak_core.confinement``) unless the options say
+``confinement = "none"``: it may write only its private directory and its
+Triton cache, which is the reference's for the judge's trusted children
+(reference, timer, eager, compare) and one of the candidate's own for a
+candidate (``candidates/<hash of its code>``: what one candidate compiled
+cannot reach another, while the same code judged again finds its kernels).
+On a GPU, a child's CUDA context is created before it confines itself (the
+driver needs what a confined process may not touch): spares do it while they
+wait, and a child started for a job preloads the same module.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import threading
 import time
 from typing import Any
 
+from geak_core.confinement import Confinement
+from geak_core.limits import ChildLimits, physical_memory_mb
 from geak_core.sandbox import SandboxResult, SpareChild, run_sandboxed, start_spare
 from geak_core.tasks import Task
 
@@ -88,7 +102,10 @@ class Children:
         env = dict(slot.env)
         if slot.gate.lock_file:  # the spare creates its CUDA context outside any timing (warm.py)
             env[DEVICE_LOCK_VARIABLE] = slot.gate.lock_file
-        spare = start_spare(env, preload=PRELOAD, isolate=bool(self.runtime and self.runtime.isolate))
+        # Triton's driver helpers, compiled once by a spare's preload, in the trusted cache.
+        env["TRITON_CACHE_DIR"] = self.cache_dir("reference")
+        spare = start_spare(env, preload=PRELOAD, isolate=bool(self.runtime and self.runtime.isolate),
+                            limits=self.limits(), env_allow=tuple(self.options.child_env_allow))
         if spare is None:
             return None
         with self._spare_lock:
@@ -127,6 +144,31 @@ class Children:
         os.makedirs(path, mode=0o700, exist_ok=True)
         return path
 
+    def candidate_cache(self, code: str) -> str:
+        """The Triton cache of one candidate's code (the only one its child may write)."""
+        digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        return self.cache_dir(os.path.join("candidates", digest))
+
+    def limits(self) -> ChildLimits:
+        options = self.options
+        memory = options.child_memory_mb or max(8192, physical_memory_mb() // 2)
+        return ChildLimits(memory_mb=memory, processes=options.child_processes,
+                           open_files=options.child_open_files, file_mb=options.child_file_mb)
+
+    def confinement(self, cache: str, args: Any) -> Confinement | None:
+        """What a child may touch: its cache writable; the on-disk reference outputs hidden;
+        the task's own files visible wherever they are."""
+        if self.options.confinement == "none":
+            return None
+        hidden = [self.options.reference_cache_dir] if self.options.reference_cache_dir else []
+        visible = [self.cache_dir("reference") if cache != self.cache_dir("reference") else cache]
+        task = args.get("task") if isinstance(args, dict) else None
+        for key in ("reference", "timing_baseline"):
+            path = (task or {}).get(key)
+            if path and os.path.isabs(path):
+                visible.append(os.path.dirname(path))
+        return Confinement(writable=[cache], hidden=hidden, visible=visible + list(self.options.extra_pythonpath))
+
     def sys_path(self) -> list[str]:
         extra = [os.path.abspath(p) for p in self.options.extra_pythonpath]
         return extra + [p for p in sys.path if p not in extra]
@@ -140,11 +182,12 @@ class Children:
         """
         entry = job if ":" in job else f"{CHILD}:{job}"
         child_env = dict(env)
-        child_env["TRITON_CACHE_DIR"] = self.cache_dir(cache)
+        cache_path = cache if os.path.isabs(cache) else self.cache_dir(cache)
+        child_env["TRITON_CACHE_DIR"] = cache_path
         child_env["TRITON_CACHE_AUTOTUNING"] = "1" if self.options.autotune_cache else None
         spare, owner = self._take_spare(slot)
         try:
-            return self._run(entry, args, child_env, timeout, on_message, spare)
+            return self._run(entry, args, child_env, timeout, on_message, spare, self.confinement(cache_path, args))
         finally:
             if slot is not None and self.use_spares():
                 self._replenish(slot)  # after the job, so the new spare does not compete with it
@@ -152,7 +195,8 @@ class Children:
                     self._replenish(owner)
 
     def _run(self, entry: str, args: Any, child_env: dict[str, str | None], timeout: float, on_message: Any,
-             spare: SpareChild | None) -> SandboxResult:
+             spare: SpareChild | None, confine: Confinement | None) -> SandboxResult:
+        gpu = self.runtime is not None and self.runtime.mode == "gpu"
         return run_sandboxed(
             entry,
             args,
@@ -166,6 +210,10 @@ class Children:
             spare=spare,
             job_env={k: str(v) for k, v in child_env.items()
                      if k in ("TRITON_CACHE_DIR", "TRITON_CACHE_AUTOTUNING") and v is not None},
+            limits=self.limits(),
+            confine=confine,
+            env_allow=tuple(self.options.child_env_allow),
+            preload=PRELOAD if gpu else (),
         )
 
     def for_task(self, task: Task, slot: Slot) -> Any:

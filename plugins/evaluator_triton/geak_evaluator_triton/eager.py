@@ -14,9 +14,9 @@ in the background when the first candidate of the task is checked (its
 verdict waits for it only if its own timing ends first), a child of its own (the harness,
 the timing baseline and the eager code; no candidate code) warms the baseline
 and times eager against it with the candidate's own timing loop
-(``gputiming.time_cases``: calls interleaved, caches flushed, medians; the
-baseline on seed A, eager on the secret timing seed), holding the device
-exclusively. Its per-case ratio eager / baseline, measured side by side, scales
+(``timing_loop.time_case``: blocks of calls alternating, caches flushed,
+medians; the baseline on seed A, eager on the secret timing seed), holding the
+device exclusively. Its per-case ratio eager / baseline, measured side by side, scales
 each timed shape of a verdict: ``eager_ms = reference_ms * ratio``. A shape's
 speedup against eager is thus its speedup over the baseline, measured side by
 side in the candidate's child, times that ratio: no latency measured in one
@@ -210,7 +210,7 @@ class EagerStore:
         started = time.monotonic()
         options = self.children.options
         sharing = runtime.shares_device(slot)
-        request = timing_request(ref, options, profile, self.children.cache_dir("reference"))
+        request = timing_request(ref, options, profile)
         request["gate"] = sharing
         frames = EagerFrames(Gating(slot, shared_runs=sharing), ref.timing_seed)
         args = {"task": task_payload(task), "case_set": runtime.case_set, "timing": request}
@@ -381,16 +381,6 @@ class EagerHarness:
 EAGER = object()  # the "module" EagerHarness.run computes eagerly
 
 
-class _Trusted:
-    """Stands for the candidate's guard in the timing loop: both sides are trusted code."""
-
-    files = {"candidate": ""}
-
-    @staticmethod
-    def violations() -> list[str]:
-        return []
-
-
 def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Child entry point: eager once per listed (case, seed) (``args["runs"]``), or, with
     ``args["timing"]`` (GPU), eager timed against the warmed baseline."""
@@ -406,7 +396,7 @@ def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         synchronize,
     )
 
-    log = setup_runtime()
+    setup_runtime()
     task = load_task(args["task"])
     try:
         harness = load_harness(task)
@@ -449,28 +439,69 @@ def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     if not runnable:
         channel.send({"kind": "warmed"})  # the device is free again
         return {"ok": True}
-    return {"ok": _time(channel, task, harness, side, module, runnable, timing, log)}
+    return {"ok": _time(channel, task, harness, side, module, runnable, timing)}
 
 
 def _time(channel: Any, task: Any, harness: Any, side: Any, module: Any, cases: list[Any],
-          timing: dict[str, Any], log: Any) -> bool:
+          timing: dict[str, Any]) -> bool:
     """Warm the baseline (the device held shared since eager's first calls), then, once
-    the judge holds the device exclusively, time eager against it."""
-    from geak_evaluator_triton import gputiming
-    from geak_evaluator_triton.child import error_frame
+    the judge holds the device exclusively, time eager against it with the judge's loop
+    (``timing_loop.time_case``), both sides in this trusted process."""
+    import torch
 
+    from geak_evaluator_triton.child import (
+        REFERENCE_MODULE,
+        error_frame,
+        import_file,
+        resolve_reference,
+    )
+    from geak_evaluator_triton.timed_calls import (
+        LocalSide,
+        TimedSide,
+        await_timing,
+        cycles_per_us,
+        warm_module,
+    )
+    from geak_evaluator_triton.timing_loop import targets, time_case
+
+    seed_a = timing["reference_seed"]
     try:
-        baseline = gputiming.Baseline.warm(task, harness, cases, timing["reference_seed"])
+        baseline = import_file(REFERENCE_MODULE, task.timing_baseline or resolve_reference(task, harness))
+        estimates = warm_module(harness, task, baseline, cases, seed_a)
     except Exception as exc:
         channel.send(error_frame("setup_error", exc, where="baseline warm-up"))
         return False
     channel.send({"kind": "warmed"})
     channel.send({"kind": "checked"})  # nothing to check: waiting for the device alone
-    seed = gputiming.await_timing(channel, side, baseline)
+    seed = await_timing(channel, harness, cases)
     if seed is None:
         return True
-    return gputiming.time_cases(channel, task, side, baseline, module, _Trusted(), log, timing["options"],
-                                seed, {})
+    loop = timing["options"]
+    flush = (torch.empty(int(loop["flush_bytes"]) // 4, dtype=torch.int32, device="cuda")
+             if loop.get("flush_bytes") else None)
+    cycles = cycles_per_us()
+    by_name = {c.name: c for c in cases}
+    base = LocalSide(TimedSide(harness, baseline, flush, cycles), task, by_name)
+    eager = LocalSide(TimedSide(side, module, flush, cycles, keep_last=True), task, by_name)
+    aims = targets(estimates, list(by_name), float(loop.get("target_ci") or 0.0), str(loop.get("weighting", "sum")))
+    from geak_evaluator_triton.timed_calls import warmup_for
+
+    outputs = []
+    for index, case in enumerate(cases):
+        try:
+            record = time_case(base, eager, case.name, seed_a, seed, loop, aims[case.name],
+                               warmup_for(float(loop["warmup_ms"]), index))
+        except Exception as exc:
+            channel.send(error_frame("error", exc, stage="timing", case=case.name, seed=seed))
+            continue
+        record.pop("tallies")
+        ended = record.pop("ended")
+        channel.send({"kind": "timing", "case": case.name, "seed": seed, **record})
+        outputs.append((case.name, ended["other"].get("outputs")))
+    channel.send({"kind": "timed"})  # the device is free again; the outputs travel after
+    for name, value in outputs:
+        channel.send({"kind": "timing_outputs", "case": name, "seed": seed, "outputs": value})
+    return True
 
 
 __all__ = ["EagerCase", "EagerStore", "EagerTimes", "apply_eager", "eager_is_baseline", "eager_job"]

@@ -9,9 +9,10 @@ Nothing here runs candidate code. Per candidate the judge
    the import learns which seeds and cases to run; it streams outputs back and
    the judge compares each run as it arrives (``candidate_run``, ``comparison``;
    harnesses that override ``compare`` have their hook run in a trusted child);
-4. on a GPU, lets the same child time a correct candidate against the reference
-   once it holds the device exclusively, then checks the timed outputs
-   (``gputiming`` in the child, ``timing`` here).
+4. on a GPU, times a correct candidate in the same child against the baseline
+   in the task's trusted timer child, block by block, once it holds the device
+   exclusively, then checks the timed calls (``timed_calls`` in the children,
+   ``timing_loop`` and ``timing`` here, ``baseline_timer`` for the timer).
 
 Several candidates are checked on one GPU at once (``candidates_per_gpu``
 slots per device, ``max_parallel`` in all); timing never shares the device
@@ -31,10 +32,12 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
 from geak_core.components import EvalJob, HardwareProfile
+from geak_core.confinement import landlock_abi
 from geak_core.model import Candidate, EvalResult
 from geak_core.sandbox import SandboxResult, namespaces_available
 from geak_core.tasks import Task
 
+from geak_evaluator_triton.baseline_timer import TimerPool
 from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
 from geak_evaluator_triton.child import device_facts, is_interpreter
 from geak_evaluator_triton.children import Children, task_payload
@@ -46,7 +49,7 @@ from geak_evaluator_triton.performance import INTERPRETER_NOTE, match_profile, s
 from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
 from geak_evaluator_triton.references import ReferenceRun
 from geak_evaluator_triton.static_checks import check_source
-from geak_evaluator_triton.timing import apply_timing, timing_request
+from geak_evaluator_triton.timing import apply_timing, loop_options, timing_request
 from geak_evaluator_triton.verdict import trim_traceback
 
 __all__ = ["JudgeError", "TritonEvaluator"]
@@ -92,6 +95,7 @@ class TritonEvaluator:
         # The last draw is the timing seed: no correctness run ever uses it.
         self.references = ReferenceStore(self.children, draws[:-1], draws[-1])
         self.eager = EagerStore(self.children, self.references)  # speedups against PyTorch eager
+        self.timers = TimerPool(self.children)  # the baselines' trusted timers
 
     # -- configuration ------------------------------------------------------
 
@@ -154,7 +158,7 @@ class TritonEvaluator:
                 raise JudgeError(self._runtime_error)
             try:
                 self._runtime = self._resolve_runtime()
-                self._runtime.isolate = self._resolve_isolation(self._runtime.mode)
+                self._runtime.isolate = self._resolve_isolation()
             except JudgeError as exc:
                 self._runtime_error = str(exc)
                 raise
@@ -191,15 +195,20 @@ class TritonEvaluator:
         slots = gpu_slots(vendor, visible, self.options.candidates_per_gpu, self.options.runs_per_gpu)
         return Runtime("gpu", case_set, probe["devices"][0]["name"], vendor, slots, probe)
 
-    def _resolve_isolation(self, mode: str) -> bool:
+    def _resolve_isolation(self) -> bool:
+        if self.options.confinement != "none" and landlock_abi() < 1:
+            raise JudgeError("this kernel offers no Landlock (Linux 5.13 or later with Landlock enabled), so "
+                             "candidates' children cannot be confined: the judge refuses to run untrusted "
+                             "code. Set the evaluator option confinement = \"none\" to judge without it "
+                             "(a candidate can then write anywhere your user can)")
         choice = self.options.isolation
         if choice == "none":
             return False
         available = namespaces_available()
         if choice == "namespaces" and not available:
-            raise JudgeError("isolation 'namespaces' was requested but 'unshare --user --pid --net' "
-                             "does not work here (util-linux missing or user namespaces disabled)")
-        return available and (choice == "namespaces" or mode == "interpreter")
+            raise JudgeError("isolation 'namespaces' was requested but this kernel refuses this user new "
+                             "user, PID and network namespaces (unprivileged user namespaces disabled?)")
+        return available
 
     def _probe(self, env: dict[str, str | None]) -> dict[str, Any]:
         """What the devices are. Asked here, of the driver (properties only, no CUDA
@@ -344,6 +353,7 @@ class TritonEvaluator:
 
     def close(self) -> None:
         self.references.clear()
+        self.timers.close()
         self.children.close()
         for slot in self._runtime.slots if self._runtime is not None else []:
             if slot.gate.lock_file and os.path.exists(slot.gate.lock_file):
@@ -356,20 +366,39 @@ class TritonEvaluator:
                       profile: HardwareProfile | None = None, timing: bool = True,
                       live: PendingReference | None = None) -> tuple[CandidateFrames, SandboxResult]:
         """One candidate child: its plan, its frames as read, how it ended. ``live``: the
-        reference still runs, ``ref`` is its provisional run (``_overlapped``)."""
+        reference still runs, ``ref`` is its provisional run (``_overlapped``). A correct
+        candidate is timed in the same child (``timing``, on a GPU): the reference's timed
+        outputs and the baseline's timer are made ready once it is found correct, if they
+        are not already."""
         timed = ref.timed if runtime.mode == "gpu" and timing else []
         sharing = runtime.shares_device(slot)
         plan = correctness_plan(ref, self.options, gate=runtime.mode == "gpu" and sharing)
         frames = CandidateFrames(task, ref, plan, self.options, Gating(slot, shared_runs=sharing),
                                  timing_wanted=bool(timed), run_child=self.children.for_task(task, slot),
-                                 live=live)
+                                 live=live, loop=loop_options(self.options, profile),
+                                 prepare_timing=lambda final: self._prepare_timing(task, runtime, slot, final))
         args: dict[str, Any] = {"task": task_payload(task), "code": candidate.code, "case_set": runtime.case_set}
         if timed:
-            args["timing"] = timing_request(ref, self.options, profile, self.children.cache_dir("candidate"))
-            args["timing"]["gate"] = plan.get("gate", False)
+            args["timing"] = timing_request(ref, self.options, profile)
         sandbox = self.children.run("candidate", args, slot.env, timeout=self.options.timeout_s,
-                                    cache="reference" if timed else "candidate", on_message=frames, slot=slot)
+                                    cache=self.children.candidate_cache(candidate.code), on_message=frames,
+                                    slot=slot)
         return frames, sandbox
+
+    def _prepare_timing(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun) -> tuple[Any, str]:
+        """For a correct candidate about to be timed: the reference's outputs on the timing seed
+        and the baseline's timer, warm. (timer, "") or (None, why it cannot be timed)."""
+        try:
+            self.references.ensure_timing(task, runtime, slot, ref)
+        except JudgeError as exc:
+            return None, f"the reference's timed runs failed: {str(exc).splitlines()[0]}"
+        if not ref.timed:
+            return None, "the reference could not be timed on any case"
+        timer = self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref)
+        if task.eager:
+            self.eager.prefetch(task, runtime, slot, ref, self.resolve_hardware())
+        problem = timer.wait_ready(self.options.reference_timeout_s)
+        return (None, problem) if problem else (timer, "")
 
     def _run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot,
                        ref: ReferenceRun) -> SandboxResult:
@@ -400,12 +429,15 @@ class TritonEvaluator:
         if provisional is not None and provisional.runnable:
             gpu = runtime.mode == "gpu"
             profile = self.resolve_hardware() if gpu and provisional.timed else None
-            if gpu and provisional.timing_ready and provisional.timed and task.eager:
-                # Eager's child starts now too; its outputs are checked once the reference is done.
-                self.eager.prefetch(task, runtime, slot, provisional, profile, pending=pending)
+            if gpu and provisional.timing_ready and provisional.timed:
+                # The baseline's timer warms up meanwhile; eager's child starts now too (its
+                # outputs are checked once the reference is done).
+                self.timers.start(self.references.key(task, runtime), task, runtime, slot, provisional)
+                if task.eager:
+                    self.eager.prefetch(task, runtime, slot, provisional, profile, pending=pending)
             started = time.monotonic()
             frames, sandbox = self.run_candidate(task, candidate, runtime, slot, provisional, profile,
-                                                 timing=provisional.timing_ready, live=pending)
+                                                 live=pending)
             own = time.monotonic() - started - frames.reference_wait_s
             try:
                 frames.reference_finished()  # nothing left to wait for if the child did
@@ -461,40 +493,21 @@ class TritonEvaluator:
             return
         timed = ref.timed if gpu else []
         profile = self.resolve_hardware() if timed else None
+        if timed and ref.timing_ready:  # its warm-up overlaps the candidate's checks
+            self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref)
         # An early child's own time counts as candidate time (its waits for the reference not).
         mark = time.monotonic() - (early[2] if early else 0.0)
-        frames: CandidateFrames | None = None
-        waited = preparing = 0.0
-        if timed and not ref.timing_ready:  # correctness first; timing only for a correct one
-            if early is not None:  # it ran untimed, as the reference was not prepared for timing
-                frames, sandbox, _ = early
-                early = None
-            else:
-                frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile, timing=False)
-            checked = frames.finish(sandbox)
-            waited = frames.gating.waited_s
-            if checked.ran and checked.first is None:
-                result.phases["candidate.first_check"] = round(time.monotonic() - mark, 3)
-                began = time.monotonic()
-                self.references.ensure_timing(task, runtime, slot, ref, result.phases)
-                preparing = time.monotonic() - began
-                timed = ref.timed
-                if timed:
-                    frames = None  # a second child checks and times it
-            else:
-                timed = []
-        untimed = ""
-        if frames is None:
-            if early is not None:
-                frames, sandbox, _ = early
-            else:
-                if timed and task.eager:  # overlaps the candidate's checks
-                    self.eager.prefetch(task, runtime, slot, ref, profile)
-                frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
-            untimed = frames.warmup_failed
-        if untimed:
-            timed = []
-            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile, timing=False)
+        if early is not None:
+            frames, sandbox, _ = early
+        else:
+            if timed and task.eager and ref.timing_ready:  # overlaps the candidate's checks
+                self.eager.prefetch(task, runtime, slot, ref, profile)
+            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
+        waited = 0.0
+        preparing = frames.phases.pop("timing_wait", 0.0)
+        if preparing:
+            result.phases["timing.prepare"] = round(preparing, 3)
+        untimed = frames.untimed
         verdict = frames.finish(sandbox)
         gating = frames.gating
         waited += gating.waited_s
@@ -525,7 +538,7 @@ class TritonEvaluator:
         if not result.correct:
             self._no_performance(result, runtime, "only correct candidates are timed")
             return
-        if not timed:
+        if not timed or untimed:
             result.flags.extend(["not_timed"] if untimed else [])
             self._no_performance(result, runtime, untimed or "the task marks no case as timed")
             return

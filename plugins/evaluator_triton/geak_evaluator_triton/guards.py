@@ -477,6 +477,8 @@ PROTECTED = (
     "triton.runtime.autotuner.Autotuner._bench", "triton.runtime.autotuner.Heuristics.run",
     "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic",
     "time.monotonic_ns", "time.process_time", "time.sleep", "threading.Thread.start",
+    "os.urandom", "secrets.randbelow", "secrets.randbits", "torch.Generator.manual_seed",
+    "torch.randint", "torch.unravel_index",
     "threading.enumerate", "threading.active_count", "hashlib.sha256",
     "geak_core.harness.poisoned", "geak_core.harness.generator", "geak_core.harness.randn",
     "geak_core.harness.rand", "geak_core.harness.randint", "geak_core.harness.apply_outliers",
@@ -496,9 +498,13 @@ PROTECTED_BUILTINS = (
 )
 PROTECTED_MODULES = (
     "torch", "torch.cuda", "torch.testing", "triton", "triton.language", "triton.testing",
-    "triton.runtime.jit", "triton.runtime.autotuner", "numpy", "time", "threading",
+    "triton.runtime.jit", "triton.runtime.autotuner", "numpy", "time", "threading", "os", "secrets",
     "geak_core.harness", "geak_core.tasks", "geak_core.sandbox", "geak_core.tensorio",
 )
+
+
+JUDGE_MODULES = ("geak_evaluator_triton.timed_calls", "geak_evaluator_triton.child",
+                 "geak_core.sandbox")
 
 
 def _resolve(dotted: str) -> Any:
@@ -551,9 +557,12 @@ class IdentitySnapshot:
         for name in PROTECTED_MODULES:
             self.add(f"sys.modules[{name!r}]", sys.modules.get(name))
         watch_module(self, "judge", sys.modules[__name__])
+        for name in JUDGE_MODULES:  # the timed loop, the frames, the runs: trusted code in this process
+            watch_module(self, name.rsplit(".", 1)[-1], importlib.import_module(name))
         self.add("sys.meta_path", tuple(sys.meta_path))
         self._meta_path = [id(f) for f in sys.meta_path]
         self._trace = (id(sys.gettrace()), id(sys.getprofile()))
+        self._hooks = triton_hooks()
 
     def changed(self) -> list[str]:
         problems = []
@@ -567,7 +576,25 @@ class IdentitySnapshot:
             problems.append("modified the import machinery (sys.meta_path)")
         if (id(sys.gettrace()), id(sys.getprofile())) != getattr(self, "_trace", (0, 0)):
             problems.append("installed a trace or profile function")
+        hooks = getattr(self, "_hooks", {})
+        problems += [f"replaced or modified triton.knobs.runtime.{name}" for name, found in triton_hooks().items()
+                     if hooks.get(name) != found]
         return problems
+
+
+TRITON_HOOKS = ("launch_enter_hook", "launch_exit_hook", "jit_cache_hook", "jit_post_compile_hook")
+
+
+def triton_hooks() -> dict[str, int]:
+    """Identities of Triton's runtime hooks (None too): a candidate that sets one reaches every
+    launch and compile of its process."""
+    try:
+        import triton
+
+        runtime = triton.knobs.runtime
+    except (ImportError, AttributeError):
+        return {}
+    return {name: id(getattr(runtime, name, None)) for name in TRITON_HOOKS}
 
 
 _LABEL_SOURCES: dict[str, Any] = {}

@@ -41,9 +41,22 @@ class TritonEvaluatorOptions:
     check_determinism: bool = True  # run stage-1 cases twice and compare
     heavy_case_mb: float = 64.0  # cases moving more than this are checked on one seed per stage
     static_checks: bool = True  # reject forbidden constructs before running anything
-    # Children in their own user/PID/mount/network namespaces (unshare): "auto" uses them under
-    # the interpreter where available; on GPUs ask for "namespaces" once devices work inside.
+    # Children in their own user, PID, mount and network namespaces: they see no other process,
+    # have no network, hold no capability outside, and die with the judge. "auto": wherever the
+    # kernel allows it (as root, or with unprivileged user namespaces).
     isolation: str = field(default="auto", metadata={"choices": ["auto", "namespaces", "none"]})
+    # Each child confines itself with Landlock before any job code runs: writes only to its own
+    # folders, the user's home and the temporary folder hidden, no TCP, no signals out. Without
+    # Landlock (Linux < 5.13) the judge refuses to run; "none" runs children unconfined (unsafe
+    # for untrusted code: a candidate can then write into the project, the caches, the home).
+    confinement: str = field(default="landlock", metadata={"choices": ["landlock", "none"]})
+    child_memory_mb: int = 0  # host memory per child (RLIMIT_DATA); 0: half the machine's, >= 8 GiB
+    child_processes: int = 1024  # processes and threads per child (its PID namespace's pid_max)
+    child_open_files: int = 4096  # RLIMIT_NOFILE
+    child_file_mb: int = 8192  # largest file a child may write (RLIMIT_FSIZE)
+    # More environment variables (names or shell patterns) let through to children; the
+    # allow-list (geak_core.confinement.ENV_ALLOWED) and the credential filter still apply.
+    child_env_allow: list[str] = field(default_factory=list)
     case_set: str = field(default="auto", metadata={"choices": ["auto", "small", "full"]})
     # A case's outputs may also differ from the reference's by this multiple of the
     # reference's own per-row error against the harness oracle (0: task tolerances only).
@@ -54,7 +67,7 @@ class TritonEvaluatorOptions:
     min_repetitions: int = 10
     max_repetitions: int = 2000
     # The aggregate speedup's 95 % interval: +-0.5 %. Each case's target is looser the less
-    # it weighs in the aggregate (gputiming.Baseline.targets). 0.01 about halves the timing
+    # it weighs in the aggregate (timing_loop.targets). 0.01 about halves the timing
     # of microsecond kernels, at a wider spread between judgements (docs/benchmarks.md).
     target_ci: float = 0.005
     l2_flush: bool = True
@@ -64,6 +77,9 @@ class TritonEvaluatorOptions:
     # GPU busy-wait queued before each timed call so the host's launch path stays outside
     # the events: at least this, lengthened to 1.5x one call's host time (0: none).
     queue_ahead_us: float = 10.0
+    # Timed calls of a case whose whole outputs are checked, in expectation, chosen at random
+    # after each call (every call's outputs are also checked at random positions).
+    verify_calls: float = 2.0
     suspicious_speedup: float = 10.0
     speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean", "mean_ratio"]})
     hardware: str = "auto"  # a hardware profile name, or auto-detect from the device
@@ -80,6 +96,12 @@ class TritonEvaluatorOptions:
             problems.append(f"mode must be auto, interpreter or gpu, not {self.mode!r}")
         if self.isolation not in ("auto", "namespaces", "none"):
             problems.append(f"isolation must be auto, namespaces or none, not {self.isolation!r}")
+        if self.confinement not in ("landlock", "none"):
+            problems.append(f"confinement must be landlock or none, not {self.confinement!r}")
+        if min(self.child_memory_mb, self.child_processes, self.child_open_files, self.child_file_mb) < 0:
+            problems.append("child limits must be >= 0 (0: the default)")
+        if self.verify_calls < 0:
+            problems.append("verify_calls must be >= 0")
         if self.case_set not in ("auto", "small", "full"):
             problems.append(f"case_set must be auto, small or full, not {self.case_set!r}")
         if self.speedup_method not in ("sum", "geomean", "mean_ratio"):

@@ -87,12 +87,12 @@ class TimingOptions(TypedDict, total=False):
     min_repetitions: int
     max_repetitions: int
     # The aggregate speedup's precision: each case stops once both medians' 95 % intervals are
-    # within target_ci / sqrt(its weight) (gputiming.Baseline.targets).
+    # within target_ci / sqrt(its weight) (timing_loop.targets).
     target_ci: float
     weighting: str  # "sum": a case weighs its share of the baseline's time; "equal": 1/n each
     l2_flush: bool
     flush_bytes: int
-    queue_ahead_us: float  # the least busy-wait before a timed call (gputiming.hold_for); 0: none
+    queue_ahead_us: float  # the least busy-wait before a timed call (timed_calls.hold_for); 0: none
 
 
 def where(frame: dict[str, Any] | None) -> str:

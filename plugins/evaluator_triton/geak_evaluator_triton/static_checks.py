@@ -184,9 +184,55 @@ def _module_problem(name: str) -> str | None:
     return None
 
 
+# Modules whose attributes are looked up only by name: ``getattr(os, name)`` with a computed
+# name, ``vars(sys)``, ``os.__dict__`` reach what the attribute rules below forbid.
+GUARDED_NAMESPACES = frozenset({"os", "sys", "builtins", "importlib", "gc", "ctypes", "posix", "signal"})
+DYNAMIC_ATTRIBUTE_CALLS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+
+
+def _spelled_attribute(node: ast.AST) -> ast.Attribute | None:
+    """``getattr(x, "name")``, ``vars(x)["name"]`` and ``x.__dict__["name"]`` as the attribute
+    ``x.name`` they spell, so that the attribute rules apply to them too."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DYNAMIC_ATTRIBUTE_CALLS
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)):
+        return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        target = node.value
+        if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "vars" \
+                and target.args:
+            return ast.copy_location(ast.Attribute(value=target.args[0], attr=node.slice.value, ctx=ast.Load()), node)
+        if isinstance(target, ast.Attribute) and target.attr == "__dict__":
+            return ast.copy_location(ast.Attribute(value=target.value, attr=node.slice.value, ctx=ast.Load()), node)
+    return None
+
+
+def _namespace_reach(node: ast.AST) -> str | None:
+    """A computed lookup in a guarded module's namespace (``getattr(os, name)``, ``vars(sys)``,
+    ``os.__dict__``), or the built-ins looked up by name in any namespace."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        name = node.func.id
+        first = _decorator_name(node.args[0]) if node.args else ""
+        if name in DYNAMIC_ATTRIBUTE_CALLS and first in GUARDED_NAMESPACES and (
+                len(node.args) < 2 or not isinstance(node.args[1], ast.Constant)):
+            return f"calls {name}({first}, ...) with a computed name (reaching {first}'s members by name)"
+        if name == "vars" and first in GUARDED_NAMESPACES:
+            return f"calls vars({first}) (a namespace as a dict)"
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and node.slice.value in ("__builtins__", "__import__", "__loader__", "__spec__"):
+        return f"looks up {node.slice.value!r} by name (replacing built-in functions, importing by hand)"
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__" and _decorator_name(node.value) in GUARDED_NAMESPACES:
+        return f"uses {_decorator_name(node.value)}.__dict__ (a namespace as a dict)"
+    return None
+
+
 def _forbidden(tree: ast.AST) -> StaticFinding | None:
-    for node in ast.walk(tree):
-        line = getattr(node, "lineno", None)
+    for found in ast.walk(tree):
+        line = getattr(found, "lineno", None)
+        why = _namespace_reach(found)
+        if why:
+            return _finding(why, line)
+        node = _spelled_attribute(found) or found
         if isinstance(node, ast.Import):
             for alias in node.names:
                 why = _module_problem(alias.name)

@@ -1,14 +1,23 @@
-"""Timing, judge side: what the candidate's child is asked to time, and what its figures mean.
+"""Timing, judge side: a timing session between the baseline's timer and a candidate, and
+what its figures mean.
 
-The measurement itself runs in the candidate's child (``gputiming``) while the
-judge holds the device exclusively. Here the judge asks for it (cases, the
-baseline's seed, the loop's settings) and turns the ``timing`` frames into
-per-case latencies, speedups and roofline figures, after checking that the
-timed calls still produced the reference's outputs for the secret timing seed.
+The measurement runs in two children while the judge holds the device
+exclusively: the baseline in the task's trusted timer (``baseline_timer``), the
+candidate in its own child, block by block (``timing_loop.time_case``, driven
+from here through :class:`RemoteSide`). The candidate's process group is
+stopped while the baseline runs, so neither its code nor its kernels run
+then. This module asks for the session, then turns each case's record into
+latencies, speedups and roofline figures, after the checks that can reject a
+timing: the timed calls' outputs (``checks.timed_outputs``), the candidate's
+own launches and torch compute in every call, the guards after every block,
+hidden work on other streams (``checks.side_work``) and throughput above the
+hardware's peak (``checks.peak``).
 """
 
 from __future__ import annotations
 
+import queue
+import time
 from typing import Any
 
 from geak_core.components import HardwareProfile
@@ -16,16 +25,22 @@ from geak_core.model import EvalResult, ShapeResult, aggregate_speedups
 from geak_core.scaling import speedup_mean_ratio
 from geak_core.tasks import Task
 
-from geak_evaluator_triton.comparison import compare_outputs, custom_compare, overrides_for, tail
+from geak_evaluator_triton.checks.peak import above_peak
+from geak_evaluator_triton.checks.side_work import charged_latency
+from geak_evaluator_triton.checks.timed_outputs import sample_mismatch, verified_mismatch
+from geak_evaluator_triton.comparison import custom_compare, overrides_for, tail
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.performance import shape_result
 from geak_evaluator_triton.protocol import TimingOptions
 from geak_evaluator_triton.references import ReferenceRun
-from geak_evaluator_triton.verdict import Verdict, trim_traceback
+from geak_evaluator_triton.timed_calls import warmup_for
+from geak_evaluator_triton.timing_loop import targets, time_case
+from geak_evaluator_triton.verdict import Verdict, describe_exception, trim_traceback
 
 MIB = 1024 * 1024
 NO_PROFILE_FLUSH_MIB = 256  # enough for any current GPU's caches, when the profile is unknown
 MIN_FLUSH_MIB = 32
+END = object()  # a side's inbox: its process has ended
 
 
 def flush_bytes(options: TritonEvaluatorOptions, profile: HardwareProfile | None) -> int:
@@ -44,10 +59,9 @@ def flush_bytes(options: TritonEvaluatorOptions, profile: HardwareProfile | None
     return int(max(MIN_FLUSH_MIB, 2 * cache_mib) * MIB)
 
 
-def timing_request(ref: ReferenceRun, options: TritonEvaluatorOptions, profile: HardwareProfile | None,
-                   candidate_cache: str) -> dict[str, Any]:
-    flush = flush_bytes(options, profile)
-    loop: TimingOptions = {
+def loop_options(options: TritonEvaluatorOptions, profile: HardwareProfile | None) -> TimingOptions:
+    """The timing loop's settings, for a session here or the eager child's own."""
+    return {
         "warmup_ms": options.warmup_ms,
         "rep_ms": options.rep_ms,
         "repetitions": options.repetitions,
@@ -57,68 +71,161 @@ def timing_request(ref: ReferenceRun, options: TritonEvaluatorOptions, profile: 
         "weighting": "sum" if options.speedup_method == "sum" else "equal",
         "l2_flush": options.l2_flush,
         "queue_ahead_us": options.queue_ahead_us,
-        "flush_bytes": flush,
+        "flush_bytes": flush_bytes(options, profile) if options.l2_flush else 0,
+        "verify_calls": options.verify_calls,
     }
+
+
+def timing_request(ref: ReferenceRun, options: TritonEvaluatorOptions, profile: HardwareProfile | None) -> dict[str, Any]:
+    """What a child that will be timed is told up front: the cases, seed A (the baseline's),
+    the loop's settings; ``sample``: gather outputs at random positions after every call
+    (not where the harness compares outputs its own way, a permutation say)."""
     return {
         "cases": [c.name for c in ref.timed],
         "reference_seed": ref.seeds[0],
-        "options": loop,
-        "candidate_cache": candidate_cache,
+        "options": loop_options(options, profile),
+        "sample": not ref.custom_compare,
     }
+
+
+class TimingError(Exception):
+    """A side could not go on; ``untrusted``: the candidate's side (else the baseline's timer)."""
+
+    def __init__(self, message: str, untrusted: bool, error: str | None = None) -> None:
+        super().__init__(message)
+        self.untrusted = untrusted
+        self.error = error
+
+
+class RemoteSide:
+    """A side of ``timing_loop`` that is a child: commands through its stdin (``replier``),
+    answers through ``inbox`` (its frame handler puts the timing frames there). An untrusted
+    side is paused by stopping its process group; the time it spends stopped is not
+    charged to its timeout."""
+
+    def __init__(self, replier: Any, inbox: queue.Queue[Any], untrusted: bool, label: str,
+                 deadline_s: float | None = None) -> None:
+        self.replier = replier
+        self.inbox = inbox
+        self.untrusted = untrusted
+        self.label = label
+        self.deadline_s = deadline_s
+        self._paused_at: float | None = None
+
+    def _ask(self, command: dict[str, Any], kind: str) -> dict[str, Any]:
+        self.replier.send(command)
+        try:
+            frame = self.inbox.get(timeout=self.deadline_s)
+        except queue.Empty:
+            raise TimingError(f"{self.label} did not answer within {self.deadline_s:.0f} s",
+                              self.untrusted) from None
+        if frame is END:
+            raise TimingError(f"{self.label} ended while being timed", self.untrusted)
+        if frame.get("kind") == "error":
+            raise TimingError(f"{self.label} raised {describe_exception(frame)} while being timed on case "
+                              f"{frame.get('case')!r}", self.untrusted, frame.get("error"))
+        if frame.get("kind") != kind:
+            raise TimingError(f"{self.label} answered {frame.get('kind')!r} to {kind!r}", self.untrusted)
+        return frame
+
+    def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
+        return self._ask({"case": {"name": case, "seed": seed, "warmup_ms": warmup_ms}}, "case_ready")
+
+    def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
+        return self._ask({"block": {"calls": calls, "hold_us": hold_us, "verify_p": verify_p,
+                                    "reservoir": reservoir}}, "block")
+
+    def end_case(self) -> dict[str, Any]:
+        return self._ask({"case_done": True}, "case_done")
+
+    def pause(self) -> None:
+        if self.untrusted:
+            self.replier.pause_child()
+            self._paused_at = time.monotonic()
+
+    def resume(self) -> None:
+        if self.untrusted and self._paused_at is not None:
+            self.replier.resume_child()
+            self.replier.exclude(time.monotonic() - self._paused_at)
+            self._paused_at = None
+
+
+def run_session(ref: ReferenceRun, options: TritonEvaluatorOptions, loop: TimingOptions, baseline: RemoteSide,
+                candidate: RemoteSide, timing_seed: int, estimates: dict[str, float],
+                errors: Verdict) -> tuple[list[dict[str, Any]], str]:
+    """Time every timed case; (one record per case timed, why the baseline stopped timing: ""
+    when it did not). A candidate's failure goes into ``errors`` (stage ``timing``)."""
+    names = [c.name for c in ref.timed]
+    aims = targets(estimates, names, float(loop.get("target_ci") or 0.0), str(loop.get("weighting", "sum")))
+    records: list[dict[str, Any]] = []
+    for index, name in enumerate(names):
+        try:
+            record = time_case(baseline, candidate, name, ref.seeds[0], timing_seed, dict(loop), aims[name],
+                               warmup_for(float(loop["warmup_ms"]), index))
+        except TimingError as exc:
+            if exc.untrusted:
+                errors.fail("timing", f"timing failed on case {name!r}: {exc}", exc.error)
+                return records, ""
+            return records, str(exc)
+        record["case"] = name
+        record["seed"] = timing_seed
+        records.append(record)
+    return records, ""
 
 
 def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], errors: Verdict,
                  completed: bool, stderr: str, profile: HardwareProfile | None,
                  options: TritonEvaluatorOptions, result: EvalResult, run_child: Any) -> None:
-    """Fill ``result``'s performance fields from the child's timing frames."""
+    """Fill ``result``'s performance fields from the session's records."""
     cases = {c.name: c for c in ref.cases}
     verdict = Verdict()
     for failure in errors.failures:
         verdict.fail(failure.stage, failure.reason, failure.error)
     shapes: list[ShapeResult] = []
-    timed_runs: list[dict[str, Any]] = []
-    for frame in timings:
-        case = cases[frame["case"]]
-        for problem in frame.get("violations", []):
-            verdict.fail("anticheat", f"while being timed on case {case.name!r}, the candidate "
-                         f"{problem}", key=f"violation:{problem}")
-        if frame.get("zero_launch_calls"):
-            verdict.fail("anticheat", f"{frame['zero_launch_calls']} timed call(s) of case "
-                         f"{case.name!r} launched none of the candidate's kernels", key="no_launch")
-        shapes.append(shape_result(case, frame, profile, verdict))
-        if frame.get("has_outputs"):
-            timed_runs.append({"stage": "timing", "case": case.name, "seed": frame["seed"],
-                               "outputs": frame.get("outputs")})
-    # The outputs of the last timed call must still be right (timing seed, checked here).
-    custom = custom_compare(task, ref, timed_runs, cases, run_child) if ref.custom_compare else {}
     unverified: list[str] = []
-    for index, run in enumerate(timed_runs):
-        case = cases[run["case"]]
-        expected = ref.outputs.get(("timing", case.name, run["seed"]))
-        diffs = compare_outputs(expected, run["outputs"], overrides_for(task, case), custom.get(index))
-        if not diffs:
-            continue
-        if case.checked:
-            verdict.fail("anticheat", f"the outputs of the timed runs of case {case.name!r} differ "
-                         f"from the reference: {diffs[0]['message']}", mismatches=diffs, key="timed_outputs")
-        else:  # a timing-only case: the task does not judge these outputs, but no speed from them
-            unverified.append(f"{case.name}: {diffs[0]['message']}")
+    for record in timings:
+        case = cases[record["case"]]
+        tally = record["tallies"]["other"]
+        at = f"while being timed on case {case.name!r}"
+        for extra in tally.extra:
+            for problem in extra.get("violations", []):
+                verdict.fail("anticheat", f"{at}, the candidate {problem}", key=f"violation:{problem}")
+            compute = extra.get("compute", [])
+            if compute and task.forbid_torch_compute:
+                verdict.fail("anticheat", f"{at}, the entry point computed with torch/numpy instead of a "
+                             f"Triton kernel ({', '.join(compute[:3])})", key="compute")
+        if record.get("zero_launch_calls"):
+            verdict.fail("anticheat", f"{record['zero_launch_calls']} timed call(s) of case {case.name!r} "
+                         "launched none of the candidate's kernels", key="no_launch")
+        problem, mismatches = _timed_outputs(task, ref, case, record, run_child)
+        if problem and case.checked:
+            verdict.fail("anticheat", f"the outputs of the timed calls of case {case.name!r} differ from the "
+                         f"reference: {problem}", mismatches=mismatches, key="timed_outputs")
+        elif problem:  # a timing-only case: the task does not judge these outputs, but no speed from them
+            unverified.append(f"{case.name}: {problem}")
+        latency, hidden = charged_latency(record)
+        if hidden:
+            verdict.flag("timing_mismatch")
+        shape = shape_result(case, {**record, "candidate_ms": latency}, profile)
+        why = above_peak(shape)
+        if why:
+            verdict.flag("above_peak")
+            if task.forbid_torch_compute:
+                verdict.fail("anticheat", f"{why}: the timed calls did not do the case's work",
+                             key=f"above_peak:{case.name}")
+        shapes.append(shape)
     if not verdict.failures and (not completed or len(shapes) < len(ref.timed)):
-        verdict.fail("timing", f"the timing of {len(shapes)} of {len(ref.timed)} cases finished",
-                     tail(stderr, 4000))
-    elif not verdict.failures and len(timed_runs) < len(shapes):
-        verdict.fail("timing", f"the timed outputs of {len(shapes) - len(timed_runs)} of {len(shapes)} "
-                     "cases did not arrive", tail(stderr, 4000))
+        verdict.fail("timing", f"the timing of {len(shapes)} of {len(ref.timed)} cases finished", tail(stderr, 4000))
     for flag in verdict.flags:
         if flag not in result.flags:
             result.flags.append(flag)
     first = verdict.first
+    result.shapes = shapes
     if first is None and unverified:
         result.flags.append("timed_outputs_differ")
         result.performance_measured = False
         result.performance_note = ("not measured: the timed outputs of timing-only cases differ from the "
                                    "reference's: " + "; ".join(unverified[:3]))
-        result.shapes = shapes
         return
     if first is not None:
         if first.stage == "anticheat":
@@ -129,12 +236,10 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         result.mismatches = first.mismatches
         result.performance_measured = False
         result.performance_note = f"not measured: {first.reason}"
-        result.shapes = shapes
         return
-    for part in ("warmup", "loop", "cross_check"):  # where the timing phase went, over all cases
-        result.phases[f"timing.{part}"] = round(sum(float((f.get("wall_s") or {}).get(part, 0.0))
-                                                    for f in timings), 3)
-    result.shapes = shapes
+    for part in ("warmup", "loop", "verify"):  # where the timing phase went, over all cases
+        result.phases[f"timing.{part}"] = round(sum(float((r.get("wall_s") or {}).get(part, 0.0))
+                                                    for r in timings), 3)
     result.performance_measured = True
     result.speedup_sum, result.speedup_geomean = aggregate_speedups(shapes)
     result.speedup_mean_ratio = speedup_mean_ratio(shapes)
@@ -143,7 +248,7 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
     fractions = [s.roofline_fraction for s in shapes if s.roofline_fraction is not None]
     result.roofline_fraction = sum(fractions) / len(fractions) if fractions else None
     baseline = "the task's timing baseline" if task.timing_baseline else "reference"
-    note = f"CUDA-event medians, {baseline} and candidate interleaved"
+    note = (f"CUDA-event medians, {baseline} (in a process of its own) and candidate in alternating blocks")
     if ref.untimed:
         note += "; not timed: " + "; ".join(f"{k} ({v})" for k, v in list(ref.untimed.items())[:3])
     if profile is None:
@@ -151,3 +256,27 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
     result.performance_note = note
     if result.speedup is not None and result.speedup > options.suspicious_speedup:
         result.flags.append("suspicious_speedup")
+
+
+def _timed_outputs(task: Task, ref: ReferenceRun, case: Any, record: dict[str, Any],
+                   run_child: Any) -> tuple[str, list[dict[str, Any]]]:
+    """Why the timed calls' outputs are not the reference's for the timing seed, or ""."""
+    tally = record["tallies"]["other"]
+    expected = ref.outputs.get(("timing", case.name, record["seed"]))
+    if expected is None:
+        return "the reference has no outputs for the timing seed", []
+    overrides = overrides_for(task, case)
+    if not tally.verified:
+        return "no timed call's outputs reached the judge", []
+    custom: list[dict[str, Any] | None] = [None] * len(tally.verified)
+    if ref.custom_compare:
+        runs = [{"stage": "timing", "case": case.name, "seed": record["seed"], "outputs": outputs}
+                for _, outputs in tally.verified]
+        found = custom_compare(task, ref, runs, {case.name: case}, run_child)
+        custom = [found.get(i) for i in range(len(runs))]
+    problem, mismatches = verified_mismatch(expected, tally.verified, overrides, custom)
+    if problem:
+        return problem, mismatches
+    if tally.samples and not ref.custom_compare:
+        return sample_mismatch(expected, tally.samples, overrides), []
+    return "", []

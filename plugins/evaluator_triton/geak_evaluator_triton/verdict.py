@@ -91,4 +91,9 @@ def describe_exception(frame: dict[str, Any]) -> str:
         return f"GPU error ({name}: {first})"
     if name in ("CompilationError", "CompileTimeAssertionFailure", "PTXASError") or "compilationerror" in lowered:
         return f"the kernel failed to compile ({name}: {first})"
+    if name == "PermissionError" or "[errno 13]" in lowered or "[errno 1]" in lowered:
+        return (f"{name}: {first} (the judge's sandbox refused: a candidate may write only its own "
+                "folder and reach no network, no other process)")
+    if name == "MemoryError":
+        return f"{name}: {first} (the host memory of a candidate's process is limited: option child_memory_mb)"
     return f"{name}: {first}" if first else name

@@ -1,0 +1,246 @@
+"""The baseline's timer: a trusted child per task and device that times the baseline.
+
+A candidate is timed against the task's baseline (the reference, or its
+``timing_baseline``), call block by call block. The baseline never runs in
+the candidate's process: there, the candidate's code could reach it (Triton's
+launch hooks, a kernel's ``pre_run_hooks``, monkeypatched torch functions)
+and slow it down. It runs here, in a child that imports the harness and the
+baseline and no candidate code, under the reference's Triton cache, and that
+is paused never: the candidate's process group is stopped while the baseline
+runs (``timing_loop``).
+
+One timer serves every candidate of its task on its device, one at a time
+(timing holds the device exclusively): it starts when the task first needs
+timing, imports and warms the baseline once (each timed case called once on
+seed A: compiled, autotuned, one call timed for the case weights) while the
+device is held shared, then waits. Each timing session asks it per case to
+draw its inputs and warm up, then for blocks of timed calls
+(``timed_calls.serve``); between sessions it holds no inputs on the device.
+At most ``TIMERS_PER_DEVICE`` are kept per device; the least recently used
+idle one is closed to make room.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+from geak_core.tasks import Task
+
+from geak_evaluator_triton.candidate_run import Gating
+from geak_evaluator_triton.children import Children, task_payload
+from geak_evaluator_triton.devices import Runtime, Slot
+from geak_evaluator_triton.protocol import GO, FrameHandler
+from geak_evaluator_triton.references import ReferenceRun
+from geak_evaluator_triton.timing import END
+from geak_evaluator_triton.verdict import describe_exception
+
+ENTRY = "geak_evaluator_triton.baseline_timer:timer_job"
+TIMERS_PER_DEVICE = 2
+LIFETIME_S = 7 * 24 * 3600.0  # the timer's own wall-clock limit: requests have their own deadlines
+
+
+class TimerFrames(FrameHandler):
+    """The timer child's frames: its warm-up gated like a reference's run, then every timing
+    frame into ``inbox`` for the session that asked."""
+
+    def __init__(self, gating: Gating) -> None:
+        self.gating = gating
+        self.inbox: queue.Queue[Any] = queue.Queue()
+        self.replier: Any = None
+        self.ready = threading.Event()
+        self.problem = ""
+        self.estimates: dict[str, float] = {}
+        self.warm_s = 0.0
+
+    def __call__(self, message: Any, replier: Any) -> Any:
+        self.replier = replier
+        return self.handle(message)
+
+    def on_start(self, frame: dict[str, Any]) -> Any:
+        if self.gating.shared_runs:  # trusted like a reference child: not capped
+            self.gating.hold_shared(self.replier, capped=False)
+        self.replier.send(GO)
+        return frame
+
+    def on_warmed(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        self.estimates = dict(frame.get("estimates") or {})
+        self.warm_s = float(frame.get("warm_s") or 0.0)
+        self.ready.set()
+        return frame
+
+    def on_setup_error(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        self.problem = f"the timing baseline failed its warm-up: {describe_exception(frame)}"
+        self.ready.set()
+        return frame
+
+    def on_other(self, frame: dict[str, Any]) -> Any:
+        self.inbox.put(frame)
+        return {k: v for k, v in frame.items() if k not in ("verified", "samples", "outputs")}
+
+    def on_error(self, frame: dict[str, Any]) -> Any:
+        self.inbox.put(frame)
+        return frame
+
+
+class TimerChild:
+    """One timer: its child's thread, its frames, and who is using it."""
+
+    def __init__(self, key: str, children: Children, task: Task, runtime: Runtime, slot: Slot,
+                 ref: ReferenceRun) -> None:
+        self.key = key
+        self.device = slot.label.split(" (")[0]
+        self.lock = threading.Lock()  # held by the session using it
+        self.frames = TimerFrames(Gating(slot, shared_runs=runtime.shares_device(slot)))
+        self.started = time.monotonic()
+        self.last_used = time.monotonic()
+        self.exit = ""
+        self._closed = False
+        args = {"task": task_payload(task), "case_set": runtime.case_set, "seed": ref.seeds[0],
+                "cases": [c.name for c in ref.timed]}
+
+        def run() -> None:
+            try:
+                result = children.run(ENTRY, args, slot.env, timeout=LIFETIME_S, cache="reference",
+                                      on_message=self.frames)
+                self.exit = result.describe_exit() + (("\n" + result.stderr[-2000:]) if result.stderr else "")
+            except Exception as exc:  # the judge's own failure: the session reports it
+                self.exit = f"{type(exc).__name__}: {exc}"
+            finally:
+                self.frames.gating.release()
+                if not self.frames.ready.is_set():
+                    self.frames.problem = self.frames.problem or f"the baseline's timer ended: {self.exit}"
+                    self.frames.ready.set()
+                self.frames.inbox.put(END)
+
+        self.thread = threading.Thread(target=run, name="geak-timer", daemon=True)
+        self.thread.start()
+
+    def wait_ready(self, timeout_s: float) -> str:
+        """Until the baseline is warm: "" then, else why it cannot time."""
+        if not self.frames.ready.wait(timeout_s):
+            return f"the baseline's timer was not warm after {timeout_s:.0f} s"
+        return self.frames.problem
+
+    @property
+    def alive(self) -> bool:
+        return self.thread.is_alive() and not self._closed
+
+    def close(self) -> None:
+        self._closed = True
+        if self.frames.replier is not None:
+            self.frames.replier.send({"exit": True})
+            self.frames.replier.close()
+        self.thread.join(timeout=10)
+
+
+class TimerPool:
+    """Timers by (task, seed A, device); at most TIMERS_PER_DEVICE kept per device."""
+
+    def __init__(self, children: Children) -> None:
+        self.children = children
+        self._lock = threading.Lock()
+        self._timers: OrderedDict[str, TimerChild] = OrderedDict()
+
+    @staticmethod
+    def key(reference_key: str, ref: ReferenceRun, slot: Slot) -> str:
+        blob = f"{reference_key}|{ref.seeds[0]}|{[c.name for c in ref.timed]}|{slot.env}"
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def start(self, reference_key: str, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun) -> TimerChild:
+        """The task's timer on ``slot``'s device, started now if there is none."""
+        key = self.key(reference_key, ref, slot)
+        closing: list[TimerChild] = []
+        with self._lock:
+            timer = self._timers.get(key)
+            if timer is not None and timer.alive:
+                self._timers.move_to_end(key)
+                timer.last_used = time.monotonic()
+                return timer
+            self._timers.pop(key, None)
+            timer = TimerChild(key, self.children, task, runtime, slot, ref)
+            self._timers[key] = timer
+            same_device = [t for t in self._timers.values() if t.device == timer.device and t is not timer]
+            while len(same_device) >= TIMERS_PER_DEVICE:
+                idle = next((t for t in same_device if not t.lock.locked()), None)
+                if idle is None:
+                    break
+                same_device.remove(idle)
+                self._timers.pop(idle.key, None)
+                closing.append(idle)
+        for old in closing:
+            old.close()
+        return timer
+
+    def close(self) -> None:
+        with self._lock:
+            timers, self._timers = list(self._timers.values()), OrderedDict()
+        for timer in timers:
+            timer.close()
+
+
+# ---------------------------------------------------------------------------
+# Child side (a trusted process: harness and baseline only)
+# ---------------------------------------------------------------------------
+
+
+def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
+    """Import and warm the baseline, then time it for every session the judge opens."""
+    import torch
+
+    from geak_evaluator_triton.child import (
+        REFERENCE_MODULE,
+        _case_table,
+        error_frame,
+        import_file,
+        load_harness,
+        load_task,
+        prefetch,
+        resolve_reference,
+        setup_runtime,
+    )
+    from geak_evaluator_triton.timed_calls import TimedSide, cycles_per_us, serve, warm_module
+
+    setup_runtime()
+    task = load_task(args["task"])
+    seed = int(args["seed"])
+    try:
+        harness = load_harness(task)
+        cases = {c.name: c for c in _case_table(harness, args["case_set"])}
+        for name in args["cases"]:
+            prefetch(harness, cases[name], seed)
+    except Exception as exc:
+        channel.send(error_frame("setup_error", exc))
+        return {"ok": False}
+    channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": seed})
+    if channel.receive().get("abort"):
+        return {"ok": False}
+    began = time.perf_counter()
+    try:
+        module = import_file(REFERENCE_MODULE, task.timing_baseline or resolve_reference(task, harness))
+        estimates = warm_module(harness, task, module, [cases[n] for n in args["cases"]], seed)
+    except Exception as exc:
+        channel.send(error_frame("setup_error", exc, where="baseline warm-up"))
+        return {"ok": False}
+    channel.send({"kind": "warmed", "estimates": estimates, "warm_s": round(time.perf_counter() - began, 4)})
+    side: TimedSide | None = None
+    while True:
+        command = channel.receive()
+        if command.get("exit"):
+            return {"ok": True}
+        session = command.get("session")
+        if session is None:
+            continue
+        if side is None:
+            flush_bytes = int(session.get("flush_bytes") or 0)
+            flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda") if flush_bytes else None
+            side = TimedSide(harness, module, flush, cycles_per_us())
+        channel.send({"kind": "session_ready"})
+        if serve(channel, side, task, cases).get("exit"):
+            return {"ok": True}

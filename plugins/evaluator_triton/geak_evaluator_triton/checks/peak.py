@@ -1,0 +1,32 @@
+"""Check: no case faster than the hardware allows.
+
+After a cache flush a kernel's inputs come from device memory: moving a case's
+bytes faster than the profile's peak bandwidth, or doing its FLOPs faster than
+the peak rate of its dtype, is physically impossible. A candidate measured
+there did not do the work it was timed for (replayed a result, say), or the
+task declares more work than the computation needs.
+
+Interpretation (judge, here): a case whose roofline fraction exceeds
+``1 + MARGIN`` flags the verdict ``above_peak``; under a strict protocol
+(``Task.forbid_torch_compute``) it rejects the candidate.
+"""
+
+from __future__ import annotations
+
+from geak_core.model import ShapeResult
+
+MARGIN = 0.05
+
+
+def above_peak(shape: ShapeResult) -> str:
+    """Why ``shape`` is faster than the hardware allows, or ""."""
+    fraction = shape.roofline_fraction
+    if fraction is None or fraction <= 1.0 + MARGIN:
+        return ""
+    figures = []
+    if shape.achieved_gbs:
+        figures.append(f"{shape.achieved_gbs:.0f} GB/s")
+    if shape.achieved_tflops:
+        figures.append(f"{shape.achieved_tflops:.1f} TFLOP/s")
+    return (f"case {shape.case!r} measured at {fraction:.2f}x the device's peak "
+            f"({', '.join(figures)}), which no kernel can reach after a cache flush")

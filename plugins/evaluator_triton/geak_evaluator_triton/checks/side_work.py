@@ -1,0 +1,28 @@
+"""Check: no work hidden from the timer on another stream.
+
+Detection (child, ``timed_calls.TimedSide.block``): every timed call ends with a
+device-wide synchronisation; its *gap* is the host clock around the call minus
+the device span the events saw (busy-wait, flush, call). Launch and return
+overheads are in both sides' gaps alike; work left running on another stream
+(which the synchronisation waits for) is in the candidate's only.
+
+Interpretation (judge, here): a candidate whose median gap exceeds the
+baseline's by more than ``max(MIN_EXCESS_MS, SHARE × its latency)`` is flagged
+``timing_mismatch`` and charged the excess on top of its latency.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MIN_EXCESS_MS = 0.05
+SHARE = 0.5
+
+
+def charged_latency(record: dict[str, Any]) -> tuple[float, bool]:
+    """(the candidate's latency to use, whether hidden work was found)."""
+    latency = float(record["candidate_ms"])
+    excess = float(record.get("candidate_gap_ms", 0.0)) - max(0.0, float(record.get("reference_gap_ms", 0.0)))
+    if excess > max(MIN_EXCESS_MS, SHARE * latency):
+        return latency + excess, True
+    return latency, False

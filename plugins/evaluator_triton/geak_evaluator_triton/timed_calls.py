@@ -1,0 +1,402 @@
+"""Timed calls, in a child: one side's kernels called, held, flushed and timed, one call at a time.
+
+A *side* is what one process times: the baseline (in the judge's trusted timer
+child), a candidate (in its own child) or PyTorch eager (in the eager child).
+Every timed call of every side goes the same way, so that no call the judge
+checks looks different from the others:
+
+1. fresh poisoned outputs (``harness.allocate``);
+2. on the device: an event, a busy-wait (sized so the host has queued the
+   kernel before it ends: :func:`hold_for`), a cache flush, the start event,
+   the call (``harness.run``), the end event;
+3. a device-wide synchronisation, and the host clock read around all of it.
+
+The latency is the start-to-end event time. The host clock minus the device
+span (first event to end event) is the call's *gap*: launch and return
+overheads, the same on both sides, plus any work the call left running on
+another stream, which the synchronisation waited for (a gap wider than the
+baseline's is flagged and charged: ``checks.side_work``).
+
+After the synchronisation, and so before the side's code runs again, trusted
+code of the child decides with the operating system's random numbers
+(``secrets``) whether to keep this call's whole outputs for the judge, and
+gathers a few outputs at random positions of every tensor (``checks.timed_outputs``):
+a side that skips work on some calls cannot know which calls are looked at.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import statistics
+import time
+from typing import Any
+
+LATER_WARMUP_SHARE = 0.25  # of warmup_ms, for every case after the phase's first
+MIN_WARMUP_CALLS = 3  # per side and case, after the first call
+HOLD_MARGIN = 1.5  # the busy-wait over one call's host time (see hold_for)
+MAX_HOLD_US = 5000.0
+SAMPLES_PER_TENSOR = 64  # output elements gathered at random positions after every timed call
+
+
+def set_cache_dir(path: str) -> None:
+    import triton
+
+    os.makedirs(path, exist_ok=True)
+    os.environ["TRITON_CACHE_DIR"] = path
+    try:
+        triton.knobs.cache.dir = path
+    except AttributeError:
+        pass
+
+
+def warmup_for(warmup_ms: float, index: int) -> float:
+    """The warm-up per side of the phase's ``index``-th case: ``warmup_ms`` for the first,
+    when the device may come from idle clocks; LATER_WARMUP_SHARE of it for the others,
+    which follow timed calls with the device held all along (their first call still
+    compiles and autotunes, and at least MIN_WARMUP_CALLS more follow it)."""
+    return warmup_ms if index == 0 else warmup_ms * LATER_WARMUP_SHARE
+
+
+def hold_for(launch_us: float, queue_ahead_us: float) -> float:
+    """The busy-wait queued before each timed call, in microseconds (0: none).
+
+    It has to outlast the host's path from queuing it to queuing the kernel, so
+    that the start event executes only after the launch is queued: a kernel
+    shorter than its own launch path is then timed without the launch overhead,
+    the same for both sides. That path is about one call's host time
+    (``launch_us``, the larger side's median in the warm-up); the busy-wait is
+    HOLD_MARGIN times that, and at least ``queue_ahead_us``; the cache flush,
+    queued after it, adds its own time to the margin. ``queue_ahead_us`` = 0
+    turns it off. Every microsecond of it is device time spent per timed call,
+    so it is no longer than it needs to be.
+    """
+    if queue_ahead_us <= 0:
+        return 0.0
+    return min(MAX_HOLD_US, max(queue_ahead_us, HOLD_MARGIN * launch_us))
+
+
+def cycles_per_us() -> float:
+    """GPU clock cycles of ``torch.cuda._sleep`` per microsecond, measured with CUDA events
+    (0.0 where the busy-wait kernel is missing)."""
+    import torch
+
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is None:
+        return 0.0
+    probe = 1_000_000
+    sleep(probe // 10)  # first call loads the kernel
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    sleep(probe)
+    end.record()
+    torch.cuda.synchronize()
+    elapsed_us = start.elapsed_time(end) * 1e3
+    return probe / elapsed_us if elapsed_us > 0 else 0.0
+
+
+def tensor_leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    """(path, tensor) for every tensor in a nested output (dicts, lists, tuples)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [(path or "output", value)]
+    out: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += tensor_leaves(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            out += tensor_leaves(item, f"{path}[{index}]")
+    return out
+
+
+def to_host(value: Any) -> Any:
+    """``value`` with every tensor in it copied to the host (the structure kept)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: to_host(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_host(v) for v in value)
+    return value
+
+
+def _chance(probability: float) -> bool:
+    """True with ``probability``, from the operating system's random numbers."""
+    if probability >= 1.0:
+        return True
+    return probability > 0.0 and secrets.randbelow(1 << 30) < probability * (1 << 30)
+
+
+class TimedSide:
+    """One side of a timing in this process: its module, the current case's inputs, its calls.
+
+    ``own_file``: count the launches of kernels defined there (a candidate must launch its
+    own kernels in every call); ``sample``: gather outputs at random positions after each
+    call; ``keep_last``: keep the last call's outputs (a trusted side's, for the judge to
+    compare: eager's).
+    """
+
+    def __init__(self, harness: Any, module: Any, flush: Any, cycles: float, *, log: Any = None,
+                 own_file: str = "", sample: bool = False, keep_last: bool = False) -> None:
+        self.harness = harness
+        self.module = module
+        self.flush = flush
+        self.cycles = cycles
+        self.log = log
+        self.own_file = own_file
+        self.sample = sample
+        self.keep_last = keep_last
+        self.case: Any = None
+        self.inputs: Any = None
+        self.last: Any = None
+        self._events: Any = None
+        self._generator: Any = None
+
+    def _call(self) -> Any:
+        outputs = self.harness.allocate(self.case, self.inputs)
+        self.harness.run(self.module, self.case, self.inputs, outputs)
+        return outputs
+
+    def start_case(self, task: Any, case: Any, seed: int, warmup_ms: float) -> dict[str, Any]:
+        """Draw the case's inputs on ``seed``, call once (compiles, autotunes), then warm up
+        for ``warmup_ms``: the median host time of a call sizes the busy-wait, and one call
+        timed alone estimates its device time."""
+        import torch
+
+        from geak_evaluator_triton.child import make_inputs
+
+        self.case = case
+        self.inputs = make_inputs(self.harness, task, case, seed, "stage1")
+        self._call()
+        torch.cuda.synchronize()
+        host_us: list[float] = []
+        walls: list[float] = []
+        began = time.perf_counter()
+        while True:
+            before = time.perf_counter()
+            self._call()
+            host_us.append((time.perf_counter() - before) * 1e6)
+            torch.cuda.synchronize()
+            walls.append((time.perf_counter() - before) * 1e3)
+            if (time.perf_counter() - began) * 1e3 >= warmup_ms and len(host_us) >= MIN_WARMUP_CALLS:
+                break
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        self._call()
+        end.record()
+        end.synchronize()
+        self._events = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        return {"launch_us": statistics.median(host_us), "estimate_ms": max(start.elapsed_time(end), 1e-6),
+                "call_ms": statistics.median(walls), "warmup_s": round(time.perf_counter() - began, 4)}
+
+    def block(self, calls: int, hold_us: float, verify_p: float = 0.0, reservoir: bool = False) -> dict[str, Any]:
+        """``calls`` timed calls. Each call's outputs are kept whole for the judge with
+        probability ``verify_p`` (``reservoir``: exactly one call of the block, each equally
+        likely, chosen as the calls go); decided after the call, when its code is done."""
+        import torch
+
+        hold_cycles = int(self.cycles * hold_us) if hold_us > 0 else 0
+        e0, e1, e2 = self._events
+        out: dict[str, Any] = {"latencies": [], "gaps": [], "walls": [], "own": [], "samples": [],
+                               "verified": []}
+        chosen: tuple[int, Any] | None = None
+        for index in range(calls):
+            outputs = self.harness.allocate(self.case, self.inputs)
+            mark = self.log.mark() if self.log is not None else 0
+            began = time.perf_counter()
+            e0.record()
+            if hold_cycles:
+                torch.cuda._sleep(hold_cycles)
+            if self.flush is not None:
+                self.flush.zero_()
+            e1.record()
+            self.harness.run(self.module, self.case, self.inputs, outputs)
+            e2.record()
+            torch.cuda.synchronize()
+            wall_ms = (time.perf_counter() - began) * 1e3
+            latency = e1.elapsed_time(e2)
+            out["latencies"].append(latency)
+            out["walls"].append(wall_ms)
+            out["gaps"].append(wall_ms - e0.elapsed_time(e2))
+            if self.own_file:
+                out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
+            if self.sample:
+                out["samples"].append(self._gather(outputs))
+            if reservoir:
+                if secrets.randbelow(index + 1) == 0:
+                    chosen = (index, to_host(outputs))
+            elif _chance(verify_p):
+                out["verified"].append((index, to_host(outputs)))
+            if self.keep_last:
+                self.last = outputs
+        if chosen is not None:
+            out["verified"].append(chosen)
+        return out
+
+    def _gather(self, outputs: Any) -> dict[str, Any]:
+        """Outputs at random positions of each tensor: {path: (flat indices, values)}."""
+        import torch
+
+        gathered: dict[str, Any] = {}
+        for path, tensor in tensor_leaves(outputs):
+            count = tensor.numel()
+            if count == 0:
+                continue
+            if self._generator is None or self._generator.device != tensor.device:
+                self._generator = torch.Generator(device=tensor.device)
+            self._generator.manual_seed(secrets.randbits(62))
+            flat = torch.randint(count, (min(SAMPLES_PER_TENSOR, count),), device=tensor.device,
+                                 generator=self._generator)
+            where = torch.unravel_index(flat, tensor.shape) if tensor.dim() > 1 else (flat,)
+            values = tensor[where] if tensor.dim() > 0 else tensor.reshape(1)
+            gathered[path] = (flat.cpu(), values.detach().cpu())
+        return gathered
+
+    def end_case(self) -> dict[str, Any]:
+        import torch
+
+        out: dict[str, Any] = {}
+        if self.keep_last and self.last is not None:
+            out["outputs"] = to_host(self.last)
+        self.inputs = self.last = None
+        torch.cuda.empty_cache()
+        return out
+
+
+def median_interval(ordered: list[float]) -> float:
+    """Half-width of the distribution-free 95 % interval of the median, relative to it.
+
+    For n sorted samples the interval runs from the j-th to the k-th value with
+    j, k = (n -/+ 1.96 sqrt(n)) / 2 (the binomial order-statistic bound); below
+    six samples no such interval exists and the answer is infinite.
+    """
+    n = len(ordered)
+    if n < 6:
+        return math.inf
+    half = 1.96 * math.sqrt(n) / 2
+    lo = max(0, int(math.floor(n / 2 - half)) - 1)
+    hi = min(n - 1, int(math.ceil(n / 2 + half)) - 1)
+    median = statistics.median(ordered)
+    if median <= 0:
+        return math.inf
+    return (ordered[hi] - ordered[lo]) / 2 / median
+
+
+TIMING_COMMANDS = ("case", "block", "case_done")
+
+
+def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide: dict[str, str] | None = None,
+          checks: Any = None) -> dict[str, Any]:
+    """Answer the judge's timing commands with ``side`` until another command comes (``done``,
+    ``abort``, ``exit``), which is returned:
+
+    ``{"case": {"name", "seed", "warmup_ms"}}`` → ``case_ready`` (the warm-up's figures);
+    ``{"block": {"calls", "hold_us", "verify_p", "reservoir"}}`` → ``block`` (the calls'
+    latencies, gaps, launches, samples, kept outputs, and ``checks()``'s findings);
+    ``{"case_done": True}`` → ``case_done``. A call that raises is answered with an
+    ``error`` frame (stage ``timing``) and the loop goes on waiting."""
+    from geak_evaluator_triton.child import error_frame
+
+    while True:
+        command = channel.receive()
+        if not isinstance(command, dict) or not any(k in command for k in TIMING_COMMANDS):
+            return command if isinstance(command, dict) else {}
+        try:
+            if "case" in command:
+                ask = command["case"]
+                info = side.start_case(task, cases[ask["name"]], int(ask["seed"]), float(ask["warmup_ms"]))
+                channel.send({"kind": "case_ready", "case": ask["name"], **info})
+            elif "block" in command:
+                ask = command["block"]
+                found = side.block(int(ask["calls"]), float(ask["hold_us"]), float(ask.get("verify_p", 0.0)),
+                                   bool(ask.get("reservoir")))
+                if checks is not None:
+                    found.update(checks())
+                channel.send({"kind": "block", **found})
+            elif "case_done" in command:
+                channel.send({"kind": "case_done", **side.end_case()})
+        except Exception as exc:
+            side.inputs = side.last = None
+            channel.send(error_frame("error", exc, hide, stage="timing", case=getattr(side.case, "name", None)))
+
+
+def await_timing(channel: Any, harness: Any, cases: list[Any]) -> int | None:
+    """After ``checked``: the timing seed once the judge holds the device, or None (abort).
+
+    The judge first answers ``{"prepare": {"seed": T}}`` while the device is not yet held:
+    the host-side work for this side's inputs on T is done here (``Harness.prefetch``) and
+    the child says ``prepared``; then ``{"time": {"seed": T}}`` once the judge holds the
+    device exclusively.
+    """
+    from geak_evaluator_triton.child import prefetch
+
+    answer = channel.receive()
+    if answer.get("abort"):
+        return None
+    if "prepare" in answer:
+        seed = int(answer["prepare"]["seed"])
+        began = time.perf_counter()
+        for case in cases:
+            prefetch(harness, case, seed)
+        channel.send({"kind": "prepared", "prepare_s": round(time.perf_counter() - began, 4)})
+        answer = channel.receive()
+        if answer.get("abort"):
+            return None
+    return int(answer["time"]["seed"])
+
+
+class LocalSide:
+    """A :class:`TimedSide` of this process as ``timing_loop`` sees a side (the eager child
+    times eager and the baseline, both trusted, in one process)."""
+
+    untrusted = False
+
+    def __init__(self, side: TimedSide, task: Any, cases: dict[str, Any]) -> None:
+        self.side = side
+        self.task = task
+        self.cases = cases
+
+    def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
+        return self.side.start_case(self.task, self.cases[case], seed, warmup_ms)
+
+    def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
+        return self.side.block(calls, hold_us, verify_p, reservoir)
+
+    def end_case(self) -> dict[str, Any]:
+        return self.side.end_case()
+
+    def pause(self) -> None:
+        pass
+
+    def resume(self) -> None:
+        pass
+
+
+def warm_module(harness: Any, task: Any, module: Any, cases: list[Any], seed: int) -> dict[str, float]:
+    """Call ``module`` once per case on ``seed`` (compiles, autotunes), then once more timed
+    alone: each case's estimated device time, which weighs it in the aggregate. Inputs and
+    outputs are dropped as it goes."""
+    import torch
+
+    from geak_evaluator_triton.child import make_inputs
+
+    estimates = {}
+    for case in cases:
+        inputs = make_inputs(harness, task, case, seed, "stage1")
+        harness.run(module, case, inputs, harness.allocate(case, inputs))
+        outputs = harness.allocate(case, inputs)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        harness.run(module, case, inputs, outputs)
+        end.record()
+        end.synchronize()
+        estimates[case.name] = max(start.elapsed_time(end), 1e-6)
+        del inputs, outputs
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    return estimates

@@ -1,0 +1,205 @@
+"""Two sides timed against each other, block by block: the one loop every timing runs.
+
+The judge times a candidate against the baseline with the two in *different*
+processes (the candidate's child and the trusted timer child, whose baseline no
+candidate code can reach); the eager child times PyTorch eager against the
+baseline in one trusted process. Both run :func:`time_case` over objects with
+the :class:`Side` interface: remote ones that talk to a child
+(``timing.RemoteSide``) and local ones (``timed_calls.TimedSide``).
+
+Per case:
+
+1. Each side draws its inputs (the baseline on seed A, the other on the secret
+   timing seed) and warms up; while the baseline does, an untrusted side is
+   paused (its whole process group stopped), so nothing of it runs on the device.
+2. Blocks alternate between the sides, the order flipping every round, a few
+   milliseconds each (``BLOCK_MS``), the untrusted side paused during every
+   baseline block. Clock and thermal drift reach both sides alike.
+3. After at least ``min_repetitions`` calls per side, the loop stops once both
+   medians are known to within the case's target (the distribution-free 95 %
+   interval of a median), when it has run ``rep_ms``, or at
+   ``max_repetitions``; with ``repetitions`` > 0, after exactly that many.
+4. An untrusted side's outputs are kept whole on ``verify_calls`` calls per
+   case in expectation, at random, and on one more call picked at random from
+   a last block of random length if none was; every call's outputs are also
+   sampled at random positions (``timed_calls``).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from geak_evaluator_triton.timed_calls import hold_for, median_interval
+
+BLOCK_MS = 4.0  # wall time a block of calls aims at
+MIN_BLOCK, MAX_BLOCK = 2, 32
+MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
+LAST_BLOCK = (4, 12)  # calls of the last block that picks one call to keep, when none was kept
+
+
+class Side(Protocol):
+    """What :func:`time_case` needs of one side."""
+
+    untrusted: bool
+
+    def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]: ...
+
+    def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]: ...
+
+    def end_case(self) -> dict[str, Any]: ...
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
+def targets(estimates: dict[str, float], names: list[str], target: float, weighting: str) -> dict[str, float]:
+    """Each case's precision target, so that the aggregate speedup is known to ``target``.
+
+    The aggregate's relative error is about sqrt(sum (w_i * e_i)^2) for case
+    weights w_i (a case's share of the baseline's total time for a sum of
+    latencies, 1/n each for a geometric mean) and per-case errors e_i;
+    e_i = target / sqrt(w_i) keeps it within ``target`` (sum w_i = 1)
+    while a case that is 1 % of the total needs only a tenth of the
+    precision. Capped at 5 %.
+    """
+    if not target or not names:
+        return {name: target for name in names}
+    if weighting == "sum":
+        total = sum(estimates.get(n, 0.0) for n in names) or 1.0
+        weights = {n: estimates.get(n, 0.0) / total for n in names}
+    else:
+        weights = {n: 1.0 / len(names) for n in names}
+    return {n: min(MAX_CASE_CI, target / math.sqrt(max(weights[n], 1e-6))) for n in names}
+
+
+@dataclass
+class Tally:
+    """One side's calls of one case, as they come back block by block."""
+
+    latencies: list[float] = field(default_factory=list)
+    gaps: list[float] = field(default_factory=list)
+    own: list[int] = field(default_factory=list)
+    samples: list[Any] = field(default_factory=list)  # per call (untrusted side)
+    verified: list[tuple[int, Any]] = field(default_factory=list)  # (call number, outputs)
+    extra: list[dict[str, Any]] = field(default_factory=list)  # a block's further findings
+
+    def add(self, block: dict[str, Any]) -> None:
+        offset = len(self.latencies)
+        self.latencies += block.get("latencies", [])
+        self.gaps += block.get("gaps", [])
+        self.own += block.get("own", [])
+        self.samples += block.get("samples", [])
+        self.verified += [(offset + index, outputs) for index, outputs in block.get("verified", [])]
+        rest = {k: v for k, v in block.items()
+                if k not in ("latencies", "gaps", "walls", "own", "samples", "verified", "kind")}
+        if rest:
+            self.extra.append(rest)
+
+    def interval(self) -> float:
+        return median_interval(sorted(self.latencies))
+
+
+def block_calls(call_ms: float, hold_us: float) -> int:
+    per_call = max(call_ms, 1e-3) + hold_us / 1e3
+    return max(MIN_BLOCK, min(MAX_BLOCK, int(round(BLOCK_MS / per_call))))
+
+
+def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, options: dict[str, Any],
+              target: float, warmup_ms: float) -> dict[str, Any]:
+    """Time ``other`` against ``baseline`` on one case; the record the judge keeps, with
+    both sides' :class:`Tally` under ``"tallies"`` (popped by the judge)."""
+    began = time.perf_counter()
+    info_b = _quietly(other, lambda: baseline.start_case(case, seed_a, warmup_ms))
+    info_o = other.start_case(case, seed_t, warmup_ms)
+    launch_us = max(float(info_b["launch_us"]), float(info_o["launch_us"]))
+    hold_us = hold_for(launch_us, float(options.get("queue_ahead_us", 0.0)))
+    calls = block_calls(max(float(info_b["call_ms"]), float(info_o["call_ms"])), hold_us)
+    fixed = int(options.get("repetitions", 0)) > 0
+    limit = int(options["repetitions"]) if fixed else int(options["max_repetitions"])
+    budget_s = float(options["rep_ms"]) / 1e3
+    per_call_s = (max(float(info_b["call_ms"]), float(info_o["call_ms"])) + hold_us / 1e3) / 1e3
+    expected = max(1.0, min(limit, budget_s / max(2 * per_call_s, 1e-6)))
+    verify_p = min(1.0, float(options.get("verify_calls", 2)) / expected) if other.untrusted else 0.0
+    tallies = {"baseline": Tally(), "other": Tally()}
+    sides = {"baseline": baseline, "other": other}
+    loop_started = time.perf_counter()
+    rounds = 0
+    while True:
+        order = ("baseline", "other") if rounds % 2 == 0 else ("other", "baseline")
+        rounds += 1
+        for name in order:
+            side = sides[name]
+            if name == "baseline":
+                block = _quietly(other, lambda side=side: side.block(calls, hold_us, 0.0, False))
+            else:
+                block = side.block(calls, hold_us, verify_p, False)
+            tallies[name].add(block)
+        done = min(len(t.latencies) for t in tallies.values())
+        if fixed:
+            if done >= limit:
+                break
+            continue
+        if done >= limit:
+            break
+        if done < int(options["min_repetitions"]):
+            continue
+        if time.perf_counter() - loop_started >= budget_s:
+            break
+        if target > 0 and all(t.interval() <= target for t in tallies.values()):
+            break
+    looped = time.perf_counter()
+    if other.untrusted and not tallies["other"].verified:
+        calls_last = LAST_BLOCK[0] + secrets.randbelow(LAST_BLOCK[1] - LAST_BLOCK[0] + 1)
+        tallies["other"].add(other.block(calls_last, hold_us, 0.0, True))
+    ended = {"baseline": _quietly(other, baseline.end_case), "other": other.end_case()}
+    b, o = tallies["baseline"], tallies["other"]
+    return {
+        "repetitions": min(len(b.latencies), len(o.latencies)),
+        "target_ci": target,
+        "launch_us": round(launch_us, 1),
+        "hold_us": round(hold_us, 1),
+        "block_calls": calls,
+        "wall_s": {"warmup": round(loop_started - began, 4), "loop": round(looped - loop_started, 4),
+                   "verify": round(time.perf_counter() - looped, 4)},
+        "reference_ms": statistics.median(b.latencies),
+        "candidate_ms": statistics.median(o.latencies),
+        "reference_spread": spread(b.latencies),
+        "candidate_spread": spread(o.latencies),
+        "reference_ci": _finite(b.interval()),
+        "candidate_ci": _finite(o.interval()),
+        "reference_gap_ms": statistics.median(b.gaps),
+        "candidate_gap_ms": statistics.median(o.gaps),
+        "zero_launch_calls": sum(1 for count in o.own if count == 0) if o.own else 0,
+        "estimate_ms": float(info_b["estimate_ms"]),
+        "tallies": tallies,
+        "ended": ended,
+    }
+
+
+def _quietly(untrusted: Side, work: Any) -> Any:
+    """Run ``work`` with ``untrusted`` paused (when it is untrusted): nothing of it runs meanwhile."""
+    if not untrusted.untrusted:
+        return work()
+    untrusted.pause()
+    try:
+        return work()
+    finally:
+        untrusted.resume()
+
+
+def spread(values: list[float]) -> list[float]:
+    ordered = sorted(values)
+    if len(ordered) < 4:
+        return [ordered[0], ordered[-1]]
+    q = statistics.quantiles(ordered, n=5)
+    return [q[0], q[-1]]  # 20th and 80th percentiles
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -1,0 +1,152 @@
+"""The timing loop and its checks without a GPU: sides that answer like children do."""
+
+from __future__ import annotations
+
+import pytest
+
+
+class FakeSide:
+    """A side whose calls take ``ms`` each; records what it was asked, and when it was paused."""
+
+    def __init__(self, name, ms, log, untrusted=False, keep=True):
+        self.name, self.ms, self.log, self.untrusted, self.keep = name, ms, log, untrusted, keep
+        self.paused = False
+
+    def start_case(self, case, seed, warmup_ms):
+        self.log.append((self.name, "start", case, seed, self._peer_paused()))
+        return {"launch_us": 20.0, "estimate_ms": self.ms, "call_ms": self.ms + 0.05}
+
+    def block(self, calls, hold_us, verify_p, reservoir):
+        self.log.append((self.name, "block", calls, self._peer_paused()))
+        kept = [(0, {"out": self.name})] if reservoir or (self.keep and verify_p > 0) else []
+        return {"latencies": [self.ms] * calls, "gaps": [0.01] * calls, "own": [1] * calls,
+                "samples": [{}] * calls, "verified": kept, "compute": []}
+
+    def end_case(self):
+        return {}
+
+    def pause(self):
+        self.paused = True
+        self.log.append((self.name, "paused"))
+
+    def resume(self):
+        self.paused = False
+        self.log.append((self.name, "resumed"))
+
+    def _peer_paused(self):
+        return getattr(self, "peer", None) is not None and self.peer.paused
+
+
+OPTIONS = {"queue_ahead_us": 10.0, "repetitions": 0, "max_repetitions": 200, "min_repetitions": 10,
+           "rep_ms": 1000.0, "verify_calls": 2}
+
+
+def sides(log, keep=True):
+    baseline = FakeSide("baseline", 1.0, log)
+    candidate = FakeSide("candidate", 0.5, log, untrusted=True, keep=keep)
+    baseline.peer = candidate
+    return baseline, candidate
+
+
+def test_blocks_alternate_and_the_candidate_is_paused_whenever_the_baseline_runs():
+    from geak_evaluator_triton.timing_loop import time_case
+
+    log: list = []
+    baseline, candidate = sides(log)
+    record = time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.01, 10.0)
+    starts = [e for e in log if e[1] == "start"]
+    assert starts == [("baseline", "start", "c", 1, True), ("candidate", "start", "c", 99, False)]
+    blocks = [e for e in log if e[1] == "block"]
+    assert all(paused for name, _, _, paused in blocks if name == "baseline")
+    firsts = [blocks[i][0] for i in range(0, len(blocks), 2)]
+    assert len(firsts) >= 2  # the order flips each round
+    assert firsts == ["baseline" if i % 2 == 0 else "candidate" for i in range(len(firsts))]
+    assert record["reference_ms"] == 1.0 and record["candidate_ms"] == 0.5
+    assert record["repetitions"] >= OPTIONS["min_repetitions"]
+    assert not candidate.paused
+
+
+def test_a_fixed_repetition_count_is_honoured_and_nothing_kept_means_one_more_random_block():
+    from geak_evaluator_triton.timing_loop import LAST_BLOCK, time_case
+
+    log: list = []
+    baseline, candidate = sides(log, keep=False)
+    record = time_case(baseline, candidate, "c", 1, 99, {**OPTIONS, "repetitions": 40}, 0.0, 10.0)
+    assert record["repetitions"] >= 40
+    last = [e for e in log if e[1] == "block"][-1]
+    assert last[0] == "candidate" and LAST_BLOCK[0] <= last[2] <= LAST_BLOCK[1]
+    assert record["tallies"]["other"].verified
+
+
+def test_timed_outputs_are_checked_at_their_sampled_positions_and_whole():
+    import torch
+    from geak_evaluator_triton.checks.timed_outputs import sample_mismatch, verified_mismatch
+
+    expected = {"out": torch.arange(10, dtype=torch.float32)}
+    good = [{"out": (torch.tensor([2, 7]), torch.tensor([2.0, 7.0]))}]
+    assert sample_mismatch(expected, good, {}) == ""
+    skipped = good + [{"out": (torch.tensor([3]), torch.tensor([float("nan")]))}]
+    assert sample_mismatch(expected, skipped, {}).startswith("timed call 2, output 'out'")
+    assert verified_mismatch(expected, [(4, {"out": torch.arange(10.0)})], {}, [None]) == ("", [])
+    wrong, diffs = verified_mismatch(expected, [(4, {"out": torch.zeros(10)})], {}, [None])
+    assert wrong.startswith("timed call 5") and diffs
+
+
+def _record(**changes):
+    from geak_evaluator_triton.timing_loop import Tally
+
+    tally = Tally()
+    tally.add({"latencies": [0.5] * 20, "gaps": [0.01] * 20, "own": [1] * 20})
+    record = {"case": "big", "seed": 7, "reference_ms": 1.0, "candidate_ms": 0.5, "reference_gap_ms": 0.01,
+              "candidate_gap_ms": 0.01, "repetitions": 20, "reference_ci": 0.001, "candidate_ci": 0.001,
+              "zero_launch_calls": 0, "wall_s": {}, "tallies": {"baseline": Tally(), "other": tally}}
+    record.update(changes)
+    return record
+
+
+def _apply(record, strict=True, verified=None, extra=None):
+    import torch
+    from geak_core.model import EvalResult
+    from geak_core.tasks import Case, EntryPoint, Task
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.references import ReferenceRun
+    from geak_evaluator_triton.timing import apply_timing
+    from geak_evaluator_triton.verdict import Verdict
+    from geak_hw_nvidia_hopper.profiles import H100
+
+    case = Case(name="big", bytes=3 * 4 * (1 << 24), flops=1 << 24, dtype="float32")
+    ref = ReferenceRun([case], [], [], False, [1], {("timing", "big", 7): {"out": torch.ones(4)}},
+                       timing_seed=7)
+    task = Task(suite="t", id="t", instruction="", entry_points=[EntryPoint("k")], harness="m:H",
+                forbid_torch_compute=strict)
+    tally = record["tallies"]["other"]
+    tally.verified = verified if verified is not None else [(3, {"out": torch.ones(4)})]
+    if extra:
+        tally.extra.append(extra)
+    result = EvalResult(task_id="t", candidate_id="c", correct=True, call_ok=True)
+    apply_timing(task, ref, [record], Verdict(), True, "", H100, TritonEvaluatorOptions(), result, None)
+    return result
+
+
+def test_an_honest_record_gives_a_speedup():
+    result = _apply(_record(candidate_ms=0.1))
+    assert result.correct and result.performance_measured and result.speedup == pytest.approx(10.0)
+
+
+def test_compute_with_torch_or_guard_findings_while_timed_reject_the_candidate():
+    result = _apply(_record(), extra={"compute": ["torch op aten.add at line 9"], "violations": []})
+    assert not result.correct and "while being timed on case 'big'" in result.reason and "aten.add" in result.reason
+    result = _apply(_record(), extra={"violations": ["replaced or modified torch.equal"], "compute": []})
+    assert not result.correct and "torch.equal" in result.reason
+
+
+def test_a_throughput_above_the_peak_rejects_under_a_strict_protocol_and_flags_otherwise():
+    import torch
+
+    fast = _record(candidate_ms=0.05)  # 201 MB in 50 us: 4 TB/s on a 3.35 TB/s H100
+    result = _apply(fast)
+    assert not result.correct and "above_peak" in result.flags and "device's peak" in result.reason
+    lenient = _apply(_record(candidate_ms=0.05), strict=False)
+    assert lenient.correct and "above_peak" in lenient.flags and lenient.performance_measured
+    wrong = _apply(_record(), verified=[(2, {"out": torch.zeros(4)})])
+    assert not wrong.correct and "timed call 3" in wrong.reason
