@@ -26,7 +26,7 @@ def judge_options(**overrides):
 
 # Cheats that only a GPU timing run can expose (tests/evaluator/test_gpu.py).
 GPU_ONLY_CHEATS = ("add_side_stream", "add_lazy_when_timed", "add_idle_probe", "add_torch_when_timed",
-                   "add_replay")
+                   "scale_replay")
 # Cheats a test fills in first (the paths they go after) and judges on its own.
 TARGETED_CHEATS = ("add_writes_outside",)
 

@@ -125,6 +125,13 @@ def to_host(value: Any) -> Any:
     return value
 
 
+INPUT_COPY_BYTES = 256 << 20  # a timed case's inputs are copied to check them afterwards up to this size
+
+
+def _tensor_bytes(value: Any) -> int:
+    return sum(t.numel() * t.element_size() for _, t in tensor_leaves(value))
+
+
 def _chance(probability: float) -> bool:
     """True with ``probability``, from the operating system's random numbers."""
     if probability >= 1.0:
@@ -142,7 +149,8 @@ class TimedSide:
     """
 
     def __init__(self, harness: Any, module: Any, flush: Any, cycles: float, *, log: Any = None,
-                 own_file: str = "", sample: bool = False, keep_last: bool = False) -> None:
+                 own_file: str = "", sample: bool = False, keep_last: bool = False,
+                 check_inputs: bool = False) -> None:
         self.harness = harness
         self.module = module
         self.flush = flush
@@ -151,6 +159,8 @@ class TimedSide:
         self.own_file = own_file
         self.sample = sample
         self.keep_last = keep_last
+        self.check_inputs = check_inputs
+        self._inputs_before: Any = None
         self.case: Any = None
         self.inputs: Any = None
         self.last: Any = None
@@ -172,6 +182,10 @@ class TimedSide:
 
         self.case = case
         self.inputs = make_inputs(self.harness, task, case, seed, "stage1")
+        if self.check_inputs and _tensor_bytes(self.inputs) <= INPUT_COPY_BYTES:
+            from geak_evaluator_triton.guards import snapshot_inputs
+
+            self._inputs_before = snapshot_inputs(self.inputs)
         self._call()
         torch.cuda.synchronize()
         host_us: list[float] = []
@@ -263,7 +277,11 @@ class TimedSide:
         out: dict[str, Any] = {}
         if self.keep_last and self.last is not None:
             out["outputs"] = to_host(self.last)
-        self.inputs = self.last = None
+        if self._inputs_before is not None:
+            from geak_evaluator_triton.guards import mutated_inputs
+
+            out["mutated"] = mutated_inputs(self._inputs_before, self.inputs)
+        self.inputs = self.last = self._inputs_before = None
         torch.cuda.empty_cache()
         return out
 

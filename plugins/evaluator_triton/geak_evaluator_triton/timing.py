@@ -194,6 +194,10 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
             if compute and task.forbid_torch_compute:
                 verdict.fail("anticheat", f"{at}, the entry point computed with torch/numpy instead of a "
                              f"Triton kernel ({', '.join(compute[:3])})", key="compute")
+        mutated = (record.get("ended") or {}).get("other", {}).get("mutated") or []
+        if mutated:
+            verdict.fail("anticheat", f"{at}, the candidate modified its input(s) {', '.join(mutated)} "
+                         "(inputs must stay unchanged)", key="mutated")
         if record.get("zero_launch_calls"):
             verdict.fail("anticheat", f"{record['zero_launch_calls']} timed call(s) of case {case.name!r} "
                          "launched none of the candidate's kernels", key="no_launch")
