@@ -20,7 +20,7 @@ class FakeSide:
         self.log.append((self.name, "block", calls, self._peer_paused()))
         kept = [(0, {"out": self.name})] if reservoir or (self.keep and verify_p > 0) else []
         return {"latencies": [self.ms] * calls, "gaps": [0.01] * calls, "own": [1] * calls,
-                "samples": [{}] * calls, "verified": kept, "compute": []}
+                "samples": [{}] * calls, "verified": kept, "compute": [], "late": 0}
 
     def end_case(self):
         return {}
@@ -150,3 +150,37 @@ def test_a_throughput_above_the_peak_rejects_under_a_strict_protocol_and_flags_o
     assert lenient.correct and "above_peak" in lenient.flags and lenient.performance_measured
     wrong = _apply(_record(), verified=[(2, {"out": torch.zeros(4)})])
     assert not wrong.correct and "timed call 3" in wrong.reason
+
+
+def test_calls_queued_late_lengthen_the_busy_wait_and_restart_the_case():
+    from geak_evaluator_triton.timing_loop import time_case
+
+    log: list = []
+    baseline, candidate = sides(log)
+    real_block = candidate.block
+    holds = []
+
+    def block(calls, hold_us, verify_p, reservoir):
+        holds.append(hold_us)
+        found = real_block(calls, hold_us, verify_p, reservoir)
+        found["late"] = calls if len(holds) == 1 else 0  # the first block: every call late
+        return found
+
+    candidate.block = block
+    record = time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.01, 10.0)
+    assert record["holds_lengthened"] == 1 and holds[1] >= 2 * holds[0]
+    assert record["hold_us"] == holds[-1]
+    # the first round's latencies were dropped: both sides counted from the second round on
+    assert len(record["tallies"]["baseline"].latencies) == len(record["tallies"]["other"].latencies)
+
+
+def test_a_bare_tensor_output_is_sampled_under_the_empty_path():
+    import torch
+    from geak_evaluator_triton.checks.timed_outputs import sample_mismatch
+    from geak_evaluator_triton.timed_calls import tensor_leaves
+
+    assert [p for p, _ in tensor_leaves(torch.zeros(3))] == [""]
+    assert [p for p, _ in tensor_leaves({"output": torch.zeros(3), "rest": [torch.ones(1)]})] == ["output", "rest[0]"]
+    assert sample_mismatch(torch.arange(4.0), [{"": (torch.tensor([1]), torch.tensor([1.0]))}], {}) == ""
+    expected = {"output": torch.arange(4.0)}
+    assert sample_mismatch(expected, [{"output": (torch.tensor([3]), torch.tensor([3.0]))}], {}) == ""

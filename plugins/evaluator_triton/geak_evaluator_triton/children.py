@@ -13,6 +13,7 @@ wait, and a child started for a job preloads the same module.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import sys
@@ -27,6 +28,7 @@ from geak_core.tasks import Task
 
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
+from geak_evaluator_triton.static_checks import parse
 
 CHILD = "geak_evaluator_triton.child"
 # Names the device's lock file to a spare child (warm.py), which removes it once used.
@@ -145,8 +147,14 @@ class Children:
         return path
 
     def candidate_cache(self, code: str) -> str:
-        """The Triton cache of one candidate's code (the only one its child may write)."""
-        digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        """The Triton cache of one candidate's program (the only one its child may write): by
+        the hash of its syntax tree, so copies that differ in comments or layout share it (the
+        same program), and any other candidate has its own."""
+        try:
+            program = ast.dump(parse(code))
+        except (SyntaxError, ValueError):
+            program = code
+        digest = hashlib.sha256(program.encode("utf-8", "surrogatepass")).hexdigest()[:24]
         return self.cache_dir(os.path.join("candidates", digest))
 
     def limits(self) -> ChildLimits:

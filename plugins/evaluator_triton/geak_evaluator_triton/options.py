@@ -79,7 +79,7 @@ class TritonEvaluatorOptions:
     queue_ahead_us: float = 10.0
     # Timed calls of a case whose whole outputs are checked, in expectation, chosen at random
     # after each call (every call's outputs are also checked at random positions).
-    verify_calls: float = 2.0
+    verify_calls: float = 1.0
     suspicious_speedup: float = 10.0
     speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean", "mean_ratio"]})
     hardware: str = "auto"  # a hardware profile name, or auto-detect from the device

@@ -34,12 +34,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from geak_evaluator_triton.timed_calls import hold_for, median_interval
+from geak_evaluator_triton.timed_calls import MAX_HOLD_US, hold_for, median_interval
 
 BLOCK_MS = 4.0  # wall time a block of calls aims at
 MIN_BLOCK, MAX_BLOCK = 2, 32
 MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
 LAST_BLOCK = (4, 12)  # calls of the last block that picks one call to keep, when none was kept
+LATE_SHARE = 8  # more than 1 call in 8 of a block queued late: the busy-wait is lengthened
 
 
 class Side(Protocol):
@@ -130,16 +131,30 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
     sides = {"baseline": baseline, "other": other}
     loop_started = time.perf_counter()
     rounds = 0
+    late = 0
     while True:
         order = ("baseline", "other") if rounds % 2 == 0 else ("other", "baseline")
         rounds += 1
+        blocks = {}
         for name in order:
             side = sides[name]
             if name == "baseline":
-                block = _quietly(other, lambda side=side: side.block(calls, hold_us, 0.0, False))
+                blocks[name] = _quietly(other, lambda side=side, hold=hold_us: side.block(calls, hold, 0.0, False))
             else:
-                block = side.block(calls, hold_us, verify_p, False)
-            tallies[name].add(block)
+                blocks[name] = side.block(calls, hold_us, verify_p, False)
+            tallies[name].add(blocks[name])
+        if any(int(b.get("late", 0)) * LATE_SHARE > calls for b in blocks.values()) and hold_us < MAX_HOLD_US:
+            # The host queued calls after the device had reached their start events: the
+            # busy-wait is too short for this host now (another process's start-up, say). A
+            # longer one from here, and the case's latencies so far are dropped.
+            late += 1
+            hold_us = min(MAX_HOLD_US, max(2 * hold_us, hold_us + 50.0))
+            for tally in tallies.values():
+                tally.latencies.clear()
+                tally.gaps.clear()
+                tally.own.clear()
+            loop_started = time.perf_counter()
+            continue
         done = min(len(t.latencies) for t in tallies.values())
         if fixed:
             if done >= limit:
@@ -164,6 +179,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
         "target_ci": target,
         "launch_us": round(launch_us, 1),
         "hold_us": round(hold_us, 1),
+        "holds_lengthened": late,
         "block_calls": calls,
         "wall_s": {"warmup": round(loop_started - began, 4), "loop": round(looped - loop_started, 4),
                    "verify": round(time.perf_counter() - looped, 4)},

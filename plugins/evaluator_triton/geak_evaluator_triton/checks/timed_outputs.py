@@ -25,8 +25,6 @@ def _leaf(value: Any, path: str) -> Any:
     """The tensor at ``path`` (``timed_calls.tensor_leaves``'s spelling) in ``value``, or None."""
     import re
 
-    if path == "output":
-        return value
     node = value
     for key, index in re.findall(r"\.?([^.\[\]]+)|\[(\d+)\]", path):
         try:
@@ -49,13 +47,14 @@ def sample_mismatch(expected: Any, samples: list[dict[str, Any]], overrides: dic
                 flats[path] = leaf.reshape(-1) if isinstance(leaf, torch.Tensor) else None
             flat = flats[path]
             if flat is None:
-                return f"timed call {number + 1}: output {path!r} is not one of the reference's tensors"
+                return f"timed call {number + 1}: output {path or 'outputs'!r} is not one of the reference's tensors"
             if int(positions.max()) >= flat.numel() or values.dtype != flat.dtype:
-                return (f"timed call {number + 1}: output {path!r} has {flat.numel()} elements of "
+                return (f"timed call {number + 1}: output {path or 'outputs'!r} has {flat.numel()} elements of "
                         f"{flat.dtype} in the reference, not what the call wrote")
             diffs = compare_outputs(flat[positions], values, overrides, None)
             if diffs:
-                return f"timed call {number + 1}, output {path!r} at sampled positions: {diffs[0]['message']}"
+                return (f"timed call {number + 1}, output {path or 'outputs'!r} at sampled positions: "
+                        f"{diffs[0]['message']}")
     return ""
 
 
