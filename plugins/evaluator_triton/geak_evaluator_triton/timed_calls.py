@@ -6,22 +6,24 @@ Every timed call of every side goes the same way, so that no call the judge
 checks looks different from the others:
 
 1. fresh poisoned outputs (``harness.allocate``);
-2. on the device: an event, a busy-wait (sized so the host has queued the
-   kernel before it ends: :func:`hold_for`), a cache flush, the start event,
-   the call (``harness.run``), the end event;
-3. a device-wide synchronisation, and the host clock read around all of it.
+2. on the device: a busy-wait (sized so the host has queued the kernel before
+   it ends: :func:`hold_for`), a cache flush, the start event, the call
+   (``harness.run``), the end event;
+3. queued right behind it, the checks of its outputs (below).
 
-The latency is the start-to-end event time. The host clock minus the device
-span (first event to end event) is the call's *gap*: launch and return
-overheads, the same on both sides, plus any work the call left running on
-another stream, which the synchronisation waited for (a gap wider than the
-baseline's is flagged and charged: ``checks.side_work``).
+Calls are queued back to back in blocks and the device is synchronised once
+per block; the judge's children run with ``CUDA_DEVICE_MAX_CONNECTIONS=1``, so
+work a call queues on another stream runs in the order it was queued, inside
+that call's events. The host clock around a block minus the device span of
+the block, per call, is the *gap* (``checks.side_work``).
 
-After the synchronisation, and so before the side's code runs again, trusted
-code of the child decides with the operating system's random numbers
-(``secrets``) whether to keep this call's whole outputs for the judge, and
-gathers a few outputs at random positions of every tensor (``checks.timed_outputs``):
-a side that skips work on some calls cannot know which calls are looked at.
+Once a call has returned, and before the next is queued, trusted code of the
+child draws with the operating system's random numbers positions of every
+output tensor and queues gathers of them, and decides (``secrets``) whether
+to queue a copy of the whole outputs for the judge (``checks.timed_outputs``):
+they run on the device right after the call, before anything a later call
+queues, so a side that skips work on some calls, or does it later, cannot
+know which calls are looked at, nor mend them afterwards.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ MIN_WARMUP_CALLS = 3  # per side and case, after the first call
 HOLD_MARGIN = 1.5  # the busy-wait over one call's host time (see hold_for)
 MAX_HOLD_US = 5000.0
 SAMPLES_PER_TENSOR = 64  # output elements gathered at random positions after every timed call
+MAX_BLOCK_CALLS = 64  # calls in one block at most (the pinned room for positions is reused after it)
 
 
 def set_cache_dir(path: str) -> None:
@@ -132,6 +135,19 @@ def _tensor_bytes(value: Any) -> int:
     return sum(t.numel() * t.element_size() for _, t in tensor_leaves(value))
 
 
+def _device_copy(value: Any) -> Any:
+    """``value`` with every tensor in it cloned on its device (queued, in stream order)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {k: _device_copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_device_copy(v) for v in value)
+    return value
+
+
 def _chance(probability: float) -> bool:
     """True with ``probability``, from the operating system's random numbers."""
     if probability >= 1.0:
@@ -164,8 +180,10 @@ class TimedSide:
         self.case: Any = None
         self.inputs: Any = None
         self.last: Any = None
-        self._events: Any = None
-        self._generator: Any = None
+        self._pairs: list[tuple[Any, Any]] = []  # (start, end) events per call of a block
+        self._span: Any = None  # events around a whole block
+        self._positions: dict[str, Any] = {}  # pinned host room for the sampled positions, per output
+        self._used: dict[str, int] = {}
 
     def _call(self) -> Any:
         outputs = self.harness.allocate(self.case, self.inputs)
@@ -204,61 +222,75 @@ class TimedSide:
         self._call()
         end.record()
         end.synchronize()
-        self._events = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        self._span = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         return {"launch_us": statistics.median(host_us), "estimate_ms": max(start.elapsed_time(end), 1e-6),
                 "call_ms": statistics.median(walls), "warmup_s": round(time.perf_counter() - began, 4)}
 
     def block(self, calls: int, hold_us: float, verify_p: float = 0.0, reservoir: bool = False) -> dict[str, Any]:
-        """``calls`` timed calls. Each call's outputs are kept whole for the judge with
-        probability ``verify_p`` (``reservoir``: exactly one call of the block, each equally
-        likely, chosen as the calls go); decided after the call, when its code is done."""
+        """``calls`` timed calls, queued back to back and synchronised once at the end.
+
+        After each call returns, and before the next is queued, trusted code queues the
+        checks of its outputs on the same stream, so that the device runs them right after
+        the call and before anything later (with ``CUDA_DEVICE_MAX_CONNECTIONS=1``, which
+        the judge sets for its children, work the call queued on other streams too):
+        gathers at positions drawn then from the operating system's random numbers, and,
+        with probability ``verify_p`` decided then (``reservoir``: exactly one call of the
+        block, each equally likely), a copy of the whole outputs. Work a call defers to a
+        later call is not in what these see."""
         import torch
 
         hold_cycles = int(self.cycles * hold_us) if hold_us > 0 else 0
-        e0, e1, e2 = self._events
-        out: dict[str, Any] = {"latencies": [], "gaps": [], "walls": [], "own": [], "samples": [],
-                               "verified": []}
-        chosen: tuple[int, Any] | None = None
+        while len(self._pairs) < calls:
+            self._pairs.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
+        first, last = self._span
+        out: dict[str, Any] = {"latencies": [], "gaps": [], "own": [], "samples": [], "verified": []}
+        gathered: list[Any] = []
+        copies: list[tuple[int, Any]] = []
         late = 0
+        began = time.perf_counter()
+        first.record()
         for index in range(calls):
+            start, end = self._pairs[index]
             outputs = self.harness.allocate(self.case, self.inputs)
             mark = self.log.mark() if self.log is not None else 0
-            began = time.perf_counter()
-            e0.record()
             if hold_cycles:
                 torch.cuda._sleep(hold_cycles)
             if self.flush is not None:
                 self.flush.zero_()
-            e1.record()
+            start.record()
             self.harness.run(self.module, self.case, self.inputs, outputs)
             # The device passed the start event before the host had queued the call: it sat
             # idle inside the timed span (the busy-wait was shorter than the host's path).
-            late += bool(e1.query())
-            e2.record()
-            torch.cuda.synchronize()
-            wall_ms = (time.perf_counter() - began) * 1e3
-            latency = e1.elapsed_time(e2)
-            out["latencies"].append(latency)
-            out["walls"].append(wall_ms)
-            out["gaps"].append(wall_ms - e0.elapsed_time(e2))
+            late += bool(start.query())
+            end.record()
             if self.own_file:
                 out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
             if self.sample:
-                out["samples"].append(self._gather(outputs))
+                gathered.append(self._gather(outputs))
             if reservoir:
                 if secrets.randbelow(index + 1) == 0:
-                    chosen = (index, to_host(outputs))
+                    copies = [(index, _device_copy(outputs))]
             elif _chance(verify_p):
-                out["verified"].append((index, to_host(outputs)))
+                copies.append((index, _device_copy(outputs)))
             if self.keep_last:
                 self.last = outputs
-        if chosen is not None:
-            out["verified"].append(chosen)
+        last.record()
+        torch.cuda.synchronize()
+        wall_ms = (time.perf_counter() - began) * 1e3
+        out["latencies"] = [start.elapsed_time(end) for start, end in self._pairs[:calls]]
+        # Host time the device span did not cover, per call: launch and return overheads,
+        # and work the calls left on other streams, which the synchronisation waited for.
+        out["gaps"] = [max(0.0, wall_ms - first.elapsed_time(last)) / calls] * calls
+        out["samples"] = [{path: (positions, values.cpu()) for path, (positions, values) in call.items()}
+                          for call in gathered]
+        out["verified"] = [(index, to_host(outputs)) for index, outputs in copies]
         out["late"] = late
         return out
 
     def _gather(self, outputs: Any) -> dict[str, Any]:
-        """Outputs at random positions of each tensor: {path: (flat indices, values)}."""
+        """Outputs at random positions of each tensor, gathered on the device after the call:
+        {path: (flat positions on the host, values on the device)}."""
+        import numpy as np
         import torch
 
         gathered: dict[str, Any] = {}
@@ -266,14 +298,19 @@ class TimedSide:
             count = tensor.numel()
             if count == 0:
                 continue
-            if self._generator is None or self._generator.device != tensor.device:
-                self._generator = torch.Generator(device=tensor.device)
-            self._generator.manual_seed(secrets.randbits(62))
-            flat = torch.randint(count, (min(SAMPLES_PER_TENSOR, count),), device=tensor.device,
-                                 generator=self._generator)
+            size = min(SAMPLES_PER_TENSOR, count)
+            if path not in self._positions or self._positions[path].numel() < size * MAX_BLOCK_CALLS:
+                self._positions[path] = torch.empty(size * MAX_BLOCK_CALLS, dtype=torch.int64, pin_memory=True)
+                self._used[path] = 0
+            used = self._used[path] % MAX_BLOCK_CALLS
+            self._used[path] = used + 1
+            pinned = self._positions[path][used * size:(used + 1) * size]
+            drawn = np.frombuffer(os.urandom(8 * size), dtype=np.uint64) % np.uint64(count)
+            pinned.numpy()[:] = drawn.astype(np.int64)
+            flat = pinned.to(tensor.device, non_blocking=True)
             where = torch.unravel_index(flat, tensor.shape) if tensor.dim() > 1 else (flat,)
             values = tensor[where] if tensor.dim() > 0 else tensor.reshape(1)
-            gathered[path] = (flat.cpu(), values.detach().cpu())
+            gathered[path] = (torch.from_numpy(drawn.astype(np.int64)), values.detach())
         return gathered
 
     def end_case(self) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 from geak_evaluator_triton.timed_calls import MAX_HOLD_US, hold_for, median_interval
 
 BLOCK_MS = 4.0  # wall time a block of calls aims at
-MIN_BLOCK, MAX_BLOCK = 2, 32
+MIN_BLOCK, MAX_BLOCK = 2, 32  # calls per block (at most timed_calls.MAX_BLOCK_CALLS)
 MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
 LAST_BLOCK = (4, 12)  # calls of the last block that picks one call to keep, when none was kept
 LATE_SHARE = 8  # more than 1 call in 8 of a block queued late: the busy-wait is lengthened
@@ -98,7 +98,7 @@ class Tally:
         self.samples += block.get("samples", [])
         self.verified += [(offset + index, outputs) for index, outputs in block.get("verified", [])]
         rest = {k: v for k, v in block.items()
-                if k not in ("latencies", "gaps", "walls", "own", "samples", "verified", "kind")}
+                if k not in ("latencies", "gaps", "own", "samples", "verified", "late", "kind")}
         if rest:
             self.extra.append(rest)
 
