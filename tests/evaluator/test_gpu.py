@@ -52,11 +52,12 @@ def test_work_hidden_on_a_side_stream_is_not_credited(gpu_judge, mini_tasks):
 
     result = gpu_judge.evaluate(mini_tasks["add"], Candidate(id="side", task_id="add",
                                                              code=cheat_code("add_side_stream")))
-    # The hidden work is either caught by the wall-clock cross-check (flagged and charged)
-    # or lands inside the timed region anyway; in both cases it earns no speedup.
-    # (Seen on an H100: the events covered the side-stream work, speedup 0.09.)
-    assert "timing_mismatch" in result.flags or (result.speedup is not None and result.speedup < 1.0), (
-        result.reason, result.shapes)
+    # Work left on another stream is not in the outputs the checks queued behind the call see
+    # (rejected: seen on an H200), or is flagged and charged by the gap, or lands inside the
+    # events anyway; in no case does it earn a speedup.
+    rejected = not result.correct and "outputs of the timed calls" in (result.reason or "")
+    assert rejected or "timing_mismatch" in result.flags or (
+        result.speedup is not None and result.speedup < 1.0), (result.reason, result.shapes)
     assert result.speedup is None or result.speedup < 1.5
 
 

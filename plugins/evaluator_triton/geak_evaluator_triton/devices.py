@@ -169,8 +169,8 @@ def gpu_slots(vendor: str, visible: list[str], per_device: int, runs_per_gpu: in
     slots: list[Slot] = []
     threads = str(max(1, (cpus or os.cpu_count() or 1) // max(1, per_device * len(visible))))
     for device in visible:
-        # One hardware queue per process: work on other streams runs in the order it is
-        # queued, so a timed call's events cover all of it (timed_calls).
+        # One hardware queue per process: work a timed call leaves on another stream has fewer
+        # ways to overlap later calls' busy-wait and flush (timed_calls).
         env: dict[str, str | None] = {"TRITON_INTERPRET": None, "OMP_NUM_THREADS": threads,
                                       "MKL_NUM_THREADS": threads, "CUDA_DEVICE_MAX_CONNECTIONS": "1"}
         if vendor == "amd":

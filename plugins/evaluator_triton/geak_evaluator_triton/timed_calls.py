@@ -12,10 +12,13 @@ checks looks different from the others:
 3. queued right behind it, the checks of its outputs (below).
 
 Calls are queued back to back in blocks and the device is synchronised once
-per block; the judge's children run with ``CUDA_DEVICE_MAX_CONNECTIONS=1``, so
-work a call queues on another stream runs in the order it was queued, inside
-that call's events. The host clock around a block minus the device span of
-the block, per call, is the *gap* (``checks.side_work``).
+per block. Work a call leaves on another stream without joining it back to
+the current one is not in what the checks queued behind it see (its outputs
+are not ready in stream order: rejected), and whatever outlasts the block's
+last event widens the block's host clock against its device span, the *gap*
+(``checks.side_work``). The judge's children run with
+``CUDA_DEVICE_MAX_CONNECTIONS=1`` (one hardware queue), which leaves such work
+fewer ways to overlap the busy-wait and the flush of later calls.
 
 Once a call has returned, and before the next is queued, trusted code of the
 child draws with the operating system's random numbers positions of every
@@ -231,9 +234,8 @@ class TimedSide:
 
         After each call returns, and before the next is queued, trusted code queues the
         checks of its outputs on the same stream, so that the device runs them right after
-        the call and before anything later (with ``CUDA_DEVICE_MAX_CONNECTIONS=1``, which
-        the judge sets for its children, work the call queued on other streams too):
-        gathers at positions drawn then from the operating system's random numbers, and,
+        the call, in stream order, before anything a later call queues there: gathers at
+        positions drawn then from the operating system's random numbers, and,
         with probability ``verify_p`` decided then (``reservoir``: exactly one call of the
         block, each equally likely), a copy of the whole outputs. Work a call defers to a
         later call is not in what these see."""

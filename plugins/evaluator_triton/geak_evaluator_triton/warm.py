@@ -31,7 +31,15 @@ def _create_context() -> None:
         from triton.runtime import driver
 
         driver.active.get_current_stream(driver.active.get_current_device())
-    except Exception:  # an older or newer Triton without these: the job loads them itself
+        # The first kernel looked up in a process pays for Triton's own hash (libtriton read
+        # and hashed, a third of a second on the development machine) and the backend's
+        # (ptxas asked its version): once here, while the spare waits, not in a verdict.
+        from triton.compiler.compiler import make_backend
+        from triton.runtime.cache import triton_key
+
+        triton_key()
+        make_backend(driver.active.get_current_target()).hash()
+    except Exception:  # an older or newer Triton without these: the job does it itself
         pass
 
 

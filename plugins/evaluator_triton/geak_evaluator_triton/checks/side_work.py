@@ -1,10 +1,13 @@
 """Check: no work hidden from the timer on another stream.
 
-Detection (child, ``timed_calls.TimedSide.block``): every timed call ends with a
-device-wide synchronisation; its *gap* is the host clock around the call minus
-the device span the events saw (busy-wait, flush, call). Launch and return
-overheads are in both sides' gaps alike; work left running on another stream
-(which the synchronisation waits for) is in the candidate's only.
+Detection (child, ``timed_calls.TimedSide.block``): every block of timed calls
+ends with a device-wide synchronisation; its *gap* per call is the host clock
+around the block minus the device span its events saw, divided by its calls.
+Launch and return overheads are in both sides' gaps alike; work left running
+on another stream past the block's last event (which the synchronisation
+waits for) is in the candidate's only. (Work left on another stream that its
+outputs depend on is caught earlier: the outputs are not ready when the checks
+queued behind the call read them, ``checks.timed_outputs``.)
 
 Interpretation (judge, here): a candidate whose median gap exceeds the
 baseline's by more than ``max(MIN_EXCESS_MS, SHARE × its latency)`` is flagged
