@@ -393,7 +393,7 @@ def compare_command(runs: tuple[str, ...], output_dir: str) -> None:
 
 @main.command()
 def doctor() -> None:
-    """Python, torch and triton versions, GPU or interpreter mode, which backends have keys."""
+    """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, which backends have keys."""
     import dataclasses
     import platform
 
@@ -416,6 +416,7 @@ def doctor() -> None:
         click.echo(f"triton {triton.__version__}")
     except Exception as exc:
         click.echo(f"triton: unavailable ({exc})")
+    _describe_sandbox()
     manager = _plugins()
     broken = [p for p in manager.plugins.values() if p.error]
     click.echo(f"plugins: {len(manager.plugins)} loaded, {len(broken)} with errors")
@@ -437,6 +438,26 @@ def doctor() -> None:
                 continue
             state = "set" if os.environ.get(env_name) else "not set"
             click.echo(f"backend {name}: {env_name} {state}")
+
+
+def _describe_sandbox() -> None:
+    """What confines the judge's children here (docs/evaluator.md, threat model)."""
+    from geak_core.confinement import describe_abi, landlock_abi
+    from geak_core.limits import describe_process_limit, physical_memory_mb
+    from geak_core.sandbox import namespaces_available
+
+    abi = landlock_abi()
+    namespaces = namespaces_available()
+    click.echo(f"sandbox: confinement {describe_abi(abi)}")
+    click.echo("sandbox: namespaces " + ("available: children get their own user, PID, network and mount "
+                                         "namespaces (no network, no other process, die with the judge)"
+                                         if namespaces else "unavailable: children share the judge's network "
+                                         "and process table; a grandchild in a session of its own can outlive "
+                                         "a killed judge"))
+    click.echo(f"sandbox: host memory per child RLIMIT_DATA (default {max(8192, physical_memory_mb() // 2)} MiB); "
+               f"processes and threads: {describe_process_limit(namespaces)}; open files RLIMIT_NOFILE")
+    click.echo("sandbox: environment by allow-list (geak_core.confinement.ENV_ALLOWED); "
+               "children start from one long-lived thread with a parent-death signal")
 
 
 def _add_optional_commands() -> None:

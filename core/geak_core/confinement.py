@@ -15,8 +15,11 @@ included), which the kernel then enforces on it and on every process it starts:
 * **no TCP** (Landlock ABI 4 and later; a network namespace, where the sandbox
   can make one, removes the rest of the network);
 * **no signals and no abstract UNIX sockets** outside its own process tree
-  (ABI 6 and later), and, whatever the ABI, no ``ptrace`` of processes outside
-  it: ``/proc/<judge>/environ``, ``/fd`` and ``/mem`` are closed to it.
+  (ABI 6 and later), and, whatever the ABI, no ``ptrace`` attach to processes
+  outside it (``/proc/<judge>/mem`` is refused). Reading another process's
+  ``/proc/<pid>/environ`` or listing its ``fd`` is not refused by Landlock
+  (seen on Linux 6.18): the sandbox's PID namespace, where the kernel allows
+  one, is what keeps the judge's process out of a child's sight.
 
 Landlock cannot subtract from a grant, so "everything but the hidden trees" is
 spelled out: every entry of each hidden tree's parent folders except the one
@@ -310,7 +313,7 @@ def describe_abi(abi: int) -> str:
     """One line for ``geak-core doctor``: what Landlock at this ABI keeps from a child."""
     if abi < 1:
         return "unavailable (no Landlock in this kernel): untrusted code is refused unless confinement = \"none\""
-    parts = ["writes outside its own folders", "reads of hidden folders", "ptrace of other processes"]
+    parts = ["writes outside its own folders", "reads of hidden folders", "ptrace attach to other processes"]
     if abi >= 4:
         parts.append("TCP")
     if abi >= 6:

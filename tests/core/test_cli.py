@@ -74,6 +74,17 @@ def test_doctor_reports_interpreter_mode_without_a_gpu():
     assert "torch" in result.output and "triton" in result.output
 
 
+def test_doctor_says_which_confinement_the_judges_children_get():
+    from geak_core.confinement import landlock_abi
+    from geak_core.sandbox import namespaces_available
+
+    output = CliRunner().invoke(main, ["doctor"]).output
+    abi = landlock_abi()
+    assert (f"confinement Landlock ABI {abi}" if abi else "confinement unavailable") in output
+    assert ("namespaces available" if namespaces_available() else "namespaces unavailable") in output
+    assert "environment by allow-list" in output
+
+
 def test_console_script_runs_as_a_subprocess():
     out = subprocess.run([sys.executable, "-m", "geak_core.cli", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and "geak-core" in out.stdout
