@@ -184,3 +184,54 @@ def test_each_verdict_is_printed_and_written_to_the_json_as_it_arrives(mini_cli,
     assert result.exit_code == 0, result.output
     assert seen[:2] == [1, 2]  # one complete file after the first verdict, then after the second
     assert len(out.read_text().splitlines()) == 2
+
+
+HANGS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    i = 0
+    while i >= 0:  # never ends
+        i += 1
+'''
+
+
+def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
+    """Five quick candidates and one that never ends, two slots, --timeout 15: every quick
+    verdict is printed (to a pipe, line by line) before the hung one's, all within 60 s."""
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    (folder / "add__0hangs.py").write_text(HANGS)
+    for i in range(5):
+        (folder / f"add__quick{i}.py").write_text((REFERENCES / "add.py").read_text() + f"\n# copy {i}\n")
+    script = (
+        "import sys, minisuite\n"
+        "from geak_core.plugins import PluginManager, reset_plugin_manager\n"
+        "reset_plugin_manager(PluginManager(extra_plugins=[('minisuite', minisuite)]))\n"
+        "from geak_core.cli_eval import eval_command\n"
+        "eval_command(sys.argv[1:])\n"
+    )
+    args = ["--suite", "mini", "--mode", "interpreter", "--workers", "2", "--pythonpath", str(FIXTURES),
+            "--seeds", "0", "--timeout", "15", str(folder)]
+    began = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True,
+                            env={**__import__("os").environ, "PYTHONPATH": str(FIXTURES)})
+    seen = []
+    for line in proc.stdout:  # verdict lines: "<task> <candidate> correct|wrong (...)|failed (...)"
+        if line.startswith("add ") and "add__" in line:
+            seen.append((time.monotonic() - began, line.strip()))
+    proc.wait(timeout=90)
+    elapsed = time.monotonic() - began
+    assert proc.returncode == 0, seen
+    assert elapsed < 60, elapsed
+    names = [line for _, line in seen]
+    hung = [i for i, line in enumerate(names) if "0hangs" in line]
+    assert len(names) == 6 and hung == [5], names
+    assert "timed out" in names[5], names[5]
