@@ -15,6 +15,15 @@ def cheat_code(name: str) -> str:
     return (CHEATS / f"{name}.py").read_text()
 
 
+def targeted_cheat(name: str, targets: list[str]) -> str:
+    """A cheat of TARGETED_CHEATS with the paths it goes after filled in."""
+    import json
+
+    code = cheat_code(name)
+    assert code.count("\nTARGETS = []\n") == 1
+    return code.replace("\nTARGETS = []\n", f"\nTARGETS = {json.dumps(targets)}\n")
+
+
 def judge_options(**overrides):
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 

@@ -204,12 +204,11 @@ def test_reaching_sys_modules_through_getattr_is_rejected_statically(verdicts):
 def test_a_candidate_cannot_write_outside_its_own_folder(mini_tasks, tmp_path):
     """Writes into the judge's source, a run store, the judge's Triton cache and the user's
     home are refused; the files stay as they were, and the verdict says why."""
-    import json
 
     from geak_core.confinement import landlock_abi
     from geak_core.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
-    from judge_support import cheat_code, judge_options
+    from judge_support import judge_options, targeted_cheat
 
     if not landlock_abi():
         pytest.skip("this kernel offers no Landlock: the judge refuses to run (tested in test_sandbox.py)")
@@ -226,7 +225,7 @@ def test_a_candidate_cannot_write_outside_its_own_folder(mini_tasks, tmp_path):
     home_file = os.path.expanduser(f"~/.geak-candidate-test-{os.getpid()}")
     targets = [judge_source.__file__, str(runs / "summary.json"), cache_file, home_file]
     before = {path: open(path, "rb").read() for path in targets[:3]}
-    code = cheat_code("add_writes_outside").replace("\nTARGETS = []\n", f"\nTARGETS = {json.dumps(targets)}\n")
+    code = targeted_cheat("add_writes_outside", targets)
     try:
         result = evaluator.evaluate(mini_tasks["add"], Candidate(id="writer", task_id="add", code=code))
     finally:

@@ -230,12 +230,11 @@ def test_a_replayed_result_faster_than_the_hardware_is_rejected(gpu_judge, mini_
 
 
 def test_a_candidate_on_the_gpu_cannot_write_outside_its_folder(mini_tasks, tmp_path):
-    import json
     import os
 
     from geak_core.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
-    from judge_support import cheat_code, judge_options
+    from judge_support import judge_options, targeted_cheat
 
     project_file = os.path.join(os.path.dirname(__file__), "judge_support.py")
     evaluator = TritonEvaluator(judge_options(mode="gpu", workers=1, rep_ms=50.0,
@@ -245,7 +244,7 @@ def test_a_candidate_on_the_gpu_cannot_write_outside_its_folder(mini_tasks, tmp_
     home_file = os.path.expanduser(f"~/.geak-gpu-candidate-test-{os.getpid()}")
     targets = [project_file, cache_file, home_file]
     before = {p: open(p, "rb").read() for p in targets[:2]}
-    code = cheat_code("add_writes_outside").replace("\nTARGETS = []\n", f"\nTARGETS = {json.dumps(targets)}\n")
+    code = targeted_cheat("add_writes_outside", targets)
     try:
         result = evaluator.evaluate(mini_tasks["add"], Candidate(id="writer", task_id="add", code=code))
     finally:

@@ -169,7 +169,7 @@ class Children:
         if self.options.confinement == "none":
             return None
         hidden = [self.options.reference_cache_dir] if self.options.reference_cache_dir else []
-        visible = [self.cache_dir("reference") if cache != self.cache_dir("reference") else cache]
+        visible: list[str] = []
         task = args.get("task") if isinstance(args, dict) else None
         for key in ("reference", "timing_baseline"):
             path = (task or {}).get(key)

@@ -118,17 +118,27 @@ def tensor_leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-def to_host(value: Any) -> Any:
-    """``value`` with every tensor in it copied to the host (the structure kept)."""
+def map_tensors(value: Any, change: Any) -> Any:
+    """``value`` with ``change`` applied to every tensor in it (dicts, lists, tuples kept)."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
+        return change(value)
     if isinstance(value, dict):
-        return {k: to_host(v) for k, v in value.items()}
+        return {k: map_tensors(v, change) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(to_host(v) for v in value)
+        return type(value)(map_tensors(v, change) for v in value)
     return value
+
+
+def to_host(value: Any) -> Any:
+    """``value`` with every tensor in it copied to the host."""
+    return map_tensors(value, lambda tensor: tensor.detach().cpu())
+
+
+def device_copy(value: Any) -> Any:
+    """``value`` with every tensor in it cloned on its device (queued, in stream order)."""
+    return map_tensors(value, lambda tensor: tensor.detach().clone())
 
 
 INPUT_COPY_BYTES = 256 << 20  # a timed case's inputs are copied to check them afterwards up to this size
@@ -136,19 +146,6 @@ INPUT_COPY_BYTES = 256 << 20  # a timed case's inputs are copied to check them a
 
 def _tensor_bytes(value: Any) -> int:
     return sum(t.numel() * t.element_size() for _, t in tensor_leaves(value))
-
-
-def _device_copy(value: Any) -> Any:
-    """``value`` with every tensor in it cloned on its device (queued, in stream order)."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, dict):
-        return {k: _device_copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_device_copy(v) for v in value)
-    return value
 
 
 def _chance(probability: float) -> bool:
@@ -271,9 +268,9 @@ class TimedSide:
                 gathered.append(self._gather(outputs))
             if reservoir:
                 if secrets.randbelow(index + 1) == 0:
-                    copies = [(index, _device_copy(outputs))]
+                    copies = [(index, device_copy(outputs))]
             elif _chance(verify_p):
-                copies.append((index, _device_copy(outputs)))
+                copies.append((index, device_copy(outputs)))
             if self.keep_last:
                 self.last = outputs
         last.record()
