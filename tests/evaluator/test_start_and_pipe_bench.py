@@ -49,3 +49,24 @@ def test_judge_host_moves_and_compares_every_run_and_measures_reads_into_fresh_r
     figures = judge_host.rooms(2, size=2 << 20, count=2)
     assert set(figures) == {"bytearray_gb_s", "mapping_gb_s", "reused_gb_s"}
     assert all(value > 0 for value in figures.values())
+
+
+def test_the_sandbox_bench_reports_what_each_variant_could_touch(tmp_path):
+    """bench/sandbox_gpu.py without a GPU: the CUDA part fails (said in the row), the
+    confinement part is what it is anywhere: foreign writes refused, its own cache written."""
+    from geak_core.confinement import landlock_abi
+
+    out = tmp_path / "sandbox.json"
+    proc = subprocess.run([sys.executable, str(BENCH / "sandbox_gpu.py"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    facts, variants = rows[0]["facts"], rows[1:]
+    assert facts["landlock_abi"] == landlock_abi() and len(variants) == 4
+    for row in variants:
+        assert row["completed"], row
+        writes = row["returned"]["writes"]
+        if facts["landlock_abi"]:
+            own = [path for path in writes if "geak-probe-cache-" in path]
+            assert [writes[p] for p in own] == ["written"]
+            assert all(outcome.startswith("refused") for path, outcome in writes.items() if path not in own)
