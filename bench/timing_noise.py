@@ -67,7 +67,7 @@ def _profile() -> Any:
 def first_within(times: dict[str, list[float]], target: float, every: int = 8, start: int = 16) -> int | None:
     """The first repetition count (a multiple of ``every``) at which both sides' median
     intervals were within ``target``; None if never."""
-    from geak_evaluator_triton.gputiming import median_interval
+    from geak_evaluator_triton.timed_calls import median_interval
 
     n = min(len(v) for v in times.values())
     for reps in range(start, n + 1, every):
@@ -80,7 +80,8 @@ def time_case(harness: Any, task: Any, module: Any, case: Any, variant: str, flu
               args: argparse.Namespace, flush_min_us: float) -> dict[str, Any]:
     import torch
     from geak_evaluator_triton.child import make_inputs
-    from geak_evaluator_triton.gputiming import _cycles_per_us, _spread, hold_for, median_interval
+    from geak_evaluator_triton.timed_calls import cycles_per_us, hold_for, median_interval
+    from geak_evaluator_triton.timing_loop import spread
 
     sides = {"a": make_inputs(harness, task, case, 11, "stage1"), "b": make_inputs(harness, task, case, 12, "stage1")}
     host_us: dict[str, list[float]] = {s: [] for s in sides}
@@ -97,7 +98,7 @@ def time_case(harness: Any, task: Any, module: Any, case: Any, variant: str, flu
     hold_us = hold_for(launch_us, 10.0)
     if variant == "tight":
         hold_us = max(10.0, hold_us - flush_min_us)
-    hold_cycles = int(_cycles_per_us() * hold_us)
+    hold_cycles = int(cycles_per_us() * hold_us)
     events: dict[str, list[tuple[Any, Any]]] = {s: [] for s in sides}
     began = time.perf_counter()
     reps = 0
@@ -134,7 +135,7 @@ def time_case(harness: Any, task: Any, module: Any, case: Any, variant: str, flu
         "a_ms": medians["a"],
         "b_ms": medians["b"],
         "ratio": medians["a"] / medians["b"] if medians["b"] > 0 else None,
-        "spread_20_80": [round(x / medians["a"], 4) for x in _spread(times["a"])],
+        "spread_20_80": [round(x / medians["a"], 4) for x in spread(times["a"])],
         "interval": max(median_interval(sorted(v)) for v in times.values()),
         "reps_to_target": first_within(times, args.target),
         "launch_us": round(launch_us, 1),
