@@ -343,3 +343,24 @@ def test_killing_the_judge_with_sigkill_ends_its_children_within_a_second(tmp_pa
         assert alive == [], "every process of the namespace died with the judge"
     else:
         assert len(alive) <= 1, "the child itself died with the judge"
+
+
+def test_without_landlock_the_judge_refuses_untrusted_code_unless_told_otherwise(monkeypatch):
+    from geak_evaluator_triton import evaluator as module
+    from geak_evaluator_triton.comparison import JudgeError
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import judge_options
+
+    monkeypatch.setattr(module, "landlock_abi", lambda: 0)
+    refusing = TritonEvaluator(judge_options(workers=1))
+    try:
+        with pytest.raises(JudgeError, match='confinement = "none"'):
+            refusing.runtime()
+    finally:
+        refusing.close()
+    opted_out = TritonEvaluator(judge_options(workers=1, confinement="none"))
+    try:
+        assert opted_out.runtime().mode == "interpreter"
+        assert opted_out.children.confinement("/tmp/cache", {}) is None
+    finally:
+        opted_out.close()
