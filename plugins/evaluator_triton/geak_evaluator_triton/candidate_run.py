@@ -403,7 +403,7 @@ class CandidateFrames(FrameHandler):
                 baseline = RemoteSide(timer.frames.replier, timer.frames.inbox, False, "the baseline's timer",
                                       self.options.reference_timeout_s)
                 try:
-                    baseline._ask({"session": {"flush_bytes": self.loop.get("flush_bytes", 0)}}, "session_ready")
+                    baseline.ask({"session": {"flush_bytes": self.loop.get("flush_bytes", 0)}}, "session_ready")
                     self.timings, problem = run_session(self.ref, self.options, self.loop, baseline, candidate,
                                                         int(self.ref.timing_seed), timer.frames.estimates,
                                                         self.timing_errors)

@@ -112,7 +112,7 @@ class RemoteSide:
         self.deadline_s = deadline_s
         self._paused_at: float | None = None
 
-    def _ask(self, command: dict[str, Any], kind: str) -> dict[str, Any]:
+    def ask(self, command: dict[str, Any], kind: str) -> dict[str, Any]:
         self.replier.send(command)
         try:
             frame = self.inbox.get(timeout=self.deadline_s)
@@ -129,14 +129,14 @@ class RemoteSide:
         return frame
 
     def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
-        return self._ask({"case": {"name": case, "seed": seed, "warmup_ms": warmup_ms}}, "case_ready")
+        return self.ask({"case": {"name": case, "seed": seed, "warmup_ms": warmup_ms}}, "case_ready")
 
     def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
-        return self._ask({"block": {"calls": calls, "hold_us": hold_us, "verify_p": verify_p,
+        return self.ask({"block": {"calls": calls, "hold_us": hold_us, "verify_p": verify_p,
                                     "reservoir": reservoir}}, "block")
 
     def end_case(self) -> dict[str, Any]:
-        return self._ask({"case_done": True}, "case_done")
+        return self.ask({"case_done": True}, "case_done")
 
     def pause(self) -> None:
         if self.untrusted:
