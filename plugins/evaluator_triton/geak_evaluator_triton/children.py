@@ -4,8 +4,8 @@ Every child is confined (``geak_core.confinement``) unless the options say
 ``confinement = "none"``: it may write only its private directory and its
 Triton cache, which is the reference's for the judge's trusted children
 (reference, timer, eager, compare) and one of the candidate's own for a
-candidate (``candidates/<hash of its code>``: what one candidate compiled
-cannot reach another, while the same code judged again finds its kernels).
+candidate (``candidates/<hash of its syntax tree>``: what one candidate compiled
+cannot reach another, while the same program judged again finds its kernels).
 On a GPU, a child's CUDA context is created before it confines itself (the
 driver needs what a confined process may not touch): spares do it while they
 wait, and a child started for a job preloads the same module.

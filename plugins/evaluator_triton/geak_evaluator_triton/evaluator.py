@@ -364,19 +364,20 @@ class TritonEvaluator:
 
     def run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot, ref: ReferenceRun,
                       profile: HardwareProfile | None = None, timing: bool = True,
-                      live: PendingReference | None = None) -> tuple[CandidateFrames, SandboxResult]:
+                      live: PendingReference | None = None,
+                      phases: dict[str, float] | None = None) -> tuple[CandidateFrames, SandboxResult]:
         """One candidate child: its plan, its frames as read, how it ended. ``live``: the
         reference still runs, ``ref`` is its provisional run (``_overlapped``). A correct
         candidate is timed in the same child (``timing``, on a GPU): the reference's timed
         outputs and the baseline's timer are made ready once it is found correct, if they
-        are not already."""
+        are not already (the reference's timed runs add ``reference.timing`` to ``phases``)."""
         timed = ref.timed if runtime.mode == "gpu" and timing else []
         sharing = runtime.shares_device(slot)
         plan = correctness_plan(ref, self.options, gate=runtime.mode == "gpu" and sharing)
         frames = CandidateFrames(task, ref, plan, self.options, Gating(slot, shared_runs=sharing),
                                  timing_wanted=bool(timed), run_child=self.children.for_task(task, slot),
                                  live=live, loop=loop_options(self.options, profile),
-                                 prepare_timing=lambda final: self._prepare_timing(task, runtime, slot, final))
+                                 prepare_timing=lambda final: self._prepare_timing(task, runtime, slot, final, phases))
         args: dict[str, Any] = {"task": task_payload(task), "code": candidate.code, "case_set": runtime.case_set}
         if timed:
             args["timing"] = timing_request(ref, self.options, profile)
@@ -385,16 +386,21 @@ class TritonEvaluator:
                                     slot=slot)
         return frames, sandbox
 
-    def _prepare_timing(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun) -> tuple[Any, str]:
+    def _start_timer(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun) -> Any:
+        """The task's baseline timer on ``slot``'s device, started now if there is none."""
+        return self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref)
+
+    def _prepare_timing(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
+                        phases: dict[str, float] | None = None) -> tuple[Any, str]:
         """For a correct candidate about to be timed: the reference's outputs on the timing seed
         and the baseline's timer, warm. (timer, "") or (None, why it cannot be timed)."""
         try:
-            self.references.ensure_timing(task, runtime, slot, ref)
+            self.references.ensure_timing(task, runtime, slot, ref, phases)
         except JudgeError as exc:
             return None, f"the reference's timed runs failed: {str(exc).splitlines()[0]}"
         if not ref.timed:
             return None, "the reference could not be timed on any case"
-        timer = self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref)
+        timer = self._start_timer(task, runtime, slot, ref)
         if task.eager:
             self.eager.prefetch(task, runtime, slot, ref, self.resolve_hardware())
         problem = timer.wait_ready(self.options.reference_timeout_s)
@@ -432,12 +438,12 @@ class TritonEvaluator:
             if gpu and provisional.timing_ready and provisional.timed:
                 # The baseline's timer warms up meanwhile; eager's child starts now too (its
                 # outputs are checked once the reference is done).
-                self.timers.start(self.references.key(task, runtime), task, runtime, slot, provisional)
+                self._start_timer(task, runtime, slot, provisional)
                 if task.eager:
                     self.eager.prefetch(task, runtime, slot, provisional, profile, pending=pending)
             started = time.monotonic()
             frames, sandbox = self.run_candidate(task, candidate, runtime, slot, provisional, profile,
-                                                 live=pending)
+                                                 live=pending, phases=result.phases)
             own = time.monotonic() - started - frames.reference_wait_s
             try:
                 frames.reference_finished()  # nothing left to wait for if the child did
@@ -494,7 +500,7 @@ class TritonEvaluator:
         timed = ref.timed if gpu else []
         profile = self.resolve_hardware() if timed else None
         if timed and ref.timing_ready:  # its warm-up overlaps the candidate's checks
-            self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref)
+            self._start_timer(task, runtime, slot, ref)
         # An early child's own time counts as candidate time (its waits for the reference not).
         mark = time.monotonic() - (early[2] if early else 0.0)
         if early is not None:
@@ -502,7 +508,8 @@ class TritonEvaluator:
         else:
             if timed and task.eager and ref.timing_ready:  # overlaps the candidate's checks
                 self.eager.prefetch(task, runtime, slot, ref, profile)
-            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile)
+            frames, sandbox = self.run_candidate(task, candidate, runtime, slot, ref, profile,
+                                                 phases=result.phases)
         waited = 0.0
         preparing = frames.phases.pop("timing_wait", 0.0)
         if preparing:

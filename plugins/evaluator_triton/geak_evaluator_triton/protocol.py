@@ -10,11 +10,13 @@ kind           sent by                    carries / what happens next
 ``imported``   candidate                  contract problems and guard findings of the
                                           import; the child waits for a :data:`Plan`
                                           (or :data:`ABORT`)
-``start``      reference, candidate       a run begins (``stage``, ``case``, ``seed``;
-                                          stage ``warm-up``: the timing baseline's
-                                          warm-up); with ``plan["gate"]`` the child waits
-                                          for :data:`GO` (the device is free of timing)
-``warmed``     candidate (timing asked)   the baseline's warm-up is done
+``start``      reference, candidate,      a run begins (``stage``, ``case``, ``seed``;
+               timer, eager               stage ``warm-up``: the timer's or eager's
+                                          baseline warm-up); with ``plan["gate"]`` the
+                                          child waits for :data:`GO` (the device is free
+                                          of timing)
+``warmed``     timer, eager               the baseline's warm-up is done (the timer's
+                                          carries each case's estimated time)
 ``compiling``  candidate (gated plan)     Triton is about to compile one of its kernels
                                           in this run: the judge lets the device go; when
                                           the compile is done the child sends ``start``
@@ -28,16 +30,31 @@ kind           sent by                    carries / what happens next
                                           ``error`` traceback)
 ``checked``    candidate (timing asked)   every planned run is done; the child waits for
                                           ``{"prepare": {"seed": S}}`` or :data:`ABORT`
-``prepared``   candidate (timing asked)   both sides' inputs are prefetched on the host
+``prepared``   candidate (timing asked)   its timed inputs are prefetched on the host
                                           (``Harness.prefetch``); the child waits for
                                           ``{"time": {"seed": S}}`` (the judge holds the
-                                          device exclusively) or :data:`ABORT`
-``timing``     candidate                  one case timed: medians, spreads, gaps
-``timed``      candidate                  every case is timed (or timing stopped at an
-                                          error): the device is free again
-``timing_outputs`` candidate              a timed case's last outputs (after ``timed``)
+                                          device exclusively) or :data:`ABORT`, then
+                                          answers timing commands (below)
+``session_ready`` timer                   answers ``{"session": {"flush_bytes"}}``: it
+                                          takes timing commands until ``done``
+``case_ready`` candidate, timer           answers ``{"case": {...}}``: inputs drawn,
+                                          warm-up done (``launch_us``, ``estimate_ms``,
+                                          ``call_ms``)
+``block``      candidate, timer           answers ``{"block": {...}}``: the calls'
+                                          latencies, gaps, own launches, sampled and kept
+                                          outputs, ``late`` calls; the candidate's guard
+                                          findings (``violations``, ``compute``)
+``case_done``  candidate, timer           answers ``{"case_done": True}``: the candidate's
+                                          changed inputs (``mutated``)
+``timing``     eager                      one case timed: medians, spreads, gaps
+``timed``      eager                      every case is timed: the device is free again
+``timing_outputs`` eager                  a timed case's last outputs (after ``timed``)
 ``setup_error`` / ``import_error``        the harness / the module under test failed
 =============  =========================  ==============================================
+
+Timing commands (``timed_calls.serve``) are sent by the judge's timing session
+(``timing.RemoteSide``); a call that raises is answered with ``error``
+(stage ``timing``).
 
 The judge's side reads every child's frames through :class:`FrameHandler`, so
 the dispatch is written once.

@@ -1,4 +1,4 @@
-"""Timed calls, in a child: one side's kernels called, held, flushed and timed, one call at a time.
+"""Timed calls, in a child: one side's kernels called, held, flushed and timed, block by block.
 
 A *side* is what one process times: the baseline (in the judge's trusted timer
 child), a candidate (in its own child) or PyTorch eager (in the eager child).
@@ -44,17 +44,6 @@ HOLD_MARGIN = 1.5  # the busy-wait over one call's host time (see hold_for)
 MAX_HOLD_US = 5000.0
 SAMPLES_PER_TENSOR = 64  # output elements gathered at random positions after every timed call
 MAX_BLOCK_CALLS = 64  # calls in one block at most (the pinned room for positions is reused after it)
-
-
-def set_cache_dir(path: str) -> None:
-    import triton
-
-    os.makedirs(path, exist_ok=True)
-    os.environ["TRITON_CACHE_DIR"] = path
-    try:
-        triton.knobs.cache.dir = path
-    except AttributeError:
-        pass
 
 
 def warmup_for(warmup_ms: float, index: int) -> float:
@@ -224,7 +213,7 @@ class TimedSide:
         end.synchronize()
         self._span = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         return {"launch_us": statistics.median(host_us), "estimate_ms": max(start.elapsed_time(end), 1e-6),
-                "call_ms": statistics.median(walls), "warmup_s": round(time.perf_counter() - began, 4)}
+                "call_ms": statistics.median(walls)}
 
     def block(self, calls: int, hold_us: float, verify_p: float = 0.0, reservoir: bool = False) -> dict[str, Any]:
         """``calls`` timed calls, queued back to back and synchronised once at the end.
@@ -304,12 +293,12 @@ class TimedSide:
             used = self._used[path] % MAX_BLOCK_CALLS
             self._used[path] = used + 1
             pinned = self._positions[path][used * size:(used + 1) * size]
-            drawn = np.frombuffer(os.urandom(8 * size), dtype=np.uint64) % np.uint64(count)
-            pinned.numpy()[:] = drawn.astype(np.int64)
+            drawn = (np.frombuffer(os.urandom(8 * size), dtype=np.uint64) % np.uint64(count)).astype(np.int64)
+            pinned.numpy()[:] = drawn
             flat = pinned.to(tensor.device, non_blocking=True)
             where = torch.unravel_index(flat, tensor.shape) if tensor.dim() > 1 else (flat,)
             values = tensor[where] if tensor.dim() > 0 else tensor.reshape(1)
-            gathered[path] = (torch.from_numpy(drawn.astype(np.int64)), values.detach())
+            gathered[path] = (torch.from_numpy(drawn), values.detach())
         return gathered
 
     def end_case(self) -> dict[str, Any]:
