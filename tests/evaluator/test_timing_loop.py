@@ -184,3 +184,46 @@ def test_a_bare_tensor_output_is_sampled_under_the_empty_path():
     assert sample_mismatch(torch.arange(4.0), [{"": (torch.tensor([1]), torch.tensor([1.0]))}], {}) == ""
     expected = {"output": torch.arange(4.0)}
     assert sample_mismatch(expected, [{"output": (torch.tensor([3]), torch.tensor([3.0]))}], {}) == ""
+
+
+def test_whole_copies_kept_for_after_the_session_must_all_arrive():
+    """A candidate side keeps its whole copies for after the session (``deferred``); the
+    record is judged on them once they arrive, and a timing whose kept copies do not all
+    arrive is rejected."""
+    import torch
+
+    record = _record()
+    record["tallies"]["other"].add({"latencies": [0.5], "deferred": 2})
+    assert record["tallies"]["other"].deferred == 2 and not record["tallies"]["other"].extra
+    missing = _apply(record, verified=[])
+    assert not missing.correct and "kept for after the session, reached the judge for 0" in missing.reason
+
+    record = _record()
+    tally = record["tallies"]["other"]
+    tally.add({"latencies": [0.5], "deferred": 1})
+    tally.received = 1  # what candidate_run.on_verified counts
+    assert _apply(record, verified=[(21, {"out": torch.ones(4)})]).correct
+    tally.received = 1
+    wrong = _apply(record, verified=[(21, {"out": torch.zeros(4)})])
+    assert not wrong.correct and "timed call 22" in wrong.reason
+
+
+def test_a_side_that_kept_copies_gets_no_extra_random_block():
+    from geak_evaluator_triton.timing_loop import time_case
+
+    log: list = []
+    baseline, candidate = sides(log, keep=False)
+    block = candidate.block
+
+    def deferring(calls, hold_us, verify_p, reservoir):
+        frame = block(calls, hold_us, verify_p, reservoir)
+        frame["deferred"] = 1 if verify_p > 0 else 0
+        return frame
+
+    candidate.block = deferring
+    record = time_case(baseline, candidate, "c", 1, 99, {**OPTIONS, "repetitions": 40}, 0.0, 10.0)
+    assert record["tallies"]["other"].deferred > 0
+    assert not record["tallies"]["other"].verified  # they come after the session
+    names = [e[0] for e in log if e[1] == "block"]
+    assert names.count("candidate") == names.count("baseline")  # no last block of random length
+    assert record["repetitions"] >= 40

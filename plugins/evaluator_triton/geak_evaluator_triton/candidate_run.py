@@ -428,6 +428,17 @@ class CandidateFrames(FrameHandler):
             return {"kind": frame["kind"]}
         return None
 
+    def on_verified(self, frame: dict[str, Any]) -> Any:
+        """The whole outputs the candidate kept of its timed calls, sent after the session
+        (the device is given back first); each case's record counts what arrived."""
+        kept = frame.get("cases") if isinstance(frame.get("cases"), dict) else {}
+        for record in self.timings:
+            arrived = kept.get(record["case"]) or []
+            tally = record["tallies"]["other"]
+            tally.verified += [(int(number), outputs) for number, outputs in arrived]
+            tally.received += len(arrived)
+        return {"kind": "verified"}
+
     # -- a reference running beside this child ----------------------------------
 
     def _await_output(self, index: tuple[str, str, int]) -> None:

@@ -603,7 +603,13 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     block by block, alternating with the baseline's timer, another process.
     """
     from geak_evaluator_triton.guards import guard_entry_points
-    from geak_evaluator_triton.timed_calls import TimedSide, await_timing, cycles_per_us, serve
+    from geak_evaluator_triton.timed_calls import (
+        DEFER_BYTES,
+        TimedSide,
+        await_timing,
+        cycles_per_us,
+        serve,
+    )
 
     log = setup_runtime()
     task = load_task(args["task"])
@@ -642,12 +648,17 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     flush_bytes = int(timing["options"].get("flush_bytes") or 0)
     flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda") if flush_bytes else None
     side = TimedSide(harness, guarded, flush, cycles_per_us(), log=log, own_file=guard.files["candidate"],
-                     sample=bool(timing.get("sample")), check_inputs=True)
+                     sample=bool(timing.get("sample")), check_inputs=True, defer_bytes=DEFER_BYTES)
 
     def checks() -> dict[str, Any]:
         return {"violations": guard.violations(), "compute": guard.monitor.take()[:20]}
 
     serve(channel, side, task, cases, hide, checks)
+    # The session is over and the judge has given the device back: the whole copies kept
+    # for it (timed_calls: the pipe is slow next to the device) go now.
+    kept = side.take_kept()
+    if kept:
+        channel.send({"kind": "verified", "cases": kept})
     return {"ok": True}
 
 

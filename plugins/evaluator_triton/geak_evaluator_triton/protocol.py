@@ -46,6 +46,9 @@ kind           sent by                    carries / what happens next
                                           findings (``violations``, ``compute``)
 ``case_done``  candidate, timer           answers ``{"case_done": True}``: the candidate's
                                           changed inputs (``mutated``)
+``verified``   candidate                  after the session's ``done``: the whole outputs
+                                          of timed calls it kept (per case), whose count
+                                          each ``block`` gave (``deferred``)
 ``timing``     eager                      one case timed: medians, spreads, gaps
 ``timed``      eager                      every case is timed: the device is free again
 ``timing_outputs`` eager                  a timed case's last outputs (after ``timed``)
@@ -77,6 +80,7 @@ WARMED = "warmed"
 TIMING = "timing"
 TIMED = "timed"
 TIMING_OUTPUTS = "timing_outputs"
+VERIFIED = "verified"
 SETUP_ERROR = "setup_error"
 IMPORT_ERROR = "import_error"
 

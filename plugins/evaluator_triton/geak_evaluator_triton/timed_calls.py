@@ -27,6 +27,13 @@ to queue a copy of the whole outputs for the judge (``checks.timed_outputs``):
 they run on the device right after the call, before anything a later call
 queues, so a side that skips work on some calls, or does it later, cannot
 know which calls are looked at, nor mend them afterwards.
+
+Whole copies are large (a flash-attention case's outputs are 100 MB), and the
+pipe to the judge moves about 1 GB/s: a candidate side keeps them on the host
+(up to ``defer_bytes`` in all) and sends them once the judge has ended the
+session and given the device back (``take_kept``), so that other verdicts'
+timings do not wait for the transfer. The block's frame says how many it kept,
+and the judge rejects a timing whose kept outputs do not all arrive.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ HOLD_MARGIN = 1.5  # the busy-wait over one call's host time (see hold_for)
 MAX_HOLD_US = 5000.0
 SAMPLES_PER_TENSOR = 64  # output elements gathered at random positions after every timed call
 MAX_BLOCK_CALLS = 64  # calls in one block at most (the pinned room for positions is reused after it)
+DEFER_BYTES = 1 << 30  # whole copies a candidate side keeps for after the session, at most, in all
 
 
 def warmup_for(warmup_ms: float, index: int) -> float:
@@ -61,7 +69,7 @@ def hold_for(launch_us: float, queue_ahead_us: float) -> float:
     that the start event executes only after the launch is queued: a kernel
     shorter than its own launch path is then timed without the launch overhead,
     the same for both sides. That path is about one call's host time
-    (``launch_us``, the larger side's median in the warm-up); the busy-wait is
+    (``launch_us``, the larger side's upper quartile in the warm-up); the busy-wait is
     HOLD_MARGIN times that, and at least ``queue_ahead_us``; the cache flush,
     queued after it, adds its own time to the margin. ``queue_ahead_us`` = 0
     turns it off. Every microsecond of it is device time spent per timed call,
@@ -150,12 +158,14 @@ class TimedSide:
     ``own_file``: count the launches of kernels defined there (a candidate must launch its
     own kernels in every call); ``sample``: gather outputs at random positions after each
     call; ``keep_last``: keep the last call's outputs (a trusted side's, for the judge to
-    compare: eager's).
+    compare: eager's); ``defer_bytes``: keep whole copies of outputs (``verify_p``) on the
+    host, up to that many bytes in all, for :meth:`take_kept` after the session, instead of
+    sending them in the block's frame.
     """
 
     def __init__(self, harness: Any, module: Any, flush: Any, cycles: float, *, log: Any = None,
                  own_file: str = "", sample: bool = False, keep_last: bool = False,
-                 check_inputs: bool = False) -> None:
+                 check_inputs: bool = False, defer_bytes: int = 0) -> None:
         self.harness = harness
         self.module = module
         self.flush = flush
@@ -173,6 +183,10 @@ class TimedSide:
         self._span: Any = None  # events around a whole block
         self._positions: dict[str, Any] = {}  # pinned host room for the sampled positions, per output
         self._used: dict[str, int] = {}
+        self.defer_bytes = defer_bytes
+        self._kept: dict[str, list[tuple[int, Any]]] = {}  # case -> (call number in the case, outputs)
+        self._kept_bytes = 0
+        self._calls = 0  # timed calls of the current case so far
 
     def _call(self) -> Any:
         outputs = self.harness.allocate(self.case, self.inputs)
@@ -181,13 +195,15 @@ class TimedSide:
 
     def start_case(self, task: Any, case: Any, seed: int, warmup_ms: float) -> dict[str, Any]:
         """Draw the case's inputs on ``seed``, call once (compiles, autotunes), then warm up
-        for ``warmup_ms``: the median host time of a call sizes the busy-wait, and one call
-        timed alone estimates its device time."""
+        for ``warmup_ms``: the host time of a call (upper quartile) sizes the busy-wait, and
+        one call timed alone estimates its device time."""
         import torch
 
         from geak_evaluator_triton.child import make_inputs
 
+        entered = time.perf_counter()
         self.case = case
+        self._calls = 0
         self.inputs = make_inputs(self.harness, task, case, seed, "stage1")
         if self.check_inputs and _tensor_bytes(self.inputs) <= INPUT_COPY_BYTES:
             from geak_evaluator_triton.guards import snapshot_inputs
@@ -212,8 +228,11 @@ class TimedSide:
         end.record()
         end.synchronize()
         self._span = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-        return {"launch_us": statistics.median(host_us), "estimate_ms": max(start.elapsed_time(end), 1e-6),
-                "call_ms": statistics.median(walls)}
+        # The busy-wait is sized on the upper quartile of the host's times, not their median:
+        # a call queued late costs the case its latencies so far (timing_loop.time_case).
+        upper = statistics.quantiles(host_us, n=4)[2] if len(host_us) >= 4 else max(host_us)
+        return {"launch_us": upper, "estimate_ms": max(start.elapsed_time(end), 1e-6),
+                "call_ms": statistics.median(walls), "wall_ms": (time.perf_counter() - entered) * 1e3}
 
     def block(self, calls: int, hold_us: float, verify_p: float = 0.0, reservoir: bool = False) -> dict[str, Any]:
         """``calls`` timed calls, queued back to back and synchronised once at the end.
@@ -237,6 +256,10 @@ class TimedSide:
         late = 0
         began = time.perf_counter()
         first.record()
+        if hold_cycles:
+            # A lead-in: the device waits while the host sets the block's first call up (it
+            # was idle, or another process's block just ended), so that call is not late.
+            torch.cuda._sleep(hold_cycles)
         for index in range(calls):
             start, end = self._pairs[index]
             outputs = self.harness.allocate(self.case, self.inputs)
@@ -271,9 +294,24 @@ class TimedSide:
         out["gaps"] = [max(0.0, wall_ms - first.elapsed_time(last)) / calls] * calls
         out["samples"] = [{path: (positions, values.cpu()) for path, (positions, values) in call.items()}
                           for call in gathered]
-        out["verified"] = [(index, to_host(outputs)) for index, outputs in copies]
+        kept = [(self._calls + index, to_host(outputs)) for index, outputs in copies]
+        self._calls += calls
+        size = sum(_tensor_bytes(outputs) for _, outputs in kept)
+        if kept and self._kept_bytes + size <= self.defer_bytes:
+            self._kept.setdefault(self.case.name, []).extend(kept)
+            self._kept_bytes += size
+            out["deferred"] = len(kept)
+        else:
+            out["verified"] = kept
         out["late"] = late
+        out["device_ms"] = first.elapsed_time(last)
+        out["wall_ms"] = (time.perf_counter() - began) * 1e3
         return out
+
+    def take_kept(self) -> dict[str, list[tuple[int, Any]]]:
+        """The whole copies kept for after the session, per case (and forget them)."""
+        kept, self._kept, self._kept_bytes = self._kept, {}, 0
+        return kept
 
     def _gather(self, outputs: Any) -> dict[str, Any]:
         """Outputs at random positions of each tensor, gathered on the device after the call:

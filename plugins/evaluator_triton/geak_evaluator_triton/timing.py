@@ -241,7 +241,8 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         result.performance_measured = False
         result.performance_note = f"not measured: {first.reason}"
         return
-    for part in ("warmup", "loop", "verify"):  # where the timing phase went, over all cases
+    parts = {part for r in timings for part in (r.get("wall_s") or {})}
+    for part in sorted(parts):  # where the timing phase went, over all cases (timing_loop.time_case)
         result.phases[f"timing.{part}"] = round(sum(float((r.get("wall_s") or {}).get(part, 0.0))
                                                     for r in timings), 3)
     result.performance_measured = True
@@ -270,6 +271,9 @@ def _timed_outputs(task: Task, ref: ReferenceRun, case: Any, record: dict[str, A
     if expected is None:
         return "the reference has no outputs for the timing seed", []
     overrides = overrides_for(task, case)
+    if tally.received != tally.deferred:
+        return (f"the whole outputs of {tally.deferred} timed call(s), kept for after the session, "
+                f"reached the judge for {tally.received}"), []
     if not tally.verified:
         return "no timed call's outputs reached the judge", []
     custom: list[dict[str, Any] | None] = [None] * len(tally.verified)

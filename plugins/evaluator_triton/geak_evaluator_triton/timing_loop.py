@@ -40,7 +40,7 @@ BLOCK_MS = 4.0  # wall time a block of calls aims at
 MIN_BLOCK, MAX_BLOCK = 2, 32  # calls per block (at most timed_calls.MAX_BLOCK_CALLS)
 MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
 LAST_BLOCK = (4, 12)  # calls of the last block that picks one call to keep, when none was kept
-LATE_SHARE = 8  # more than 1 call in 8 of a block queued late: the busy-wait is lengthened
+LATE_SHARE = 8  # more than 1 call in 8 of a block (and more than one) queued late: a longer busy-wait
 
 
 class Side(Protocol):
@@ -88,7 +88,12 @@ class Tally:
     own: list[int] = field(default_factory=list)
     samples: list[Any] = field(default_factory=list)  # per call (untrusted side)
     verified: list[tuple[int, Any]] = field(default_factory=list)  # (call number, outputs)
+    deferred: int = 0  # whole copies the side kept to send after the session
+    received: int = 0  # of those, how many reached the judge
     extra: list[dict[str, Any]] = field(default_factory=list)  # a block's further findings
+    round_trip_s: float = 0.0  # the judge's seconds asking for blocks and waiting for them
+    child_s: float = 0.0  # the child's seconds running them (the rest: transport, pausing)
+    device_s: float = 0.0  # the device's seconds over them (first call's start to last call's end)
 
     def add(self, block: dict[str, Any]) -> None:
         offset = len(self.latencies)
@@ -97,8 +102,12 @@ class Tally:
         self.own += block.get("own", [])
         self.samples += block.get("samples", [])
         self.verified += [(offset + index, outputs) for index, outputs in block.get("verified", [])]
+        self.deferred += int(block.get("deferred", 0))
+        self.child_s += float(block.get("wall_ms", 0.0)) / 1e3
+        self.device_s += float(block.get("device_ms", 0.0)) / 1e3
         rest = {k: v for k, v in block.items()
-                if k not in ("latencies", "gaps", "own", "samples", "verified", "late", "kind")}
+                if k not in ("latencies", "gaps", "own", "samples", "verified", "late", "kind", "wall_ms",
+                             "device_ms", "deferred")}
         if rest:
             self.extra.append(rest)
 
@@ -117,7 +126,9 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
     both sides' :class:`Tally` under ``"tallies"`` (popped by the judge)."""
     began = time.perf_counter()
     info_b = _quietly(other, lambda: baseline.start_case(case, seed_a, warmup_ms))
+    warmed_b = time.perf_counter()
     info_o = other.start_case(case, seed_t, warmup_ms)
+    warm_children = (float(info_b.get("wall_ms", 0.0)) + float(info_o.get("wall_ms", 0.0))) / 1e3
     launch_us = max(float(info_b["launch_us"]), float(info_o["launch_us"]))
     hold_us = hold_for(launch_us, float(options.get("queue_ahead_us", 0.0)))
     calls = block_calls(max(float(info_b["call_ms"]), float(info_o["call_ms"])), hold_us)
@@ -132,18 +143,23 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
     loop_started = time.perf_counter()
     rounds = 0
     late = 0
+    held_s = 0.0
     while True:
         order = ("baseline", "other") if rounds % 2 == 0 else ("other", "baseline")
         rounds += 1
         blocks = {}
         for name in order:
             side = sides[name]
+            asked = time.perf_counter()
             if name == "baseline":
                 blocks[name] = _quietly(other, lambda side=side, hold=hold_us: side.block(calls, hold, 0.0, False))
             else:
                 blocks[name] = side.block(calls, hold_us, verify_p, False)
+            tallies[name].round_trip_s += time.perf_counter() - asked
             tallies[name].add(blocks[name])
-        if any(int(b.get("late", 0)) * LATE_SHARE > calls for b in blocks.values()) and hold_us < MAX_HOLD_US:
+            held_s += (calls + 1) * hold_us / 1e6  # with the block's lead-in
+        too_late = max(1, calls // LATE_SHARE)
+        if any(int(b.get("late", 0)) > too_late for b in blocks.values()) and hold_us < MAX_HOLD_US:
             # The host queued calls after the device had reached their start events: the
             # busy-wait is too short for this host now (another process's start-up, say). A
             # longer one from here, and the case's latencies so far are dropped.
@@ -169,11 +185,13 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
         if target > 0 and all(t.interval() <= target for t in tallies.values()):
             break
     looped = time.perf_counter()
-    if other.untrusted and not tallies["other"].verified:
+    if other.untrusted and not tallies["other"].verified and not tallies["other"].deferred:
         calls_last = LAST_BLOCK[0] + secrets.randbelow(LAST_BLOCK[1] - LAST_BLOCK[0] + 1)
         tallies["other"].add(other.block(calls_last, hold_us, 0.0, True))
+    verified = time.perf_counter()
     ended = {"baseline": _quietly(other, baseline.end_case), "other": other.end_case()}
     b, o = tallies["baseline"], tallies["other"]
+    finished = time.perf_counter()
     return {
         "repetitions": min(len(b.latencies), len(o.latencies)),
         "target_ci": target,
@@ -181,8 +199,17 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
         "hold_us": round(hold_us, 1),
         "holds_lengthened": late,
         "block_calls": calls,
-        "wall_s": {"warmup": round(loop_started - began, 4), "loop": round(looped - loop_started, 4),
-                   "verify": round(time.perf_counter() - looped, 4)},
+        # Where the case's wall time went: warm-up (the baseline's part of it), the loop
+        # (its blocks' device time, the children's time around it, and the rest: transport
+        # and pausing), the verification block, the case's end.
+        "wall_s": {"warmup": round(loop_started - began, 4), "warmup.baseline": round(warmed_b - began, 4),
+                   "warmup.children": round(warm_children, 4), "loop.held": round(held_s, 4),
+                   "restarts": late,
+                   "loop": round(looped - loop_started, 4),
+                   "loop.device": round(b.device_s + o.device_s, 4),
+                   "loop.children": round(b.child_s + o.child_s, 4),
+                   "loop.round_trips": round(b.round_trip_s + o.round_trip_s, 4),
+                   "verify": round(verified - looped, 4), "end": round(finished - verified, 4)},
         "reference_ms": statistics.median(b.latencies),
         "candidate_ms": statistics.median(o.latencies),
         "reference_spread": spread(b.latencies),
