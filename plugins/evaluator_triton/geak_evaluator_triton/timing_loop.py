@@ -90,6 +90,7 @@ class Tally:
     verified: list[tuple[int, Any]] = field(default_factory=list)  # (call number, outputs)
     deferred: int = 0  # whole copies the side kept to send after the session
     received: int = 0  # of those, how many reached the judge
+    late: int = 0  # calls queued after the device had passed their start events
     extra: list[dict[str, Any]] = field(default_factory=list)  # a block's further findings
     round_trip_s: float = 0.0  # the judge's seconds asking for blocks and waiting for them
     child_s: float = 0.0  # the child's seconds running them (the rest: transport, pausing)
@@ -103,6 +104,7 @@ class Tally:
         self.samples += block.get("samples", [])
         self.verified += [(offset + index, outputs) for index, outputs in block.get("verified", [])]
         self.deferred += int(block.get("deferred", 0))
+        self.late += int(block.get("late", 0))
         self.child_s += float(block.get("wall_ms", 0.0)) / 1e3
         self.device_s += float(block.get("device_ms", 0.0)) / 1e3
         rest = {k: v for k, v in block.items()
@@ -204,7 +206,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
         # and pausing), the verification block, the case's end.
         "wall_s": {"warmup": round(loop_started - began, 4), "warmup.baseline": round(warmed_b - began, 4),
                    "warmup.children": round(warm_children, 4), "loop.held": round(held_s, 4),
-                   "restarts": late,
+                   "restarts": late, "late.baseline": b.late, "late.candidate": o.late,
                    "loop": round(looped - loop_started, 4),
                    "loop.device": round(b.device_s + o.device_s, 4),
                    "loop.children": round(b.child_s + o.child_s, 4),
