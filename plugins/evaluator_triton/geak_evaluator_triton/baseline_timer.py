@@ -17,7 +17,13 @@ device is held shared, then waits. Each timing session asks it per case to
 draw its inputs and warm up, then for blocks of timed calls
 (``timed_calls.serve``); between sessions it holds no inputs on the device.
 At most ``TIMERS_PER_DEVICE`` are kept per device; the least recently used
-idle one is closed to make room.
+one that nobody uses is closed to make room. A timer is in use from the moment
+a correct candidate is given it (``TimerPool.start``) until that candidate's
+session is over (``TimerChild.release``): closing a timer between the two left
+a session, holding the device exclusively, waiting on a timer that was gone
+(eight ROCm tasks' judgements, three at once with two baselines each, stalled
+every other verdict on the device for two minutes). When every timer of the
+device is in use, one more is started rather than one closed.
 """
 
 from __future__ import annotations
@@ -102,6 +108,8 @@ class TimerChild:
         self.last_used = time.monotonic()
         self.exit = ""
         self._closed = False
+        self.users = 0  # candidates given this timer whose session is not over (TimerPool's lock)
+        self.pool_lock: threading.Lock | None = None
         args = {"task": task_payload(task), "case_set": runtime.case_set, "seed": ref.seeds[0],
                 "cases": [c.name for c in ref.timed]}
 
@@ -132,6 +140,14 @@ class TimerChild:
     def alive(self) -> bool:
         return self.thread.is_alive() and not self._closed
 
+    def release(self) -> None:
+        """One user is done with this timer (its session is over, or it will not time)."""
+        if self.pool_lock is None:
+            self.users = max(0, self.users - 1)
+            return
+        with self.pool_lock:
+            self.users = max(0, self.users - 1)
+
     def close(self) -> None:
         self._closed = True
         if self.frames.replier is not None:
@@ -153,8 +169,10 @@ class TimerPool:
         blob = f"{reference_key}|{ref.seeds[0]}|{[c.name for c in ref.timed]}|{slot.env}"
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
-    def start(self, reference_key: str, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun) -> TimerChild:
-        """The task's timer on ``slot``'s device, started now if there is none."""
+    def start(self, reference_key: str, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
+              use: bool = True) -> TimerChild:
+        """The task's timer on ``slot``'s device, started now if there is none; with ``use``,
+        in use by the caller until it calls ``release`` (else started to warm up only)."""
         key = self.key(reference_key, ref, slot)
         closing: list[TimerChild] = []
         with self._lock:
@@ -162,13 +180,16 @@ class TimerPool:
             if timer is not None and timer.alive:
                 self._timers.move_to_end(key)
                 timer.last_used = time.monotonic()
+                timer.users += int(use)
                 return timer
             self._timers.pop(key, None)
             timer = TimerChild(key, self.children, task, runtime, slot, ref)
+            timer.pool_lock = self._lock
+            timer.users = int(use)
             self._timers[key] = timer
             same_device = [t for t in self._timers.values() if t.device == timer.device and t is not timer]
             while len(same_device) >= TIMERS_PER_DEVICE:
-                idle = next((t for t in same_device if not t.lock.locked()), None)
+                idle = next((t for t in same_device if t.users == 0 and not t.lock.locked()), None)
                 if idle is None:
                     break
                 same_device.remove(idle)

@@ -222,6 +222,7 @@ class CandidateFrames(FrameHandler):
         self.prepare_timing = prepare_timing
         self.loop = loop or {}
         self.timer: Any = None
+        self._timer_held = False  # given a timer by prepare_timing, not yet released
         self.untimed = ""  # why a correct candidate was not timed (not its fault)
         self.timing_inbox: queue.Queue[Any] = queue.Queue()
         self._session: threading.Thread | None = None
@@ -371,6 +372,7 @@ class CandidateFrames(FrameHandler):
             began = time.monotonic()
             with self.replier.judge_waiting():  # the reference's timed runs, the baseline's timer
                 self.timer, self.untimed = self.prepare_timing(self.ref)
+                self._timer_held = self.timer is not None
             self.phases["timing_wait"] = time.monotonic() - began
         if self.untimed or self.timer is None or self.ref.timing_seed is None or not self.ref.timed:
             self.untimed = self.untimed or "the reference could not be timed"
@@ -419,6 +421,13 @@ class CandidateFrames(FrameHandler):
         finally:
             self.replier.send({"done": True})
             self.gating.release()
+            self._release_timer()
+
+    def _release_timer(self) -> None:
+        """The baseline's timer is no longer this candidate's (once)."""
+        timer, self._timer_held = (self.timer if self._timer_held else None), False
+        if timer is not None:
+            timer.release()
 
     def on_other(self, frame: dict[str, Any]) -> Any:
         """Timing frames (``case_ready``, ``block``, ``case_done``) go to the session; only
@@ -527,6 +536,7 @@ class CandidateFrames(FrameHandler):
 
             self.timing_inbox.put(END)
             self._session.join()
+        self._release_timer()  # a candidate that ended before its session
         self.gating.release()
         self.comparisons.drain()
         self.comparisons.close()

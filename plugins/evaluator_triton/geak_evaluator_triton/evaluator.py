@@ -386,9 +386,10 @@ class TritonEvaluator:
                                     slot=slot)
         return frames, sandbox
 
-    def _start_timer(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun) -> Any:
-        """The task's baseline timer on ``slot``'s device, started now if there is none."""
-        return self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref)
+    def _start_timer(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun, use: bool = False) -> Any:
+        """The task's baseline timer on ``slot``'s device, started now if there is none; with
+        ``use``, in use by the caller until it calls ``release`` (else only warming up)."""
+        return self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref, use=use)
 
     def _prepare_timing(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
                         phases: dict[str, float] | None = None) -> tuple[Any, str]:
@@ -400,11 +401,14 @@ class TritonEvaluator:
             return None, f"the reference's timed runs failed: {str(exc).splitlines()[0]}"
         if not ref.timed:
             return None, "the reference could not be timed on any case"
-        timer = self._start_timer(task, runtime, slot, ref)
+        timer = self._start_timer(task, runtime, slot, ref, use=True)
         if task.eager:
             self.eager.prefetch(task, runtime, slot, ref, self.resolve_hardware())
         problem = timer.wait_ready(self.options.reference_timeout_s)
-        return (None, problem) if problem else (timer, "")
+        if problem:
+            timer.release()
+            return None, problem
+        return timer, ""
 
     def _run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot,
                        ref: ReferenceRun) -> SandboxResult:

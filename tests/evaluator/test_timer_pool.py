@@ -1,0 +1,74 @@
+"""The baseline timers' pool: a timer given to a candidate is never closed under it."""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+
+def _real_release():
+    from geak_evaluator_triton.baseline_timer import TimerChild
+
+    return TimerChild.release
+
+
+REAL_RELEASE = _real_release()
+
+
+class FakeTimer:
+    """What TimerPool needs of a TimerChild, without a child."""
+
+    def __init__(self, key, children, task, runtime, slot, ref):
+        self.key = key
+        self.device = slot.label
+        self.lock = threading.Lock()
+        self.users = 0
+        self.pool_lock = None
+        self.closed = False
+        children.started.append(self)
+
+    @property
+    def alive(self):
+        return not self.closed
+
+    def close(self):
+        self.closed = True
+
+    def release(self):
+        REAL_RELEASE(self)
+
+
+def _pool(monkeypatch):
+    from geak_evaluator_triton import baseline_timer
+
+    monkeypatch.setattr(baseline_timer, "TimerChild", FakeTimer)
+    return baseline_timer.TimerPool(SimpleNamespace(started=[]))
+
+
+def _start(pool, task, use=True):
+    ref = SimpleNamespace(seeds=[task], timed=[])
+    return pool.start(f"ref-{task}", SimpleNamespace(), SimpleNamespace(), SimpleNamespace(label="gpu0", env={}),
+                      ref, use=use)
+
+
+def test_timers_in_use_are_kept_and_the_pool_grows_past_its_size_instead(monkeypatch):
+    from geak_evaluator_triton.baseline_timer import TIMERS_PER_DEVICE
+
+    pool = _pool(monkeypatch)
+    given = [_start(pool, i) for i in range(TIMERS_PER_DEVICE + 2)]
+    assert not any(t.closed for t in given)  # every one is some candidate's until released
+    assert [t.users for t in given] == [1] * len(given)
+    given[0].release()
+    _start(pool, 99)  # room is made by closing the one nobody uses
+    assert given[0].closed and not any(t.closed for t in given[1:])
+
+
+def test_a_timer_started_to_warm_up_is_not_in_use_and_a_user_counts_once(monkeypatch):
+    pool = _pool(monkeypatch)
+    warming = _start(pool, 1, use=False)
+    assert warming.users == 0
+    again = _start(pool, 1)
+    assert again is warming and warming.users == 1
+    warming.release()
+    warming.release()  # a second release does not go below zero
+    assert warming.users == 0
