@@ -227,3 +227,26 @@ def test_a_side_that_kept_copies_gets_no_extra_random_block():
     names = [e[0] for e in log if e[1] == "block"]
     assert names.count("candidate") == names.count("baseline")  # no last block of random length
     assert record["repetitions"] >= 40
+
+
+def test_restarts_for_late_calls_stop_after_a_few_and_the_verdict_flags_the_late_calls_kept():
+    from geak_evaluator_triton.timing_loop import MAX_RESTARTS, time_case
+
+    log: list = []
+    baseline, candidate = sides(log)
+    block = candidate.block
+
+    def always_late(calls, hold_us, verify_p, reservoir):
+        frame = block(calls, hold_us, verify_p, reservoir)
+        frame["late"] = calls  # a loaded host: every call queued after its start event
+        return frame
+
+    candidate.block = always_late
+    record = time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.01, 10.0)
+    assert record["holds_lengthened"] == MAX_RESTARTS
+    assert record["repetitions"] >= OPTIONS["min_repetitions"]  # it finished, late calls kept
+    assert record["late_kept"]["candidate"] == record["tallies"]["other"].late_kept > 0
+    assert record["late_kept"]["baseline"] == 0
+    result = _apply(_record(late_kept=record["late_kept"], repetitions=record["repetitions"]))
+    assert result.correct and result.performance_measured and "late_calls" in result.flags
+    assert "late_calls" not in _apply(_record()).flags

@@ -34,7 +34,7 @@ from geak_evaluator_triton.performance import shape_result
 from geak_evaluator_triton.protocol import TimingOptions
 from geak_evaluator_triton.references import ReferenceRun
 from geak_evaluator_triton.timed_calls import warmup_for
-from geak_evaluator_triton.timing_loop import targets, time_case
+from geak_evaluator_triton.timing_loop import LATE_SHARE, targets, time_case
 from geak_evaluator_triton.verdict import Verdict, describe_exception, trim_traceback
 
 MIB = 1024 * 1024
@@ -207,6 +207,12 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
                          f"reference: {problem}", mismatches=mismatches, key="timed_outputs")
         elif problem:  # a timing-only case: the task does not judge these outputs, but no speed from them
             unverified.append(f"{case.name}: {problem}")
+        kept_late = record.get("late_kept") or {}
+        if any(int(kept_late.get(side, 0)) * LATE_SHARE > int(record.get("repetitions") or 0)
+               for side in ("baseline", "candidate")):
+            # More than one kept call in eight queued late: that side's latency includes time
+            # the device sat idle waiting for the host (a loaded host); the speedup is not exact.
+            verdict.flag("late_calls")
         latency, hidden = charged_latency(record)
         if hidden:
             verdict.flag("timing_mismatch")
