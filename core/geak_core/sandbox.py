@@ -102,6 +102,7 @@ class SandboxResult:
     channel_error: str | None = None  # an undecodable or oversized frame
     waited_s: float = 0.0  # time the judge kept the child waiting (not counted against it)
     limits: ChildLimits = field(default_factory=ChildLimits)
+    budget_note: str = ""  # why its timeout was what it was (Replier.set_limit), when it ran out
 
     @property
     def returned(self) -> Any:
@@ -127,7 +128,8 @@ class SandboxResult:
     def describe_exit(self) -> str:
         if self.timed_out:
             waited = f", of which {self.waited_s:.0f} s waiting for the judge" if self.waited_s >= 1 else ""
-            return f"timed out after {self.wall_s:.0f} s{waited} (process group killed)"
+            budget = f"; {self.budget_note}" if self.budget_note else ""
+            return f"timed out after {self.wall_s:.0f} s{waited}{budget} (process group killed)"
         if self.channel_error:
             return self.channel_error
         name = self.signal_name
@@ -156,6 +158,15 @@ class Replier:
         self._child = child
         self.excluded_s = 0.0  # time the judge kept the child waiting, not charged to it
         self._waiting_since: float | None = None
+        self.limit_s: float | None = None  # the child's timeout, when the judge set another
+        self.limit_note = ""
+
+    def set_limit(self, seconds: float, note: str = "") -> None:
+        """The child's timeout is ``seconds`` from now on (counted from its start, waits for the
+        judge excluded): its budget, known once the judge knows more (a reference's time, say).
+        ``note`` explains it in the verdict of a child that runs out of it."""
+        self.limit_s = seconds
+        self.limit_note = note
 
     def send(self, obj: Any) -> None:
         self._outbox.put(obj)
@@ -604,9 +615,10 @@ def run_sandboxed(
         thread.start()
     try:
         while True:
-            left = started + timeout_s + replier.excluded_now() - time.monotonic()
+            budget = replier.limit_s if replier.limit_s is not None else timeout_s
+            left = started + budget + replier.excluded_now() - time.monotonic()
             if left <= 0:
-                raise subprocess.TimeoutExpired(proc.args, timeout_s)
+                raise subprocess.TimeoutExpired(proc.args, budget)
             try:
                 proc.wait(timeout=min(left, 1.0))
                 break
@@ -614,6 +626,7 @@ def run_sandboxed(
                 continue
     except subprocess.TimeoutExpired:
         result.timed_out = True
+        result.budget_note = replier.limit_note
         _kill_group(proc.pid)
         proc.wait()
     finally:

@@ -74,6 +74,58 @@ def test_a_hang_is_killed_at_the_timeout_and_reported(failures):
     assert result.wall_s < 40
 
 
+HANG_IN_RUN = '''
+import time
+
+import triton
+import triton.language as tl
+
+
+def _hang(args):
+    while True:
+        time.sleep(0.05)
+
+
+@triton.heuristics({"UNUSED": _hang})
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, UNUSED: tl.constexpr):
+    pass
+'''
+
+
+def test_a_candidate_budget_scales_from_the_reference_between_a_floor_and_the_timeout():
+    from geak_evaluator_triton.references import TIMED_CASE_S, ReferenceRun, candidate_budget
+
+    ref = ReferenceRun([], [], [], False, [0], {}, own_s=3.0)
+    assert candidate_budget(ref, 600.0, 20.0, 120.0)[0] == 120.0  # the floor: compiling
+    ref.own_s = 12.0
+    budget, note = candidate_budget(ref, 600.0, 20.0, 120.0)
+    assert budget == 240.0 and "20 x the reference's 12.0 s" in note and "at most 600 s" in note
+    ref.own_s = 100.0
+    assert candidate_budget(ref, 600.0, 20.0, 120.0)[0] == 600.0  # the ceiling
+    assert candidate_budget(ref, 600.0, 0.0, 120.0) == (600.0, "")  # off: the timeout, flat
+    ref.own_s = 0.0
+    assert candidate_budget(ref, 600.0, 20.0, 120.0) == (600.0, "")  # unknown: the timeout
+    assert TIMED_CASE_S > 0
+
+
+def test_a_candidate_that_hangs_while_running_is_stopped_at_its_budget_not_the_timeout(mini_tasks):
+    from geak_core.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from judge_support import judge_options
+
+    judge = TritonEvaluator(judge_options(timeout_s=120.0, budget_floor_s=4.0, budget_scale=1.0, secret_seeds=0))
+    try:
+        reference = judge.reference(mini_tasks["add"])  # the reference first: its time is known
+        result = judge.evaluate(mini_tasks["add"], Candidate(id="hang", task_id="add", code=HANG_IN_RUN))
+    finally:
+        judge.close()
+    assert reference.own_s > 0
+    assert not result.call_ok and "timed out after" in result.reason, result.reason
+    assert "its budget: 1 x the reference's" in result.reason and "at least 4 s" in result.reason
+    assert result.wall_s < 60  # not the 120 s timeout
+
+
 def test_a_failing_reference_is_a_judge_error_not_a_verdict_on_the_candidate(mini_tasks, tmp_path):
     import dataclasses
 

@@ -80,6 +80,17 @@ def test_a_timeout_kills_the_whole_process_group():
     assert state in ("Z", "X", "gone")
 
 
+def test_a_budget_set_once_the_judge_knows_more_replaces_the_timeout_and_is_named():
+    started = time.monotonic()
+
+    def budget(message, replier):  # e.g. the task's reference has run: the candidate's budget
+        replier.set_limit(2.0, "its budget: 20 x the reference's 0.1 s")
+
+    result = run("spawn_and_hang", on_message=budget, timeout_s=60)
+    assert result.timed_out and time.monotonic() - started < 20
+    assert "its budget: 20 x the reference's 0.1 s" in result.describe_exit()
+
+
 def test_a_crash_is_described_by_its_signal():
     result = run("crash")
     assert result.signal_name == "SIGSEGV"

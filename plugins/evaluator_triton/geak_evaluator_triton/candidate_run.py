@@ -29,7 +29,7 @@ from geak_evaluator_triton.comparison import JudgeError, compare_frame, custom_c
 from geak_evaluator_triton.devices import Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.protocol import ABORT, GO, FrameHandler, Plan, where
-from geak_evaluator_triton.references import ReferenceRun, nbytes_of
+from geak_evaluator_triton.references import ReferenceRun, candidate_budget, nbytes_of
 from geak_evaluator_triton.verdict import Verdict, describe_exception
 
 
@@ -235,11 +235,14 @@ class CandidateFrames(FrameHandler):
         self._settled = False
         self._final: Verdict | None = None
         self.started = time.monotonic()
+        self._budgeted = False
         self.phases: dict[str, float] = {"runs": 0.0, "compare": 0.0}  # child's run time, judge's compare time
         self.comparisons = Comparisons(self._compare_run)
 
     def __call__(self, message: Any, replier: Replier) -> Any:
         self.replier = replier
+        if not self._budgeted and self.live is None:
+            self._apply_budget()
         if "start" not in self.phases:  # the child's start: its process, the task and its harness
             self.phases["start"] = time.monotonic() - self.started
         try:
@@ -489,6 +492,18 @@ class CandidateFrames(FrameHandler):
             if not self.plan_broken:
                 self.ref = final
             self.live = None
+            self._apply_budget(final)
+
+    def _apply_budget(self, ref: ReferenceRun | None = None) -> None:
+        """The child's timeout becomes its budget (references.candidate_budget), once the
+        task's reference is known."""
+        if self.replier is None:
+            return
+        self._budgeted = True
+        budget, note = candidate_budget(ref or self.ref, self.options.timeout_s, self.options.budget_scale,
+                                        self.options.budget_floor_s)
+        if note:
+            self.replier.set_limit(budget, note)
 
     # -- verdict --------------------------------------------------------------
 

@@ -10,8 +10,13 @@ class TritonEvaluatorOptions:
     """How the judge runs, checks and times candidates. See docs/evaluator.md."""
 
     mode: str = field(default="auto", metadata={"choices": ["auto", "interpreter", "gpu"]})
-    timeout_s: float = 600.0  # wall clock per candidate child (correctness, then timing)
+    timeout_s: float = 600.0  # wall clock per candidate child at most (correctness, then timing)
     reference_timeout_s: float = 900.0  # wall clock per reference child
+    # A candidate's budget, once its task's reference has run: budget_scale times the
+    # reference child's own seconds (its start and runs), at least budget_floor_s (compiling
+    # and autotuning), plus a second a timed case, at most timeout_s. 0: timeout_s flat.
+    budget_scale: float = 20.0
+    budget_floor_s: float = 120.0
     workers: int = 0  # 0: one per visible GPU, or min(4, CPUs) under the interpreter
     # Candidates checked at once on one GPU; their runs share it, timing always has it alone.
     candidates_per_gpu: int = 8
@@ -106,6 +111,8 @@ class TritonEvaluatorOptions:
             problems.append(f"case_set must be auto, small or full, not {self.case_set!r}")
         if self.speedup_method not in ("sum", "geomean", "mean_ratio"):
             problems.append(f"speedup_method must be sum, geomean or mean_ratio, not {self.speedup_method!r}")
+        if self.budget_scale < 0 or self.budget_floor_s < 0:
+            problems.append("budget_scale and budget_floor_s must be >= 0")
         if self.timeout_s <= 0 or self.reference_timeout_s <= 0:
             problems.append("timeouts must be positive")
         if self.workers < 0:

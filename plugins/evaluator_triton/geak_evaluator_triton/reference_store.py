@@ -303,6 +303,7 @@ class ReferenceStore:
         run = self._from_table(reader.table, reader, seeds, timing_seed)
         run.wall_s = time.monotonic() - started
         run.phases = {"start": (reader.table_at or started) - started, "runs": reader.runs_s}
+        run.own_s = max(0.0, run.wall_s - result.waited_s)
         return run
 
     def _from_table(self, table: dict[str, Any], reader: _ReferenceFrames, seeds: list[int],

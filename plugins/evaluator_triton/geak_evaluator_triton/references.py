@@ -44,6 +44,9 @@ class ReferenceRun:
     phases: dict[str, float] = field(default_factory=dict)
     nbytes: int = 0
     heavy_bytes: float = 0.0
+    # The reference child's own seconds (start and runs, waits for the device excluded), kept
+    # with it on disk: what a candidate's budget scales from (candidate_budget).
+    own_s: float = 0.0
 
     def plan_seeds(self, stage: str, case: Case) -> list[int]:
         return case_seeds(case.bytes, stage, self.seeds, self.heavy_bytes)
@@ -134,6 +137,7 @@ class DiskCache:
                     outputs={},
                     reference_file=meta.get("reference_file", ""),
                     weak=list(meta.get("weak", [])),
+                    own_s=float(meta.get("own_s") or 0.0),
                 )
             for stage, case, value in data["runs"]:
                 run.outputs[(stage, case, seed)] = value
@@ -151,6 +155,7 @@ class DiskCache:
             "custom_compare": run.custom_compare,
             "reference_file": run.reference_file,
             "weak": run.weak,
+            "own_s": run.own_s,
         }
         for seed in seeds:
             path = self.path(key, seed)
@@ -166,3 +171,18 @@ def atomic_write(path: str, data: bytes) -> None:
     with open(tmp, "wb") as handle:
         handle.write(data)
     os.replace(tmp, path)
+
+
+TIMED_CASE_S = 1.0  # a candidate's budget grows by this per timed case (warm-up and blocks)
+
+
+def candidate_budget(ref: ReferenceRun, timeout_s: float, scale: float, floor_s: float) -> tuple[float, str]:
+    """A candidate's wall-clock budget for this reference, and the clause that explains it:
+    ``scale`` times the reference child's own seconds, at least ``floor_s``, plus
+    TIMED_CASE_S a timed case, at most ``timeout_s``; ``timeout_s`` alone when ``scale`` is
+    0 or the reference's time is unknown."""
+    if scale <= 0 or ref.own_s <= 0:
+        return timeout_s, ""
+    budget = min(timeout_s, max(floor_s, scale * ref.own_s) + TIMED_CASE_S * len(ref.timed))
+    return budget, (f"its budget: {scale:g} x the reference's {ref.own_s:.1f} s, at least {floor_s:.0f} s, "
+                    f"+{TIMED_CASE_S:g} s a timed case, at most {timeout_s:.0f} s")
