@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
@@ -264,6 +265,40 @@ def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
     }
 
 
+def load_journal(path: str) -> dict[tuple[str, str], EvalResult]:
+    """The verdicts an earlier ``--json`` file holds, by (task, candidate id): what
+    ``--resume`` does not judge again. Judge errors are left out (judged again), and so is a
+    line that does not parse (a JSONL file cut short)."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InputError(f"--resume: cannot read {path}: {exc}") from exc
+    records: list[Any] = []
+    if text.lstrip().startswith("["):
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"--resume: {path} is not a JSON list of records: {exc}") from exc
+    else:
+        for line in text.splitlines():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    kept: dict[tuple[str, str], EvalResult] = {}
+    for record in records:
+        if not isinstance(record, dict) or "task" not in record or "candidate" not in record:
+            continue
+        if "judge_error" in (record.get("flags") or []):
+            continue
+        data = {k: v for k, v in record.items() if k not in ("task", "suite", "candidate")}
+        kept[(str(record["task"]), str(record["candidate"]))] = EvalResult.from_dict(
+            {**data, "task_id": record["task"], "candidate_id": record["candidate"]})
+    return kept
+
+
 def _write_records(path: str, pairs: list[tuple[Task, EvalResult]]) -> None:
     records = [result_record(t, r) for t, r in pairs]
     if path.endswith(".jsonl"):
@@ -298,6 +333,12 @@ def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
         "call_accuracy": sum(r.call_ok for _, r in judged) / len(judged) if judged else None,
         "execution_accuracy": sum(r.correct for _, r in judged) / len(judged) if judged else None,
         "mean_speedup": sum(speedups) / len(speedups) if speedups else None,
+        "geomean_speedup": (math.exp(sum(math.log(x) for x in speedups if x > 0) / len(speedups))
+                            if speedups and all(x > 0 for x in speedups) else None),
+        "undecided": [{"task": t.id, "candidate": r.candidate_id,
+                       "kind": "judge_error" if "judge_error" in r.flags else "skipped",
+                       "reason": (r.reason or "").splitlines()[0] if r.reason else ""}
+                      for t, r in pairs if "skipped" in r.flags or "judge_error" in r.flags],
         "mean_speedup_vs_eager": sum(eager) / len(eager) if eager else None,
         "pass_at_k": {},
         "per_task": [
@@ -405,12 +446,15 @@ def verdict_line(task: Task, result: EvalResult) -> str:
 @click.option("--pythonpath", multiple=True, help="Extra import path for the judge's children.")
 @click.option("-k", "ks", multiple=True, type=int, default=(1,), show_default=True,
               help="pass@k values to report (repeatable).")
+@click.option("--resume", is_flag=True,
+              help="Keep the verdicts already in --json (a run stopped half-way) and judge only the "
+                   "rest; judge errors are judged again.")
 def eval_command(
     paths: tuple[str, ...], suite_name: str, task_id: str | None, candidates_file: str | None,
     json_out: str | None, evaluator_name: str, executor_name: str, executor_options: tuple[str, ...],
     mode: str | None, workers: int | None,
     timeout_s: float | None, hardware: str | None, seeds: str | None, pythonpath: tuple[str, ...],
-    ks: tuple[int, ...],
+    ks: tuple[int, ...], resume: bool,
 ) -> None:
     """Judge candidates: correctness, anti-cheat checks and (on a GPU) speed."""
     try:
@@ -423,6 +467,18 @@ def eval_command(
             entries += _from_jsonl(candidates_file, inputs)
         if not entries:
             raise InputError("nothing to judge: give candidate files, a directory or --candidates")
+        if resume:
+            if not json_out:
+                raise InputError("--resume needs --json FILE: the verdicts of the run to resume")
+            journal = load_journal(json_out)
+            kept = 0
+            for entry in entries:
+                earlier = journal.get((entry.task.id, entry.candidate.id))
+                if entry.verdict is None and earlier is not None:
+                    entry.verdict = earlier
+                    kept += 1
+            left = sum(entry.verdict is None for entry in entries)
+            click.echo(f"resuming {json_out}: {kept} verdicts kept, {left} to judge", err=True)
         seed_list = None
         if seeds:
             try:
@@ -481,8 +537,18 @@ def eval_command(
                f"execution accuracy {_percent(summary['execution_accuracy'])}  "
                f"mean speedup {'-' if speed is None else f'{speed:.3f}x'}  "
                f"mean speedup against PyTorch eager {'-' if eager is None else f'{eager:.3f}x'}")
+    geo = summary["geomean_speedup"]
+    if geo is not None:
+        click.echo(f"geometric mean speedup {geo:.3f}x (of the correct candidates' speedups)")
     for k, value in summary["pass_at_k"].items():
         click.echo(f"pass@{k} {_percent(value)}")
+    if summary["undecided"]:
+        kinds: dict[tuple[str, str], int] = defaultdict(int)
+        for item in summary["undecided"]:
+            kinds[(item["kind"], item["reason"][:120])] += 1
+        click.echo(f"undecided {len(summary['undecided'])}:")
+        for (kind, reason), count in sorted(kinds.items(), key=lambda kv: -kv[1]):
+            click.echo(f"  {count} x {kind}: {reason}")
     if json_out:
         _write_records(json_out, pairs)
         click.echo(f"wrote {len(pairs)} records to {json_out}")

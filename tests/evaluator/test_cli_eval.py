@@ -140,6 +140,8 @@ def test_the_summary_counts_pass_at_k_per_task_and_leaves_out_skips():
     assert summary["judged"] == 4 and summary["skipped"] == 1
     assert summary["call_accuracy"] == 0.75 and summary["execution_accuracy"] == 0.5
     assert summary["mean_speedup"] == 1.5
+    assert summary["geomean_speedup"] == pytest.approx(2 ** 0.5)
+    assert summary["undecided"] == [{"task": "b", "candidate": "5", "kind": "skipped", "reason": ""}]
     assert summary["mean_speedup_vs_eager"] == 5.0
     assert summary["pass_at_k"] == {"1": 0.5, "2": 1.0}
     per_task = {t["task_id"]: t for t in summary["per_task"]}
@@ -235,3 +237,44 @@ def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
     hung = [i for i, line in enumerate(names) if "0hangs" in line]
     assert len(names) == 6 and hung == [5], names
     assert "timed out" in names[5], names[5]
+
+
+def test_resume_keeps_the_verdicts_in_the_json_and_judges_only_the_rest(mini_cli, tmp_path, monkeypatch):
+    import geak_core.cli_eval as cli_eval
+
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    (folder / "add__a.py").write_text((REFERENCES / "add.py").read_text())
+    (folder / "add__b.py").write_text((CHEATS / "add_unwritten.py").read_text())
+    out = tmp_path / "report.jsonl"
+    first = mini_cli(str(folder), "--json", str(out))
+    assert first.exit_code == 0, first.output
+    before = [json.loads(line) for line in out.read_text().splitlines()]
+    # A run stopped half-way: the second verdict never written, a line cut short after it.
+    out.write_text(json.dumps(before[0]) + "\n" + '{"task": "add", "cand')
+    judged: list[str] = []
+    real = cli_eval.build_evaluator
+
+    def counting(*args, **kwargs):
+        evaluator = real(*args, **kwargs)
+        many = evaluator.evaluate_many
+
+        def spy(jobs):
+            judged.extend(job.candidate.id for job in jobs)
+            return many(jobs)
+
+        evaluator.evaluate_many = spy
+        return evaluator
+
+    monkeypatch.setattr(cli_eval, "build_evaluator", counting)
+    again = mini_cli(str(folder), "--json", str(out), "--resume")
+    assert again.exit_code == 0, again.output
+    assert judged == [before[1]["candidate"]]  # only the one missing
+    after = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["candidate"] for r in after] == [r["candidate"] for r in before]
+    assert after[0] == before[0]  # kept as it was
+    assert [r["correct"] for r in after] == [r["correct"] for r in before]
+    assert "1 verdicts kept, 1 to judge" in again.output
+
+    refused = mini_cli(str(folder), "--resume")
+    assert refused.exit_code == 2 and "--resume needs --json" in refused.output
