@@ -364,12 +364,24 @@ class EvalProgress:
     """What ``geak-core eval`` shows while it judges: each verdict's line, and on a terminal
     a status line under them (candidates judged of all, correct, tasks, elapsed, ETA); when
     stderr is not a terminal, a plain ``progress:`` line after every tenth of the candidates
-    (of twenty or more). No LLM is called, so there are no tokens or cost to show."""
+    (of twenty or more), and, given ``echo``, one every ``heartbeat_s`` in which nothing was
+    printed (a slow candidate never looks like a dead process). No LLM is called, so there
+    are no tokens or cost to show."""
 
     def __init__(self, total: int, *, tty: bool, refresh_s: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, echo: Callable[[str], Any] | None = None,
+                 heartbeat_s: float = 30.0):
+        import threading
+
         from geak_core.progress import StatusLine
 
+        self._lock = threading.Lock()
+        self._printed = time.monotonic()
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+        if echo is not None and not tty and heartbeat_s > 0:
+            self._heartbeat = threading.Thread(target=self._beat, args=(echo, heartbeat_s),
+                                               name="geak-eval-progress", daemon=True)
         self.total = total
         self.count = 0
         self.correct = 0
@@ -380,6 +392,15 @@ class EvalProgress:
         self.status = StatusLine(self.text, refresh_s=refresh_s) if tty else None
         if self.status is not None:
             self.status.start()
+        if self._heartbeat is not None:
+            self._heartbeat.start()
+
+    def _beat(self, echo: Callable[[str], Any], every_s: float) -> None:
+        while not self._stop.wait(min(every_s, 1.0)):
+            with self._lock:
+                if time.monotonic() - self._printed >= every_s and self.count < self.total:
+                    echo("progress: " + self.text() + " (judging)")
+                    self._printed = time.monotonic()
 
     def text(self) -> str:
         from geak_core.progress import format_duration
@@ -390,18 +411,23 @@ class EvalProgress:
                 f"{format_duration(elapsed)}, ETA {format_duration(eta) if eta is not None else '-'}")
 
     def judged(self, task: Task, result: EvalResult, echo: Callable[[str], Any]) -> None:
-        self.count += 1
-        self.correct += int(result.correct)
-        self.tasks.add(task.id)
-        if self.status is not None:
-            self.status.clear()
-        echo(verdict_line(task, result))
-        if self.status is not None:
-            self.status.draw()
-        elif self.step and self.count % self.step == 0 and self.count < self.total:
-            echo("progress: " + self.text())
+        with self._lock:
+            self.count += 1
+            self.correct += int(result.correct)
+            self.tasks.add(task.id)
+            if self.status is not None:
+                self.status.clear()
+            echo(verdict_line(task, result))
+            self._printed = time.monotonic()
+            if self.status is not None:
+                self.status.draw()
+            elif self.step and self.count % self.step == 0 and self.count < self.total:
+                echo("progress: " + self.text())
 
     def close(self) -> None:
+        self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join(timeout=5)
         if self.status is not None:
             self.status.stop()
 
@@ -498,7 +524,7 @@ def eval_command(
         sys.exit(2)
 
     pairs: list[tuple[Task, EvalResult]] = []
-    progress = EvalProgress(len(entries), tty=sys.stderr.isatty())
+    progress = EvalProgress(len(entries), tty=sys.stderr.isatty(), echo=click.echo)
 
     def record(task: Task, result: EvalResult) -> None:
         """Print the verdict now and rewrite --json with every record so far (atomically):

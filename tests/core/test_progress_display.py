@@ -116,3 +116,19 @@ def test_eval_writes_plain_progress_lines_every_tenth_without_a_terminal():
 def test_durations_and_token_counts_read_at_a_glance():
     assert format_duration(59.6) == "1:00" and format_duration(3725) == "1:02:05"
     assert [format_tokens(n) for n in (999, 1500, 12_345, 2_500_000)] == ["999", "1.5k", "12k", "2.5M"]
+
+
+def test_eval_without_a_terminal_says_it_is_still_judging_when_no_verdict_comes():
+    lines: list[str] = []
+    progress = EvalProgress(5, tty=False, echo=lines.append, heartbeat_s=0.2)
+    try:
+        deadline = time.monotonic() + 10
+        while len(lines) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        progress.close()
+    assert len(lines) >= 2
+    assert all(line.startswith("progress: judged 0/5") and line.endswith("(judging)") for line in lines)
+    count = len(lines)
+    time.sleep(0.5)
+    assert len(lines) == count  # closed: no more
