@@ -72,3 +72,11 @@ def test_a_timer_started_to_warm_up_is_not_in_use_and_a_user_counts_once(monkeyp
     warming.release()
     warming.release()  # a second release does not go below zero
     assert warming.users == 0
+
+
+def test_a_session_waits_for_the_timer_a_minute_plus_twenty_calls_of_the_longest_case():
+    from geak_evaluator_triton.candidate_run import TIMER_ANSWER_S, timer_answer_s
+
+    assert timer_answer_s({}, 900.0) == TIMER_ANSWER_S
+    assert timer_answer_s({"a": 0.01, "b": 2000.0}, 900.0) == TIMER_ANSWER_S + 40.0  # 2 s calls
+    assert timer_answer_s({"huge": 60_000.0}, 900.0) == 900.0  # at most the reference's timeout

@@ -192,6 +192,19 @@ class Gating:
             self.slot.gate.release_exclusive()
 
 
+TIMER_ANSWER_S = 60.0  # the baseline's timer answers a request (a case's warm-up, a block) within this
+TIMER_ANSWER_CALLS = 20  # ... plus this many calls of the task's longest case
+
+
+def timer_answer_s(estimates: dict[str, float], ceiling_s: float) -> float:
+    """How long a timing session waits for one answer of the baseline's timer while it holds
+    the device exclusively: TIMER_ANSWER_S plus TIMER_ANSWER_CALLS calls of the longest case
+    (its warm-up estimate), at most ``ceiling_s``. A timer past it is closed and the verdict
+    is not timed: every other verdict on the device waits for the session meanwhile."""
+    longest_s = max(estimates.values(), default=0.0) / 1e3
+    return min(ceiling_s, TIMER_ANSWER_S + TIMER_ANSWER_CALLS * longest_s)
+
+
 class CandidateFrames(FrameHandler):
     """Reads a candidate child's frames as they arrive and builds the verdict."""
 
@@ -406,7 +419,7 @@ class CandidateFrames(FrameHandler):
         try:
             with timer.lock:
                 baseline = RemoteSide(timer.frames.replier, timer.frames.inbox, False, "the baseline's timer",
-                                      self.options.reference_timeout_s)
+                                      timer_answer_s(timer.frames.estimates, self.options.reference_timeout_s))
                 try:
                     baseline.ask({"session": {"flush_bytes": self.loop.get("flush_bytes", 0)}}, "session_ready")
                     self.timings, problem = run_session(self.ref, self.options, self.loop, baseline, candidate,
