@@ -80,3 +80,20 @@ def test_a_session_waits_for_the_timer_a_minute_plus_twenty_calls_of_the_longest
     assert timer_answer_s({}, 900.0) == TIMER_ANSWER_S
     assert timer_answer_s({"a": 0.01, "b": 2000.0}, 900.0) == TIMER_ANSWER_S + 40.0  # 2 s calls
     assert timer_answer_s({"huge": 60_000.0}, 900.0) == 900.0  # at most the reference's timeout
+
+
+def test_a_task_whose_first_job_is_still_running_waits_while_other_tasks_have_work():
+    from geak_core.components import EvalJob
+    from geak_evaluator_triton.evaluator import next_job
+
+    def job(task):
+        return EvalJob(SimpleNamespace(key=task), SimpleNamespace(id=task))
+
+    waiting = [job("slow"), job("slow"), job("fast"), job("slow"), job("fast")]
+    # "slow" has its first job in flight and no verdict yet: "fast" goes first
+    assert next_job(waiting, set(), {"slow": 1}) == 2
+    # once a "slow" job has finished (its reference is known), file order again
+    assert next_job(waiting, {"slow"}, {"slow": 1}) == 0
+    # only jobs of a task still on its first: start one anyway rather than idle a slot
+    assert next_job([job("slow"), job("slow")], set(), {"slow": 1}) == 0
+    assert next_job([job("new")], set(), {"slow": 1}) == 0

@@ -71,6 +71,17 @@ def cast_like(oracle: Any, outputs: Any) -> Any:
     return oracle
 
 
+def next_job(waiting: list[EvalJob], finished: set[str], running: dict[str, int]) -> int:
+    """The index in ``waiting`` of the job to start next: the first whose task has a finished
+    job (its reference is known) or none in flight; when every waiting job's task has a
+    first job still in flight, the first job (a slot would idle otherwise)."""
+    for index, job in enumerate(waiting):
+        key = job.task.key
+        if key in finished or not running.get(key):
+            return index
+    return 0
+
+
 class TritonEvaluator:
     """Judges candidates in sandboxed children; never raises out of ``evaluate``."""
 
@@ -339,16 +350,30 @@ class TritonEvaluator:
         return result
 
     def evaluate_many(self, jobs: Iterable[EvalJob]) -> Iterator[tuple[EvalJob, EvalResult]]:
-        """Judge ``jobs`` in parallel (``max_parallel`` at once), yielding as each finishes."""
-        jobs = list(jobs)
-        if not jobs:
+        """Judge ``jobs`` in parallel (``max_parallel`` at once), yielding as each finishes.
+
+        Jobs start in the order given, except that a task none of whose jobs has finished
+        (its reference may still be running, or stuck) has one job at a time in flight while
+        other tasks' jobs wait: a slow reference holds up its own task's candidates, not
+        every slot (``next_job``)."""
+        waiting = list(jobs)
+        if not waiting:
             return
-        with ThreadPoolExecutor(max_workers=max(1, self.max_parallel), thread_name_prefix="geak-judge") as pool:
-            pending = {pool.submit(self.evaluate, job.task, job.candidate): job for job in jobs}
-            while pending:
+        parallel = max(1, self.max_parallel)
+        finished: set[str] = set()
+        running: dict[str, int] = {}
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="geak-judge") as pool:
+            pending: dict[Any, EvalJob] = {}
+            while waiting or pending:
+                while waiting and len(pending) < parallel:
+                    job = waiting.pop(next_job(waiting, finished, running))
+                    running[job.task.key] = running.get(job.task.key, 0) + 1
+                    pending[pool.submit(self.evaluate, job.task, job.candidate)] = job
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     job = pending.pop(future)
+                    running[job.task.key] -= 1
+                    finished.add(job.task.key)
                     yield job, future.result()
 
     def close(self) -> None:
