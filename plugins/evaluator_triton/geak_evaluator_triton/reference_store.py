@@ -26,7 +26,7 @@ from geak_evaluator_triton.children import Children, task_payload
 from geak_evaluator_triton.comparison import JudgeError, tail
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.protocol import GO, FrameHandler, where
-from geak_evaluator_triton.references import DiskCache, ReferenceRun, nbytes_of
+from geak_evaluator_triton.references import DiskCache, ReferenceRun, candidate_budget, nbytes_of
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
 
 
@@ -186,7 +186,10 @@ class ReferenceStore:
         began = time.monotonic()
         # a reference judged on the protocol's seed alone is timed on it too (see _compute)
         seed = run.seeds[0] if "reference_seed_fallback" in run.flags else self.timing_seed
-        extra = self.run(task, runtime, slot, [], all_seeds=run.seeds, timing_seed=seed)
+        # Its budget scales from the reference's own first run, as a candidate's does.
+        budget, _ = candidate_budget(run, self.options.reference_timeout_s, self.options.budget_scale,
+                                     self.options.budget_floor_s)
+        extra = self.run(task, runtime, slot, [], all_seeds=run.seeds, timing_seed=seed, timeout_s=budget)
         run.outputs.update(extra.outputs)
         run.untimed.update(extra.untimed)
         run.timing_seed = seed
@@ -254,8 +257,9 @@ class ReferenceStore:
 
     def run(self, task: Task, runtime: Runtime, slot: Slot, seeds: list[int], *, oracle: bool = False,
             all_seeds: list[int] | None = None, timing_seed: int | None = None,
-            live: PendingReference | None = None) -> ReferenceRun:
-        """One reference child over ``seeds``; holds the device shared while it runs.
+            live: PendingReference | None = None, timeout_s: float | None = None) -> ReferenceRun:
+        """One reference child over ``seeds``; holds the device shared while it runs, for at
+        most ``timeout_s`` (``reference_timeout_s`` when not given).
 
         ``live``: given, once the child's case table comes, a provisional run on
         ``all_seeds`` whose outputs fill in as they arrive (the same dicts as the
@@ -290,7 +294,8 @@ class ReferenceStore:
             reader.live, reader.announce = live, announce
         try:
             with contextlib.nullcontext() if sharing else slot.gate.shared():
-                result = self.children.run("reference", args, slot.env, timeout=self.options.reference_timeout_s,
+                result = self.children.run("reference", args, slot.env,
+                                           timeout=timeout_s or self.options.reference_timeout_s,
                                            cache="reference", on_message=reader, slot=slot)
         finally:
             if reader.gating is not None:
