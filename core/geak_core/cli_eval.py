@@ -466,7 +466,9 @@ def verdict_line(task: Task, result: EvalResult) -> str:
 @click.option("--workers", type=int,
               help="GPUs to use (default: all visible; each runs several candidates, timing one at a "
                    "time), or CPU workers under the interpreter.")
-@click.option("--timeout", "timeout_s", type=float, help="Seconds per candidate child.")
+@click.option("--timeout", "timeout_s", type=float,
+              help="Seconds per candidate child at most (within it, a budget scaled from the task's "
+                   "reference time: the evaluator's budget_scale and budget_floor_s).")
 @click.option("--hardware", help="Hardware profile for roofline figures (default: detect).")
 @click.option("--seeds", help="Comma-separated seeds replacing the tasks' own.")
 @click.option("--pythonpath", multiple=True, help="Extra import path for the judge's children.")

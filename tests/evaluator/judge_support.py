@@ -81,6 +81,25 @@ STATS_MISSING_KEY = Path(FIXTURES / "minisuite" / "references" / "stats.py").rea
     'return {"sum": sums, "extremes": (maxs,), "rows": rows}',
 )
 
+ADD_HANGS_IN_LAUNCH = '''
+import time
+
+import triton
+import triton.language as tl
+
+
+def _never(args):  # evaluated while the launch specializes the kernel, before it compiles
+    while True:
+        time.sleep(0.1)
+
+
+@triton.heuristics({"UNUSED": _never})
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, UNUSED: tl.constexpr):
+    pass
+'''
+
+
 ADD_RAISES = '''
 import triton
 import triton.language as tl

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from geak_core.cli_eval import eval_command, summarize
 from geak_core.code_metrics import code_metrics
 from geak_core.model import EvalResult
-from judge_support import CHEATS, FIXTURES
+from judge_support import ADD_HANGS_IN_LAUNCH, CHEATS, FIXTURES
 
 pytestmark = pytest.mark.slow
 
@@ -188,25 +188,6 @@ def test_each_verdict_is_printed_and_written_to_the_json_as_it_arrives(mini_cli,
     assert len(out.read_text().splitlines()) == 2
 
 
-HANGS = '''
-import time
-
-import triton
-import triton.language as tl
-
-
-def _never(args):  # evaluated while the launch specializes the kernel, before it compiles
-    while True:
-        time.sleep(0.1)
-
-
-@triton.heuristics({"UNUSED": _never})
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, UNUSED: tl.constexpr):
-    pass
-'''
-
-
 def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
     """Five quick candidates and one that never ends (stuck before its kernel compiles, as a
     hung ``ptxas`` leaves a child: waiting, not computing), two slots, --timeout 15: every
@@ -219,7 +200,7 @@ def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
 
     folder = tmp_path / "cands"
     folder.mkdir()
-    (folder / "add__0hangs.py").write_text(HANGS)
+    (folder / "add__0hangs.py").write_text(ADD_HANGS_IN_LAUNCH)
     for i in range(5):
         (folder / f"add__quick{i}.py").write_text((REFERENCES / "add.py").read_text() + f"\n# copy {i}\n")
     script = (

@@ -74,25 +74,6 @@ def test_a_hang_is_killed_at_the_timeout_and_reported(failures):
     assert result.wall_s < 40
 
 
-HANG_IN_RUN = '''
-import time
-
-import triton
-import triton.language as tl
-
-
-def _hang(args):
-    while True:
-        time.sleep(0.05)
-
-
-@triton.heuristics({"UNUSED": _hang})
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, UNUSED: tl.constexpr):
-    pass
-'''
-
-
 def test_a_candidate_budget_scales_from_the_reference_between_a_floor_and_the_timeout():
     from geak_evaluator_triton.references import TIMED_CASE_S, ReferenceRun, candidate_budget
 
@@ -112,12 +93,12 @@ def test_a_candidate_budget_scales_from_the_reference_between_a_floor_and_the_ti
 def test_a_candidate_that_hangs_while_running_is_stopped_at_its_budget_not_the_timeout(mini_tasks):
     from geak_core.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
-    from judge_support import judge_options
+    from judge_support import ADD_HANGS_IN_LAUNCH, judge_options
 
     judge = TritonEvaluator(judge_options(timeout_s=120.0, budget_floor_s=4.0, budget_scale=1.0, secret_seeds=0))
     try:
         reference = judge.reference(mini_tasks["add"])  # the reference first: its time is known
-        result = judge.evaluate(mini_tasks["add"], Candidate(id="hang", task_id="add", code=HANG_IN_RUN))
+        result = judge.evaluate(mini_tasks["add"], Candidate(id="hang", task_id="add", code=ADD_HANGS_IN_LAUNCH))
     finally:
         judge.close()
     assert reference.own_s > 0
