@@ -37,6 +37,7 @@ evaluator's own and do not come from ``[run] seed``.
 
 from __future__ import annotations
 
+import difflib
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -396,6 +397,28 @@ def resolve_hardware(profile: str, plugins: PluginManager) -> HardwareProfile | 
     return None
 
 
+def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
+    """What can be checked of a recipe before a run starts, beyond its keys and types: the
+    suite builds and knows every task the recipe names. The suite's selected tasks, or a
+    ``RecipeError`` locating every problem."""
+    comp = recipe.components["suite"]
+    try:
+        suite = plugins.build("suite", comp.name, comp.options)
+        known = {task.id: task for task in suite.tasks()}
+    except GeakError as exc:
+        raise RecipeError([recipe.problem("suite", f"the suite {comp.name!r} cannot be loaded: {exc}")]) from exc
+    problems = []
+    for task_id in recipe.suite.tasks:
+        if task_id not in known:
+            close = difflib.get_close_matches(task_id, list(known), n=1, cutoff=0.6)
+            problems.append(recipe.problem(
+                "suite.tasks", f"unknown task {task_id!r} of suite {comp.name!r}",
+                f"did you mean {close[0]!r}?" if close else f"see: geak-core tasks --suite {comp.name}"))
+    if problems:
+        raise RecipeError(problems)
+    return [known[t] for t in recipe.suite.tasks] if recipe.suite.tasks else list(known.values())
+
+
 def run_recipe(
     recipe: Recipe,
     plugins: PluginManager,
@@ -430,6 +453,7 @@ def run_recipe(
             )
         echo(f"resuming run {store.run_id} ({run_dir})")
     else:
+        preflight(recipe, plugins)  # before a run folder exists: a recipe that cannot run leaves none
         versions = {p.name: p.version for p in plugins.plugins.values() if p.version}
         store = RunStore.create(recipe.run.output_dir, recipe.run.name, dump_toml(recipe.data),
                                 environment_manifest(versions))

@@ -245,14 +245,19 @@ def recipe_group() -> None:
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--no-env", is_flag=True, help="Do not require API-key variables to be set.")
 def recipe_check(recipe: str, no_env: bool) -> None:
-    """Validate RECIPE; every problem is printed with file, line and key (exit 2)."""
+    """Validate RECIPE: keys, types, input paths, the suite and its tasks; every problem is
+    printed with file, line and key (exit 2)."""
     from geak_core.recipe import load_recipe
 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
-    loaded = load_recipe(recipe, _plugins(), check_env=not no_env)
+    from geak_core.agent import preflight
+
+    plugins = _plugins()
+    loaded = load_recipe(recipe, plugins, check_env=not no_env)
+    tasks = preflight(loaded, plugins)
     parts = [f"{section}={comp.name}" for section, comp in loaded.components.items()]
-    click.echo(f"ok: {recipe} ({', '.join(parts)})")
+    click.echo(f"ok: {recipe} ({', '.join(parts)}; {len(tasks)} tasks)")
 
 
 @recipe_group.command("show")

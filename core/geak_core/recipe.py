@@ -357,6 +357,10 @@ def validate_options(
             continue
         if fields[key].metadata.get("path") and isinstance(coerced, str) and coerced:
             coerced = _resolve_path(coerced, source.where(f"{prefix}.{key}")[0])
+            if not os.path.exists(os.path.expanduser(coerced)):  # every path option names an input
+                problem(f"{prefix}.{key}", f"no such file or folder: {coerced}",
+                        "a relative path is relative to the recipe file")
+                continue
         kwargs[key] = coerced
     missing = False
     for name, f in fields.items():

@@ -88,3 +88,42 @@ def test_doctor_says_which_confinement_the_judges_children_get():
 def test_console_script_runs_as_a_subprocess():
     out = subprocess.run([sys.executable, "-m", "geak_core.cli", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and "geak-core" in out.stdout
+
+
+def test_recipe_check_refuses_an_unknown_task_and_a_missing_replay_script(tmp_path):
+    from pathlib import Path
+
+    quickstart = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.toml"
+    text = quickstart.read_text().replace('source = "quickstart/script.toml"',
+                                          f'source = "{quickstart.parent / "quickstart" / "script.toml"}"')
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text(text.replace('tasks = ["test_add_kernel", "softmax"]', 'tasks = ["test_add_kernel", "sofmax"]'))
+    result = CliRunner().invoke(main, ["recipe", "check", "--no-env", str(unknown)])
+    assert result.exit_code == 2, result.output
+    assert "[suite.tasks] unknown task 'sofmax' of suite 'rocm' (did you mean 'softmax'?)" in result.output
+
+    missing = tmp_path / "missing.toml"
+    missing.write_text(text.replace(str(quickstart.parent / "quickstart" / "script.toml"), "no-such-script.toml"))
+    result = CliRunner().invoke(main, ["recipe", "check", "--no-env", str(missing)])
+    assert result.exit_code == 2, result.output
+    assert f"[llm.source] no such file or folder: {tmp_path / 'no-such-script.toml'}" in result.output
+
+    ok = tmp_path / "ok.toml"
+    ok.write_text(text)
+    result = CliRunner().invoke(main, ["recipe", "check", "--no-env", str(ok)])
+    assert result.exit_code == 0 and "2 tasks" in result.output, result.output
+
+
+def test_a_run_whose_recipe_names_an_unknown_task_leaves_no_run_folder(tmp_path):
+    from pathlib import Path
+
+    quickstart = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.toml"
+    text = quickstart.read_text().replace('source = "quickstart/script.toml"',
+                                          f'source = "{quickstart.parent / "quickstart" / "script.toml"}"')
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(text.replace('"softmax"]', '"no_such_task"]'))
+    runs = tmp_path / "runs"
+    result = CliRunner().invoke(main, ["run", str(recipe), "--output-dir", str(runs)])
+    assert result.exit_code == 2, result.output
+    assert "unknown task 'no_such_task'" in result.output
+    assert not runs.exists() or not any(runs.iterdir())

@@ -219,6 +219,11 @@ def test_path_options_resolve_relative_to_the_recipe_that_sets_them(tmp_path):
     (tmp_path / "sub").mkdir()
     write(tmp_path / "sub", "base.toml", '[llm]\nbackend = "echo"\nmodel = "m"\n[retriever]\nname = "files"\nsource = "data/x.jsonl"\n')
     child = write(tmp_path, "child.toml", 'include = "sub/base.toml"\n')
+    (problem,) = problems_of(child, pm)  # every path option names an input: it must exist
+    assert problem.key == "retriever.source"
+    assert problem.message == f"no such file or folder: {tmp_path / 'sub' / 'data' / 'x.jsonl'}"
+    (tmp_path / "sub" / "data").mkdir()
+    (tmp_path / "sub" / "data" / "x.jsonl").write_text("")
     recipe = load_recipe(child, pm)
     assert recipe.components["retriever"].options.source == str(tmp_path / "sub" / "data" / "x.jsonl")
 

@@ -23,6 +23,7 @@ packs = ["triton-core", "hardware"]
 
 
 def write(tmp_path: Path, extra: str) -> Path:
+    (tmp_path / "calls.jsonl").write_text("")  # the replay source must exist
     path = tmp_path / "recipe.toml"
     path.write_text(BASE + extra)
     return path

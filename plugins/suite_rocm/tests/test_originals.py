@@ -236,6 +236,7 @@ def test_an_unwritable_cache_is_a_located_input_error(tmp_path: Path, monkeypatc
 
 def test_the_recipe_key_is_resolved_against_the_recipe_folder(tmp_path: Path):
     rocm_v1(tmp_path / "data" / "ROCm_v1", {"test_add_kernel": "import triton\n"})
+    (tmp_path / "calls.jsonl").write_text("")  # the replay source must exist too
     recipe = tmp_path / "recipe.toml"
     recipe.write_text('[llm]\nbackend = "replay"\nsource = "calls.jsonl"\n\n'
                       '[suite]\nname = "rocm"\nbaseline = "data/ROCm_v1"\n')
@@ -247,7 +248,8 @@ def test_a_recipe_naming_a_missing_folder_fails_at_the_suite_table(tmp_path: Pat
     recipe = tmp_path / "recipe.toml"
     recipe.write_text('[llm]\nbackend = "replay"\nsource = "calls.jsonl"\n\n'
                       '[suite]\nname = "rocm"\nbaseline = "nowhere"\n')
-    with pytest.raises(RecipeError, match="baseline: .*nowhere is not a folder"):
+    (tmp_path / "calls.jsonl").write_text("")
+    with pytest.raises(RecipeError, match=r"\[suite.baseline\] no such file or folder: .*nowhere"):
         load_recipe(recipe, get_plugin_manager(), check_env=False)
 
 
