@@ -430,8 +430,7 @@ def run_recipe(
     """Run (or resume) a recipe; returns the summary, or None for a dry run."""
     comp = recipe.components
     if dry_run:
-        suite = plugins.build("suite", comp["suite"].name, comp["suite"].options)
-        tasks = suite.tasks() if not recipe.suite.tasks else [suite.get(t) for t in recipe.suite.tasks]
+        tasks = preflight(recipe, plugins)
         echo(f"recipe {recipe.path} is valid")
         for section, c in comp.items():
             echo(f"  {section}: {c.name}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 from geak_core.cli import main
@@ -90,12 +91,17 @@ def test_console_script_runs_as_a_subprocess():
     assert out.returncode == 0 and "geak-core" in out.stdout
 
 
-def test_recipe_check_refuses_an_unknown_task_and_a_missing_replay_script(tmp_path):
-    from pathlib import Path
+QUICKSTART = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.toml"
 
-    quickstart = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.toml"
-    text = quickstart.read_text().replace('source = "quickstart/script.toml"',
-                                          f'source = "{quickstart.parent / "quickstart" / "script.toml"}"')
+
+def _quickstart_elsewhere() -> str:
+    """The quickstart recipe's text with its script path made absolute (to be written elsewhere)."""
+    return QUICKSTART.read_text().replace('source = "quickstart/script.toml"',
+                                          f'source = "{QUICKSTART.parent / "quickstart" / "script.toml"}"')
+
+
+def test_recipe_check_refuses_an_unknown_task_and_a_missing_replay_script(tmp_path):
+    text = _quickstart_elsewhere()
     unknown = tmp_path / "unknown.toml"
     unknown.write_text(text.replace('tasks = ["test_add_kernel", "softmax"]', 'tasks = ["test_add_kernel", "sofmax"]'))
     result = CliRunner().invoke(main, ["recipe", "check", "--no-env", str(unknown)])
@@ -103,7 +109,7 @@ def test_recipe_check_refuses_an_unknown_task_and_a_missing_replay_script(tmp_pa
     assert "[suite.tasks] unknown task 'sofmax' of suite 'rocm' (did you mean 'softmax'?)" in result.output
 
     missing = tmp_path / "missing.toml"
-    missing.write_text(text.replace(str(quickstart.parent / "quickstart" / "script.toml"), "no-such-script.toml"))
+    missing.write_text(text.replace(str(QUICKSTART.parent / "quickstart" / "script.toml"), "no-such-script.toml"))
     result = CliRunner().invoke(main, ["recipe", "check", "--no-env", str(missing)])
     assert result.exit_code == 2, result.output
     assert f"[llm.source] no such file or folder: {tmp_path / 'no-such-script.toml'}" in result.output
@@ -115,13 +121,8 @@ def test_recipe_check_refuses_an_unknown_task_and_a_missing_replay_script(tmp_pa
 
 
 def test_a_run_whose_recipe_names_an_unknown_task_leaves_no_run_folder(tmp_path):
-    from pathlib import Path
-
-    quickstart = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.toml"
-    text = quickstart.read_text().replace('source = "quickstart/script.toml"',
-                                          f'source = "{quickstart.parent / "quickstart" / "script.toml"}"')
     recipe = tmp_path / "r.toml"
-    recipe.write_text(text.replace('"softmax"]', '"no_such_task"]'))
+    recipe.write_text(_quickstart_elsewhere().replace('"softmax"]', '"no_such_task"]'))
     runs = tmp_path / "runs"
     result = CliRunner().invoke(main, ["run", str(recipe), "--output-dir", str(runs)])
     assert result.exit_code == 2, result.output

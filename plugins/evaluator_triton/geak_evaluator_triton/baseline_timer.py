@@ -28,6 +28,7 @@ device is in use, one more is started rather than one closed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import queue
 import threading
@@ -142,10 +143,7 @@ class TimerChild:
 
     def release(self) -> None:
         """One user is done with this timer (its session is over, or it will not time)."""
-        if self.pool_lock is None:
-            self.users = max(0, self.users - 1)
-            return
-        with self.pool_lock:
+        with self.pool_lock or contextlib.nullcontext():
             self.users = max(0, self.users - 1)
 
     def close(self) -> None:
