@@ -152,7 +152,7 @@ def test_a_throughput_above_the_peak_rejects_under_a_strict_protocol_and_flags_o
     assert not wrong.correct and "timed call 3" in wrong.reason
 
 
-def test_calls_queued_late_lengthen_the_busy_wait_and_restart_the_case():
+def test_calls_queued_late_are_not_counted_and_lengthen_the_busy_wait():
     from geak_evaluator_triton.timing_loop import time_case
 
     log: list = []
@@ -163,15 +163,23 @@ def test_calls_queued_late_lengthen_the_busy_wait_and_restart_the_case():
     def block(calls, hold_us, verify_p, reservoir):
         holds.append(hold_us)
         found = real_block(calls, hold_us, verify_p, reservoir)
-        found["late"] = calls if len(holds) == 1 else 0  # the first block: every call late
+        if len(holds) == 1:  # the first block: every call but the first late, and slow
+            found["late_at"] = list(range(1, calls))
+            found["late"] = calls - 1
+            found["latencies"] = [found["latencies"][0]] + [9.0] * (calls - 1)
         return found
 
     candidate.block = block
     record = time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.01, 10.0)
     assert record["holds_lengthened"] == 1 and holds[1] >= 2 * holds[0]
     assert record["hold_us"] == holds[-1]
-    # the first round's latencies were dropped: both sides counted from the second round on
-    assert len(record["tallies"]["baseline"].latencies) == len(record["tallies"]["other"].latencies)
+    other = record["tallies"]["other"]
+    # the late calls' latencies are not counted; the rest of the case's latencies stand
+    assert 9.0 not in other.latencies and other.late_latencies == [9.0] * len(other.late_latencies)
+    assert len(other.late_latencies) == other.late > 0
+    assert other.calls == len(other.latencies) + len(other.late_latencies)
+    assert record["late_kept"]["candidate"] == 0 and record["wall_s"]["late.candidate"] == other.late
+    assert record["candidate_ms"] == candidate.ms
 
 
 def test_a_bare_tensor_output_is_sampled_under_the_empty_path():
@@ -229,24 +237,33 @@ def test_a_side_that_kept_copies_gets_no_extra_random_block():
     assert record["repetitions"] >= 40
 
 
-def test_restarts_for_late_calls_stop_after_a_few_and_the_verdict_flags_the_late_calls_kept():
-    from geak_evaluator_triton.timing_loop import MAX_RESTARTS, time_case
+def test_a_side_whose_calls_are_all_late_ends_its_loop_and_the_verdict_flags_the_late_calls_kept():
+    from geak_evaluator_triton.timing_loop import MAX_BLOCK, MAX_CALLS_OVER, MAX_LENGTHENINGS, time_case
 
-    log: list = []
-    baseline, candidate = sides(log)
-    block = candidate.block
+    def always_late(block):
+        def late_block(calls, hold_us, verify_p, reservoir):
+            frame = block(calls, hold_us, verify_p, reservoir)
+            frame["late"] = calls  # a loaded host: every call queued after its start event
+            frame["late_at"] = list(range(calls))
+            return frame
+        return late_block
 
-    def always_late(calls, hold_us, verify_p, reservoir):
-        frame = block(calls, hold_us, verify_p, reservoir)
-        frame["late"] = calls  # a loaded host: every call queued after its start event
-        return frame
-
-    candidate.block = always_late
+    baseline, candidate = sides([])
+    candidate.block = always_late(candidate.block)
     record = time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.01, 10.0)
-    assert record["holds_lengthened"] == MAX_RESTARTS
-    assert record["repetitions"] >= OPTIONS["min_repetitions"]  # it finished, late calls kept
-    assert record["late_kept"]["candidate"] == record["tallies"]["other"].late_kept > 0
+    assert record["holds_lengthened"] == MAX_LENGTHENINGS
+    other = record["tallies"]["other"]
+    # it stopped once it had called MAX_CALLS_OVER times the calls it needed, then counted the late ones
+    need = OPTIONS["min_repetitions"]
+    assert MAX_CALLS_OVER * need <= other.calls < MAX_CALLS_OVER * need + MAX_BLOCK
+    assert record["repetitions"] >= need
+    assert record["late_kept"]["candidate"] == other.late_kept == other.calls
     assert record["late_kept"]["baseline"] == 0
     result = _apply(_record(late_kept=record["late_kept"], repetitions=record["repetitions"]))
     assert result.correct and result.performance_measured and "late_calls" in result.flags
     assert "late_calls" not in _apply(_record()).flags
+
+    baseline, candidate = sides([])  # a loop of exactly N calls ends too
+    candidate.block = always_late(candidate.block)
+    record = time_case(baseline, candidate, "c", 1, 99, dict(OPTIONS, repetitions=12), 0.01, 10.0)
+    assert MAX_CALLS_OVER * 12 <= record["tallies"]["other"].calls and record["repetitions"] >= 12

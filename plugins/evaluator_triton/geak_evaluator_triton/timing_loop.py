@@ -18,7 +18,9 @@ Per case:
 3. After at least ``min_repetitions`` calls per side, the loop stops once both
    medians are known to within the case's target (the distribution-free 95 %
    interval of a median), when it has run ``rep_ms``, or at
-   ``max_repetitions``; with ``repetitions`` > 0, after exactly that many.
+   ``max_repetitions``; with ``repetitions`` > 0, after exactly that many. A
+   call the host queued after the device had passed its start event (*late*)
+   is not counted; many late calls in a block lengthen the busy-wait.
 4. An untrusted side's outputs are kept whole on ``verify_calls`` calls per
    case in expectation, at random, and on one more call picked at random from
    a last block of random length if none was; every call's outputs are also
@@ -41,7 +43,8 @@ MIN_BLOCK, MAX_BLOCK = 2, 32  # calls per block (at most timed_calls.MAX_BLOCK_C
 MAX_CASE_CI = 0.05  # the loosest precision asked of any one case
 LAST_BLOCK = (4, 12)  # calls of the last block that picks one call to keep, when none was kept
 LATE_SHARE = 8  # more than 1 call in 8 of a block (and more than one) queued late: a longer busy-wait
-MAX_RESTARTS = 3  # per case; later late calls are kept and counted (the verdict flags them)
+MAX_LENGTHENINGS = 3  # of the busy-wait, per case
+MAX_CALLS_OVER = 4  # a side's calls, kept or late, stop the loop at this many times its limit
 
 
 class Side(Protocol):
@@ -92,31 +95,42 @@ class Tally:
     deferred: int = 0  # whole copies the side kept to send after the session
     received: int = 0  # of those, how many reached the judge
     late: int = 0  # calls queued after the device had passed their start events
+    late_latencies: list[float] = field(default_factory=list)  # theirs: not counted (see time_case)
     late_kept: int = 0  # of those, how many are among the latencies kept
+    calls: int = 0  # timed calls, late or not
     extra: list[dict[str, Any]] = field(default_factory=list)  # a block's further findings
     round_trip_s: float = 0.0  # the judge's seconds asking for blocks and waiting for them
     child_s: float = 0.0  # the child's seconds running them (the rest: transport, pausing)
     device_s: float = 0.0  # the device's seconds over them (first call's start to last call's end)
 
     def add(self, block: dict[str, Any]) -> None:
-        self.latencies += block.get("latencies", [])
+        latencies = list(block.get("latencies", []))
+        late_at = set(block.get("late_at", []))
+        self.latencies += [ms for index, ms in enumerate(latencies) if index not in late_at]
+        self.late_latencies += [ms for index, ms in enumerate(latencies) if index in late_at]
+        self.calls += len(latencies)
         self.gaps += block.get("gaps", [])
         self.own += block.get("own", [])
         self.samples += block.get("samples", [])
         self.verified += block.get("verified", [])  # numbered by the side, within the case
         self.deferred += int(block.get("deferred", 0))
         self.late += int(block.get("late", 0))
-        self.late_kept += int(block.get("late", 0))
         self.child_s += float(block.get("wall_ms", 0.0)) / 1e3
         self.device_s += float(block.get("device_ms", 0.0)) / 1e3
         rest = {k: v for k, v in block.items()
-                if k not in ("latencies", "gaps", "own", "samples", "verified", "late", "kind", "wall_ms",
-                             "device_ms", "deferred")}
+                if k not in ("latencies", "gaps", "own", "samples", "verified", "late", "late_at", "kind",
+                             "wall_ms", "device_ms", "deferred")}
         if rest:
             self.extra.append(rest)
 
     def interval(self) -> float:
         return median_interval(sorted(self.latencies))
+
+    def keep_late(self) -> None:
+        """Count the late calls' latencies too (there were too few others)."""
+        self.latencies += self.late_latencies
+        self.late_kept += len(self.late_latencies)
+        self.late_latencies = []
 
 
 def block_calls(call_ms: float, hold_us: float) -> int:
@@ -138,6 +152,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
     calls = block_calls(max(float(info_b["call_ms"]), float(info_o["call_ms"])), hold_us)
     fixed = int(options.get("repetitions", 0)) > 0
     limit = int(options["repetitions"]) if fixed else int(options["max_repetitions"])
+    need = limit if fixed else int(options["min_repetitions"])  # latencies counted, at least
     budget_s = float(options["rep_ms"]) / 1e3
     per_call_s = (max(float(info_b["call_ms"]), float(info_o["call_ms"])) + hold_us / 1e3) / 1e3
     expected = max(1.0, min(limit, budget_s / max(2 * per_call_s, 1e-6)))
@@ -164,23 +179,19 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             held_s += (calls + 1) * hold_us / 1e6  # with the block's lead-in
         too_late = max(1, calls // LATE_SHARE)
         if (any(int(b.get("late", 0)) > too_late for b in blocks.values()) and hold_us < MAX_HOLD_US
-                and late < MAX_RESTARTS):
+                and late < MAX_LENGTHENINGS):
             # The host queued calls after the device had reached their start events: the
-            # busy-wait is too short for this host now (another process's start-up, say). A
-            # longer one from here, and the case's latencies so far are dropped. After
-            # MAX_RESTARTS (a host loaded by other verdicts' work can make calls late at any
-            # busy-wait: eight flash-attention verdicts at once restarted a case up to five
-            # times, two seconds of the exclusive hold) late calls are kept, and counted.
+            # busy-wait is too short for this host now (another process's start-up, say).
+            # Those calls are not counted (their events took in idle device time); a longer
+            # busy-wait from here, for both sides. The case's other latencies stand: the
+            # busy-wait runs before the flush and the start event, outside what is timed.
+            # (Until 2026-11 a late block restarted the case, which cost eight
+            # flash-attention verdicts at once up to 2.3 s of the exclusive hold each.)
             late += 1
             hold_us = min(MAX_HOLD_US, max(2 * hold_us, hold_us + 50.0))
-            for tally in tallies.values():
-                tally.latencies.clear()
-                tally.gaps.clear()
-                tally.own.clear()
-                tally.late_kept = 0
-            loop_started = time.perf_counter()
-            continue
         done = min(len(t.latencies) for t in tallies.values())
+        if done < need and min(t.calls for t in tallies.values()) >= MAX_CALLS_OVER * need:
+            break  # a host so loaded that most calls are late (the late ones are then counted)
         if fixed:
             if done >= limit:
                 break
@@ -194,6 +205,11 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
         if target > 0 and all(t.interval() <= target for t in tallies.values()):
             break
     looped = time.perf_counter()
+    for tally in tallies.values():
+        if len(tally.latencies) < need:
+            # Too few calls on time (a loaded host, every busy-wait too short): the late ones
+            # are counted too, and more than one in eight of them flags the verdict.
+            tally.keep_late()
     if other.untrusted and not tallies["other"].verified and not tallies["other"].deferred:
         calls_last = LAST_BLOCK[0] + secrets.randbelow(LAST_BLOCK[1] - LAST_BLOCK[0] + 1)
         tallies["other"].add(other.block(calls_last, hold_us, 0.0, True))
@@ -213,7 +229,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
         # and pausing), the verification block, the case's end.
         "wall_s": {"warmup": round(loop_started - began, 4), "warmup.baseline": round(warmed_b - began, 4),
                    "warmup.children": round(warm_children, 4), "loop.held": round(held_s, 4),
-                   "restarts": late, "late.baseline": b.late, "late.candidate": o.late,
+                   "holds_lengthened": late, "late.baseline": b.late, "late.candidate": o.late,
                    "loop": round(looped - loop_started, 4),
                    "loop.device": round(b.device_s + o.device_s, 4),
                    "loop.children": round(b.child_s + o.child_s, 4),
