@@ -9,19 +9,21 @@ it: a plain Triton add kernel on four sizes, timed against itself with the judge
 own loop (``timing_loop.time_case`` over ``timed_calls.TimedSide``), every side in a
 spawned worker process of this script, in these arrangements:
 
-* ``one``: both sides in one worker (as the eager child times eager and the baseline);
-* ``two``: a side per worker, the second worker's side paused (SIGSTOP of its
-  process) while the first's blocks run, as the judge pauses a candidate;
-* ``two_unpaused``: a side per worker, nothing paused;
-* ``two_swapped``: as ``two`` with the workers' roles swapped (the later-started
-  worker is the baseline), which separates "the paused side" from "the first process";
-* ``two_busy_host``: as ``two``, the second worker spending 30 us of host time after
-  each call (the judge's candidate side gathers samples and logs launches; the timer
-  does neither).
+* ``two``: a side per worker, the other worker's side paused (SIGSTOP of its
+  process) while the baseline's blocks run, as the judge pauses a candidate;
+* ``two_unpaused``: nothing paused;
+* ``two_swapped``: the later-started worker is the baseline;
+* ``two_busy_host``: the other side spends 100 us of host time in each call's
+  allocation (the judge's candidate side does more host work per call than the timer);
+* ``two_sampled``: the other side gathers samples of every call's outputs (as the
+  judge's candidate side does);
+* ``*_paced``: both sides queue each call's busy-wait right behind the previous
+  call's checks (``TimedSide.paced``), so no device idles between calls.
 
-Per arrangement and size: the median over ``--rounds`` of the other side's speedup
-over the baseline (baseline median / other median; ideally 1.000), and the two medians
-in microseconds. Writes ``--json`` after every arrangement.
+Per arrangement and size, medians over ``--rounds``: the other side's speedup over the
+baseline (baseline median / other median; ideally 1.000), both medians in microseconds,
+their 95 % intervals, each side's host time and device span per call, the busy-wait,
+late calls, repetitions and the loop's seconds. Writes ``--json`` after every arrangement.
 
     python bench/timing_sides.py --json sides.json
 """
@@ -42,7 +44,22 @@ import triton
 import triton.language as tl
 
 SIZES = (4096, 98432, 1 << 20, 1 << 24)
-ARRANGEMENTS = ("one", "two", "two_unpaused", "two_swapped", "two_busy_host")
+WORKERS = {  # started in this order: (host microseconds spent per call before its launch, samples)
+    "plain": (0.0, False),
+    "plain2": (0.0, False),
+    "busy": (100.0, False),
+    "sampled": (0.0, True),
+}
+ARRANGEMENTS = {  # name: (baseline's worker, other's worker, other paused, paced)
+    "two": ("plain", "plain2", True, False),
+    "two_unpaused": ("plain", "plain2", False, False),
+    "two_swapped": ("plain2", "plain", True, False),
+    "two_busy_host": ("plain", "busy", True, False),
+    "two_sampled": ("plain", "sampled", True, False),
+    "two_paced": ("plain", "plain2", True, True),
+    "two_busy_host_paced": ("plain", "busy", True, True),
+    "two_sampled_paced": ("plain", "sampled", True, True),
+}
 
 
 @triton.jit
@@ -60,7 +77,8 @@ class Case:
 
 
 class Harness:
-    """What ``TimedSide`` asks of a harness, for the add kernel."""
+    """What ``TimedSide`` asks of a harness, for the add kernel; ``busy_us`` of host time
+    spent in each allocation (before the call's launch path)."""
 
     def __init__(self, busy_us: float = 0.0) -> None:
         self.busy_us = busy_us
@@ -74,49 +92,45 @@ class Harness:
     def allocate(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 
+        if self.busy_us:
+            until = time.perf_counter() + self.busy_us / 1e6
+            while time.perf_counter() < until:
+                pass
         return {"out": torch.full((case.n,), float("nan"), device="cuda")}
 
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         block = 1024
         _add[(triton.cdiv(case.n, block),)](inputs["x"], inputs["y"], outputs["out"], case.n, BLOCK=block)
-        if self.busy_us:
-            until = time.perf_counter() + self.busy_us / 1e6
-            while time.perf_counter() < until:
-                pass
-
-
-def _side(busy_us: float) -> Any:
-    import torch
-    from geak_evaluator_triton.timed_calls import TimedSide, cycles_per_us
-
-    flush_bytes = 2 * torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
-    return TimedSide(Harness(busy_us), None, flush, cycles_per_us())
 
 
 class _Task:
     outliers = None
 
 
-def worker(conn: Any, busy_us: float) -> None:
-    """Serve one side (``start``/``block``/``end``) or time two of its own (``pair``)."""
-    sides: dict[str, Any] = {}
+def worker(conn: Any, busy_us: float, sample: bool) -> None:
+    """Serve one side: ``start`` (a case, paced or not), ``block``, ``end``."""
+    import torch
+    from geak_evaluator_triton.timed_calls import TimedSide, cycles_per_us
+
+    flush_bytes = 2 * torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
+    side = TimedSide(Harness(busy_us), None, flush, cycles_per_us(), sample=sample)
     cases = {f"add-{n}": Case(n) for n in SIZES}
+    conn.send({"ready": True})
     while True:
         command, payload = conn.recv()
         if command == "exit":
             return
         try:
             if command == "start":
-                side = sides.setdefault("served", _side(busy_us))
+                side.paced = bool(payload["paced"])
                 answer = side.start_case(_Task(), cases[payload["case"]], payload["seed"], payload["warmup_ms"])
             elif command == "block":
-                answer = sides["served"].block(payload["calls"], payload["hold_us"])
+                answer = side.block(payload["calls"], payload["hold_us"])
+                answer.pop("samples", None)
             elif command == "end":
-                sides["served"].inputs = None
+                side.inputs = None
                 answer = {}
-            elif command == "pair":
-                answer = _pair(sides, cases[payload["case"]], payload["options"])
             else:
                 raise ValueError(command)
         except Exception as exc:  # the bench reports it and stops
@@ -124,44 +138,11 @@ def worker(conn: Any, busy_us: float) -> None:
         conn.send(answer)
 
 
-class _Local:
-    untrusted = False
-
-    def __init__(self, side: Any, case: Case) -> None:
-        self.side, self.case = side, case
-
-    def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
-        return self.side.start_case(_Task(), self.case, seed, warmup_ms)
-
-    def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
-        return self.side.block(calls, hold_us)
-
-    def end_case(self) -> dict[str, Any]:
-        self.side.inputs = None
-        return {}
-
-    def pause(self) -> None:
-        pass
-
-    def resume(self) -> None:
-        pass
-
-
-def _pair(sides: dict[str, Any], case: Case, options: dict[str, Any]) -> dict[str, Any]:
-    from geak_evaluator_triton.timing_loop import time_case
-
-    a = sides.setdefault("a", _side(0.0))
-    b = sides.setdefault("b", _side(0.0))
-    record = time_case(_Local(a, case), _Local(b, case), case.name, 1, 2, options, options["target_ci"],
-                       options["warmup_ms"])
-    return _summary(record)
-
-
 class _Remote:
     """A side in a worker process; ``untrusted``: paused (SIGSTOP) while the other side runs."""
 
-    def __init__(self, process: Any, conn: Any, untrusted: bool) -> None:
-        self.process, self.conn, self.untrusted = process, conn, untrusted
+    def __init__(self, process: Any, conn: Any, untrusted: bool, paced: bool) -> None:
+        self.process, self.conn, self.untrusted, self.paced = process, conn, untrusted, paced
 
     def _ask(self, command: str, payload: dict[str, Any]) -> dict[str, Any]:
         self.conn.send((command, payload))
@@ -171,7 +152,7 @@ class _Remote:
         return answer
 
     def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
-        return self._ask("start", {"case": case, "seed": seed, "warmup_ms": warmup_ms})
+        return self._ask("start", {"case": case, "seed": seed, "warmup_ms": warmup_ms, "paced": self.paced})
 
     def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
         return self._ask("block", {"calls": calls, "hold_us": hold_us})
@@ -187,15 +168,27 @@ class _Remote:
 
 
 def _summary(record: dict[str, Any]) -> dict[str, Any]:
-    return {"speedup": record["reference_ms"] / record["candidate_ms"],
-            "baseline_us": record["reference_ms"] * 1e3, "other_us": record["candidate_ms"] * 1e3,
-            "repetitions": record["repetitions"], "hold_us": record["hold_us"],
-            "restarts": record["holds_lengthened"]}
+    found = {"speedup": record["reference_ms"] / record["candidate_ms"],
+             "baseline_us": record["reference_ms"] * 1e3, "other_us": record["candidate_ms"] * 1e3,
+             "baseline_ci": record["reference_ci"], "other_ci": record["candidate_ci"],
+             "repetitions": record["repetitions"], "hold_us": record["hold_us"],
+             "lengthened": record["holds_lengthened"], "loop_s": record["wall_s"]["loop"]}
+    for name, tally in record["tallies"].items():  # per call: the child's host time, the device's span
+        calls = max(1, tally.calls)
+        found[f"{name}_host_us"] = tally.child_s / calls * 1e6
+        found[f"{name}_device_us"] = tally.device_s / calls * 1e6
+        found[f"{name}_late"] = tally.late
+    return found
+
+
+def _median(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return round(statistics.median(values), 4) if values else None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--arrangements", default=",".join(ARRANGEMENTS))
     parser.add_argument("--json", dest="json_out", default="")
     args = parser.parse_args(argv)
@@ -203,43 +196,40 @@ def main(argv: list[str] | None = None) -> int:
 
     options = {"repetitions": 0, "max_repetitions": 2000, "min_repetitions": 10, "rep_ms": 200.0,
                "queue_ahead_us": 10.0, "verify_calls": 0, "target_ci": 0.005, "warmup_ms": 10.0}
+    chosen = args.arrangements.split(",")
+    unknown = [a for a in chosen if a not in ARRANGEMENTS]
+    if unknown:
+        parser.error(f"unknown arrangement(s) {unknown}; known: {', '.join(ARRANGEMENTS)}")
     context = mp.get_context("spawn")
-    workers = []
-    for busy in (0.0, 0.0, 30.0):  # started in this order: first, second, second with a busy host
+    workers: dict[str, tuple[Any, Any]] = {}
+    for name, (busy, sample) in WORKERS.items():
         mine, theirs = context.Pipe()
-        process = context.Process(target=worker, args=(theirs, busy), daemon=True)
+        process = context.Process(target=worker, args=(theirs, busy, sample), daemon=True)
         process.start()
-        workers.append((process, mine))
+        mine.recv()  # ready: started one after the other
+        workers[name] = (process, mine)
     results: dict[str, Any] = {"sizes": list(SIZES), "rounds": args.rounds, "arrangements": {}}
     try:
-        for arrangement in args.arrangements.split(","):
+        for arrangement in chosen:
+            first, second, paused, paced = ARRANGEMENTS[arrangement]
             rows: dict[str, list[dict[str, Any]]] = {f"add-{n}": [] for n in SIZES}
             for _ in range(args.rounds):
                 for name in rows:
-                    if arrangement == "one":
-                        workers[0][1].send(("pair", {"case": name, "options": options}))
-                        found = workers[0][1].recv()
-                        if "error" in found:
-                            raise RuntimeError(found["error"])
-                    else:
-                        first, second = (workers[1], workers[0]) if arrangement == "two_swapped" else (
-                            workers[0], workers[2] if arrangement == "two_busy_host" else workers[1])
-                        baseline = _Remote(*first, untrusted=False)
-                        other = _Remote(*second, untrusted=arrangement != "two_unpaused")
-                        found = _summary(time_case(baseline, other, name, 1, 2, options, options["target_ci"],
-                                                   options["warmup_ms"]))
-                    rows[name].append(found)
+                    baseline = _Remote(*workers[first], untrusted=False, paced=paced)
+                    other = _Remote(*workers[second], untrusted=paused, paced=paced)
+                    rows[name].append(_summary(time_case(baseline, other, name, 1, 2, options, options["target_ci"],
+                                                         options["warmup_ms"])))
             table = {}
             for name, found in rows.items():
-                table[name] = {"speedup": round(statistics.median(r["speedup"] for r in found), 4),
-                               "speedups": [round(r["speedup"], 4) for r in found],
-                               "baseline_us": round(statistics.median(r["baseline_us"] for r in found), 3),
-                               "other_us": round(statistics.median(r["other_us"] for r in found), 3),
-                               "hold_us": round(statistics.median(r["hold_us"] for r in found), 1),
-                               "restarts": sum(r["restarts"] for r in found)}
-                print(f"{arrangement:14s} {name:12s} speedup {table[name]['speedup']:.4f} "
-                      f"baseline {table[name]['baseline_us']:8.3f} us  other {table[name]['other_us']:8.3f} us  "
-                      f"hold {table[name]['hold_us']:6.1f} us  {table[name]['speedups']}", flush=True)
+                table[name] = {key: _median(found, key) for key in found[0]}
+                table[name]["speedups"] = [round(r["speedup"], 4) for r in found]
+                t = table[name]
+                print(f"{arrangement:20s} {name:12s} x{t['speedup']:.4f} {t['speedups']} "
+                      f"us {t['baseline_us']:.3f}/{t['other_us']:.3f} ci {t['baseline_ci']}/{t['other_ci']} "
+                      f"host {t['baseline_host_us']:.0f}/{t['other_host_us']:.0f} "
+                      f"dev {t['baseline_device_us']:.0f}/{t['other_device_us']:.0f} hold {t['hold_us']:.0f} "
+                      f"late {t['baseline_late']}/{t['other_late']} reps {t['repetitions']} loop {t['loop_s']}",
+                      flush=True)
             results["arrangements"][arrangement] = table
             if args.json_out:
                 tmp = args.json_out + ".tmp"
@@ -247,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                     json.dump(results, handle, indent=1)
                 os.replace(tmp, args.json_out)
     finally:
-        for process, conn in workers:
+        for process, conn in workers.values():
             try:
                 os.kill(process.pid, signal.SIGCONT)
                 conn.send(("exit", {}))

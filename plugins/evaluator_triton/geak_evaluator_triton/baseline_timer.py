@@ -260,6 +260,7 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
             flush_bytes = int(session.get("flush_bytes") or 0)
             flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda") if flush_bytes else None
             side = TimedSide(harness, module, flush, cycles_per_us())
+        side.paced = bool(session.get("paced"))
         channel.send({"kind": "session_ready"})
         if serve(channel, side, task, cases).get("exit"):
             return {"ok": True}

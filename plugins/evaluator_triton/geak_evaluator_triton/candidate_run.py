@@ -421,7 +421,8 @@ class CandidateFrames(FrameHandler):
                 baseline = RemoteSide(timer.frames.replier, timer.frames.inbox, False, "the baseline's timer",
                                       timer_answer_s(timer.frames.estimates, self.options.reference_timeout_s))
                 try:
-                    baseline.ask({"session": {"flush_bytes": self.loop.get("flush_bytes", 0)}}, "session_ready")
+                    baseline.ask({"session": {"flush_bytes": self.loop.get("flush_bytes", 0),
+                                              "paced": bool(self.loop.get("paced"))}}, "session_ready")
                     self.timings, problem = run_session(self.ref, self.options, self.loop, baseline, candidate,
                                                         int(self.ref.timing_seed), timer.frames.estimates,
                                                         self.timing_errors)

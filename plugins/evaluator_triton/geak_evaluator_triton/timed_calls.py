@@ -160,12 +160,13 @@ class TimedSide:
     call; ``keep_last``: keep the last call's outputs (a trusted side's, for the judge to
     compare: eager's); ``defer_bytes``: keep whole copies of outputs (``verify_p``) on the
     host, up to that many bytes in all, for :meth:`take_kept` after the session, instead of
-    sending them in the block's frame.
+    sending them in the block's frame; ``paced``: queue each call's busy-wait right behind
+    the previous call's checks (see :meth:`block`).
     """
 
     def __init__(self, harness: Any, module: Any, flush: Any, cycles: float, *, log: Any = None,
                  own_file: str = "", sample: bool = False, keep_last: bool = False,
-                 check_inputs: bool = False, defer_bytes: int = 0) -> None:
+                 check_inputs: bool = False, defer_bytes: int = 0, paced: bool = False) -> None:
         self.harness = harness
         self.module = module
         self.flush = flush
@@ -184,6 +185,7 @@ class TimedSide:
         self._positions: dict[str, Any] = {}  # pinned host room for the sampled positions, per output
         self._used: dict[str, int] = {}
         self.defer_bytes = defer_bytes
+        self.paced = paced
         self._kept: dict[str, list[tuple[int, Any]]] = {}  # case -> (call number in the case, outputs)
         self._kept_bytes = 0
         self._calls = 0  # timed calls of the current case so far
@@ -265,7 +267,7 @@ class TimedSide:
             start, end = self._pairs[index]
             outputs = self.harness.allocate(self.case, self.inputs)
             mark = self.log.mark() if self.log is not None else 0
-            if hold_cycles:
+            if hold_cycles and (not self.paced or index == 0):
                 torch.cuda._sleep(hold_cycles)
             if self.flush is not None:
                 self.flush.zero_()
@@ -276,8 +278,6 @@ class TimedSide:
             if start.query():
                 late.append(index)
             end.record()
-            if self.own_file:
-                out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
             if self.sample:
                 gathered.append(self._gather(outputs))
             if reservoir:
@@ -285,6 +285,14 @@ class TimedSide:
                     copies = [(index, device_copy(outputs))]
             elif _chance(verify_p):
                 copies.append((index, device_copy(outputs)))
+            if self.paced and hold_cycles and index + 1 < calls:
+                # The next call's busy-wait, queued right behind this call's checks: the
+                # device waits through the host's bookkeeping and the next call's set-up
+                # instead of sitting idle, so that a side whose host is slower does not
+                # give its device pauses that the other side's device does not get.
+                torch.cuda._sleep(hold_cycles)
+            if self.own_file:
+                out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
             if self.keep_last:
                 self.last = outputs
         last.record()
@@ -294,8 +302,7 @@ class TimedSide:
         # Host time the device span did not cover, per call: launch and return overheads,
         # and work the calls left on other streams, which the synchronisation waited for.
         out["gaps"] = [max(0.0, wall_ms - first.elapsed_time(last)) / calls] * calls
-        out["samples"] = [{path: (positions, values.cpu()) for path, (positions, values) in call.items()}
-                          for call in gathered]
+        out["samples"] = _to_host_samples(gathered)
         kept = [(self._calls + index, to_host(outputs)) for index, outputs in copies]
         self._calls += calls
         size = sum(_tensor_bytes(outputs) for _, outputs in kept)
@@ -337,9 +344,8 @@ class TimedSide:
             drawn = (np.frombuffer(os.urandom(8 * size), dtype=np.uint64) % np.uint64(count)).astype(np.int64)
             pinned.numpy()[:] = drawn
             flat = pinned.to(tensor.device, non_blocking=True)
-            where = torch.unravel_index(flat, tensor.shape) if tensor.dim() > 1 else (flat,)
-            values = tensor[where] if tensor.dim() > 0 else tensor.reshape(1)
-            gathered[path] = (torch.from_numpy(drawn), values.detach())
+            # take: flat positions in row-major order, on any strides, in one kernel
+            gathered[path] = (torch.from_numpy(drawn), torch.take(tensor.detach(), flat))
         return gathered
 
     def end_case(self) -> dict[str, Any]:
@@ -355,6 +361,23 @@ class TimedSide:
         self.inputs = self.last = self._inputs_before = None
         torch.cuda.empty_cache()
         return out
+
+
+def _to_host_samples(gathered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A block's gathered values on the host, one copy per output path (not one per call)."""
+    import torch
+
+    hosted: list[dict[str, Any]] = [{} for _ in gathered]
+    paths = {path for call in gathered for path in call}
+    for path in paths:
+        having = [i for i, call in enumerate(gathered) if path in call]
+        values = torch.cat([gathered[i][path][1] for i in having]).cpu()
+        offset = 0
+        for i in having:
+            positions, found = gathered[i][path]
+            hosted[i][path] = (positions, values[offset:offset + found.numel()].clone())
+            offset += found.numel()
+    return hosted
 
 
 def median_interval(ordered: list[float]) -> float:
