@@ -422,7 +422,7 @@ class CandidateFrames(FrameHandler):
                                       timer_answer_s(timer.frames.estimates, self.options.reference_timeout_s))
                 try:
                     baseline.ask({"session": {"flush_bytes": self.loop.get("flush_bytes", 0),
-                                              "paced": bool(self.loop.get("paced"))}}, "session_ready")
+                                              "sample": not self.ref.custom_compare}}, "session_ready")
                     self.timings, problem = run_session(self.ref, self.options, self.loop, baseline, candidate,
                                                         int(self.ref.timing_seed), timer.frames.estimates,
                                                         self.timing_errors)

@@ -648,8 +648,7 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     flush_bytes = int(timing["options"].get("flush_bytes") or 0)
     flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda") if flush_bytes else None
     side = TimedSide(harness, guarded, flush, cycles_per_us(), log=log, own_file=guard.files["candidate"],
-                     sample=bool(timing.get("sample")), check_inputs=True, defer_bytes=DEFER_BYTES,
-                     paced=bool(timing["options"].get("paced")))
+                     sample=bool(timing.get("sample")), check_inputs=True, defer_bytes=DEFER_BYTES)
 
     def checks() -> dict[str, Any]:
         return {"violations": guard.violations(), "compute": guard.monitor.take()[:20]}

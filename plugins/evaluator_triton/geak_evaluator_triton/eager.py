@@ -481,9 +481,8 @@ def _time(channel: Any, task: Any, harness: Any, side: Any, module: Any, cases: 
              if loop.get("flush_bytes") else None)
     cycles = cycles_per_us()
     by_name = {c.name: c for c in cases}
-    paced = bool(loop.get("paced"))
-    base = LocalSide(TimedSide(harness, baseline, flush, cycles, paced=paced), task, by_name)
-    eager = LocalSide(TimedSide(side, module, flush, cycles, keep_last=True, paced=paced), task, by_name)
+    base = LocalSide(TimedSide(harness, baseline, flush, cycles), task, by_name)
+    eager = LocalSide(TimedSide(side, module, flush, cycles, keep_last=True), task, by_name)
     aims = targets(estimates, list(by_name), float(loop.get("target_ci") or 0.0), str(loop.get("weighting", "sum")))
     from geak_evaluator_triton.timed_calls import warmup_for
 

@@ -82,10 +82,6 @@ class TritonEvaluatorOptions:
     # GPU busy-wait queued before each timed call so the host's launch path stays outside
     # the events: at least this, lengthened to 1.5x one call's host time (0: none).
     queue_ahead_us: float = 10.0
-    # Queue each timed call's busy-wait right behind the previous call's checks, so that the
-    # device never idles between a block's calls on either side, whatever each side's host
-    # time per call (see docs/evaluator.md, Timing).
-    paced_calls: bool = False
     # Timed calls of a case whose whole outputs are checked, in expectation, chosen at random
     # after each call (every call's outputs are also checked at random positions).
     verify_calls: float = 1.0

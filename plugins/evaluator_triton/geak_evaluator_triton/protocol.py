@@ -35,7 +35,7 @@ kind           sent by                    carries / what happens next
                                           ``{"time": {"seed": S}}`` (the judge holds the
                                           device exclusively) or :data:`ABORT`, then
                                           answers timing commands (below)
-``session_ready`` timer                   answers ``{"session": {"flush_bytes", "paced"}}``: it
+``session_ready`` timer                   answers ``{"session": {"flush_bytes", "sample"}}``: it
                                           takes timing commands until ``done``
 ``case_ready`` candidate, timer           answers ``{"case": {...}}``: inputs drawn,
                                           warm-up done (``launch_us``, ``estimate_ms``,
@@ -113,7 +113,6 @@ class TimingOptions(TypedDict, total=False):
     weighting: str  # "sum": a case weighs its share of the baseline's time; "equal": 1/n each
     l2_flush: bool
     flush_bytes: int
-    paced: bool  # each call's busy-wait queued behind the previous call's checks (TimedSide)
     queue_ahead_us: float  # the least busy-wait before a timed call (timed_calls.hold_for); 0: none
 
 

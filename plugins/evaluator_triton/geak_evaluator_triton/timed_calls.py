@@ -160,13 +160,14 @@ class TimedSide:
     call; ``keep_last``: keep the last call's outputs (a trusted side's, for the judge to
     compare: eager's); ``defer_bytes``: keep whole copies of outputs (``verify_p``) on the
     host, up to that many bytes in all, for :meth:`take_kept` after the session, instead of
-    sending them in the block's frame; ``paced``: queue each call's busy-wait right behind
-    the previous call's checks (see :meth:`block`).
+    sending them in the block's frame; ``keep_samples`` False: gather as ``sample`` says,
+    for the device to do what a sampled side's device does, but keep nothing (a trusted
+    side timed against a sampled one).
     """
 
     def __init__(self, harness: Any, module: Any, flush: Any, cycles: float, *, log: Any = None,
                  own_file: str = "", sample: bool = False, keep_last: bool = False,
-                 check_inputs: bool = False, defer_bytes: int = 0, paced: bool = False) -> None:
+                 check_inputs: bool = False, defer_bytes: int = 0, keep_samples: bool = True) -> None:
         self.harness = harness
         self.module = module
         self.flush = flush
@@ -185,7 +186,7 @@ class TimedSide:
         self._positions: dict[str, Any] = {}  # pinned host room for the sampled positions, per output
         self._used: dict[str, int] = {}
         self.defer_bytes = defer_bytes
-        self.paced = paced
+        self.keep_samples = keep_samples
         self._kept: dict[str, list[tuple[int, Any]]] = {}  # case -> (call number in the case, outputs)
         self._kept_bytes = 0
         self._calls = 0  # timed calls of the current case so far
@@ -267,7 +268,7 @@ class TimedSide:
             start, end = self._pairs[index]
             outputs = self.harness.allocate(self.case, self.inputs)
             mark = self.log.mark() if self.log is not None else 0
-            if hold_cycles and (not self.paced or index == 0):
+            if hold_cycles:
                 torch.cuda._sleep(hold_cycles)
             if self.flush is not None:
                 self.flush.zero_()
@@ -285,12 +286,6 @@ class TimedSide:
                     copies = [(index, device_copy(outputs))]
             elif _chance(verify_p):
                 copies.append((index, device_copy(outputs)))
-            if self.paced and hold_cycles and index + 1 < calls:
-                # The next call's busy-wait, queued right behind this call's checks: the
-                # device waits through the host's bookkeeping and the next call's set-up
-                # instead of sitting idle, so that a side whose host is slower does not
-                # give its device pauses that the other side's device does not get.
-                torch.cuda._sleep(hold_cycles)
             if self.own_file:
                 out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
             if self.keep_last:
@@ -302,7 +297,7 @@ class TimedSide:
         # Host time the device span did not cover, per call: launch and return overheads,
         # and work the calls left on other streams, which the synchronisation waited for.
         out["gaps"] = [max(0.0, wall_ms - first.elapsed_time(last)) / calls] * calls
-        out["samples"] = _to_host_samples(gathered)
+        out["samples"] = _to_host_samples(gathered) if self.keep_samples else []
         kept = [(self._calls + index, to_host(outputs)) for index, outputs in copies]
         self._calls += calls
         size = sum(_tensor_bytes(outputs) for _, outputs in kept)

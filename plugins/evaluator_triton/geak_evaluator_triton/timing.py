@@ -73,7 +73,6 @@ def loop_options(options: TritonEvaluatorOptions, profile: HardwareProfile | Non
         "queue_ahead_us": options.queue_ahead_us,
         "flush_bytes": flush_bytes(options, profile) if options.l2_flush else 0,
         "verify_calls": options.verify_calls,
-        "paced": options.paced_calls,
     }
 
 
