@@ -44,7 +44,23 @@ def main() -> None:
     """Agents that write, check and speed up Triton kernels, and a judge that cannot be fooled.
 
     Start with `geak-core run recipes/quickstart.toml` (offline, no key, no GPU needed).
+    A stalled command prints every thread's stack to stderr on `kill -USR1 <pid>`.
     """
+    _stacks_on_sigusr1()
+
+
+def _stacks_on_sigusr1() -> None:
+    """``kill -USR1`` prints every thread's stack to stderr (what a stalled run waits on)."""
+    import faulthandler
+    import signal
+
+    usr1 = getattr(signal, "SIGUSR1", None)
+    if usr1 is None or not hasattr(faulthandler, "register"):
+        return
+    try:
+        faulthandler.register(usr1, all_threads=True, chain=False)
+    except (RuntimeError, ValueError, OSError):  # no usable stderr, or not the main thread
+        pass
 
 
 # ---------------------------------------------------------------------------

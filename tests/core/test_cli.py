@@ -128,3 +128,32 @@ def test_a_run_whose_recipe_names_an_unknown_task_leaves_no_run_folder(tmp_path)
     assert result.exit_code == 2, result.output
     assert "unknown task 'no_such_task'" in result.output
     assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_sigusr1_prints_every_threads_stack_to_stderr():
+    """A stalled command says what it waits on: ``kill -USR1`` dumps every thread's stack."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if not hasattr(signal, "SIGUSR1"):
+        pytest.skip("no SIGUSR1 on this platform")
+    script = ("import threading, time\n"
+              "from geak_core.cli import _stacks_on_sigusr1\n"
+              "_stacks_on_sigusr1()\n"
+              "def waiting_helper():\n    time.sleep(60)\n"
+              "threading.Thread(target=waiting_helper, daemon=True).start()\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.2)
+        child.send_signal(signal.SIGUSR1)
+        time.sleep(1.0)
+        assert child.poll() is None  # still running: the dump does not end it
+    finally:
+        child.kill()
+        _, err = child.communicate(timeout=30)
+    assert err.count("hread 0x") >= 2 and "in waiting_helper" in err and "in <module>" in err, err[-2000:]
