@@ -471,6 +471,14 @@ def test_the_judge_releases_the_gate_on_ran():
     assert gating.holding is None
     assert gating.slot.gate.acquire_shared(capped=True) < 1.0  # the one run slot is free again
     gating.slot.gate.release_shared(capped=True)
+    # A compile inside the reference's run (an autotuner's configs) lets the device go too,
+    # and the run holds it again when it resumes.
+    frames({"kind": "start", "stage": "stage1", "case": "c", "seed": 2}, Replier())
+    frames({"kind": "compiling", "stage": "stage1", "case": "c", "seed": 2}, Replier())
+    assert gating.holding is None and gating.slot.gate.acquire_exclusive() < 1.0
+    gating.slot.gate.release_exclusive()
+    frames({"kind": "start", "stage": "stage1", "case": "c", "seed": 2, "resume": True}, Replier())
+    assert gating.holding == "shared"
 
 
 class SimpleTask:
@@ -542,3 +550,59 @@ def test_a_guarded_gated_run_and_its_rerun_each_let_the_device_go_while_compilin
         "start", "compiling", "start", "compiling", "start", "ran", "run"]
     assert channel.last["rerun"]["y"].tolist() == [6.0, 6.0] and channel.last["run_s"] >= 0
     assert COMPILE_RELEASE.channel is None  # inactive outside the run
+
+
+def test_a_run_that_holds_the_device_long_does_not_keep_other_runs_out_while_timing_waits():
+    """Timing waiting for the device keeps new runs out only while every run holding it is
+    short: one run holding it past ``long_hold_s`` (a slow host loop, a compile Triton's hooks
+    do not see) would otherwise stop every slot of the device until it ends."""
+    from geak_evaluator_triton.devices import DeviceGate
+
+    gate = DeviceGate()
+    gate.long_hold_s = 0.3
+    events: list[str] = []
+    gate.acquire_shared(holder="slow run")
+
+    def timing() -> None:
+        gate.acquire_exclusive()
+        events.append("timing")
+        gate.release_exclusive()
+
+    def other_run() -> None:
+        gate.acquire_shared(holder="other")
+        events.append("other run")
+        time.sleep(0.05)
+        events.append("other run ends")
+        gate.release_shared(holder="other")
+
+    waiting = threading.Thread(target=timing)
+    waiting.start()
+    time.sleep(0.05)  # timing waits for the slow run
+    began = time.monotonic()
+    other = threading.Thread(target=other_run)
+    other.start()
+    other.join(5)
+    # the other run got in once the slow run had held the device 0.3 s, not when it ended
+    assert events == ["other run", "other run ends"] and 0.15 < time.monotonic() - began < 1.0
+    gate.release_shared(holder="slow run")
+    waiting.join(5)
+    assert events[-1] == "timing"
+
+    # While the holders are short, timing keeps new runs out (it is not starved).
+    gate = DeviceGate()
+    gate.long_hold_s = 5.0
+    order: list[str] = []
+    gate.acquire_shared(holder="short run")
+    waiting = threading.Thread(target=lambda: (gate.acquire_exclusive(), order.append("timing"),
+                                               gate.release_exclusive()))
+    waiting.start()
+    time.sleep(0.05)
+    late = threading.Thread(target=lambda: (gate.acquire_shared(holder="late"), order.append("late run"),
+                                            gate.release_shared(holder="late")))
+    late.start()
+    time.sleep(0.1)
+    assert order == []
+    gate.release_shared(holder="short run")
+    waiting.join(5)
+    late.join(5)
+    assert order == ["timing", "late run"]

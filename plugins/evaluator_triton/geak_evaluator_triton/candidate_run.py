@@ -166,7 +166,7 @@ class Gating:
         """Hold the device shared: ``capped`` for the candidate's runs, not for the trusted
         baseline's warm-up (mostly loading compiled kernels, as a reference child does)."""
         with replier.judge_waiting():  # a long wait must not run out the child's clock
-            waited = self.slot.gate.acquire_shared(capped=capped)
+            waited = self.slot.gate.acquire_shared(capped=capped, holder=id(self))
         with self._lock:
             self.holding = "capped" if capped else "shared"
         self.waited_s += waited
@@ -186,7 +186,7 @@ class Gating:
         with self._lock:
             holding, self.holding = self.holding, None
         if holding in ("shared", "capped"):
-            self.slot.gate.release_shared(capped=holding == "capped")
+            self.slot.gate.release_shared(capped=holding == "capped", holder=id(self))
         elif holding == "exclusive":
             self.timing_s += time.monotonic() - self._since
             self.slot.gate.release_exclusive()

@@ -275,6 +275,8 @@ def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     })
     if not runnable:
         return {"ok": True}
+    if args.get("gate") and not is_interpreter():
+        COMPILE_RELEASE.install()  # a gated run lets the device go while it compiles and autotunes
     try:
         module = import_file(REFERENCE_MODULE, path)
     except Exception as exc:
@@ -315,7 +317,7 @@ class GateAborted(RuntimeError):
 
 
 class CompileRelease:
-    """In a gated run of a candidate, the device gate is let go while Triton compiles a
+    """In a gated run (a candidate's or a reference's), the device gate is let go while Triton compiles a
     kernel (CPU work: seconds a kernel, an autotuner's configs one after another) and asked
     for again before it runs: children compiling at once then wait for no one's device
     slot. Triton's ``jit_cache_hook`` says a compile is about to begin (a kernel not yet in
@@ -393,7 +395,7 @@ def run_plan(
                 began = time.perf_counter()
                 # A fresh context per run and per rerun: a generator's context manager is single-use.
                 release = (functools.partial(COMPILE_RELEASE.during, channel, where)
-                           if plan.get("gate") and guard is not None else contextlib.nullcontext)
+                           if plan.get("gate") else contextlib.nullcontext)
                 COMPILE_RELEASE.waited_s = 0.0
                 try:
                     with release():

@@ -361,6 +361,13 @@ class _ReferenceFrames(FrameHandler):
             self.replier.send(GO)
         return frame
 
+    def on_compiling(self, frame: dict[str, Any]) -> Any:
+        """A compile inside the run (an autotuner's configs, say): the device is free for the
+        others meanwhile; the child asks again (``start``, ``resume``) before it runs."""
+        if self.gating is not None:
+            self.gating.release()
+        return frame
+
     def on_cases(self, frame: dict[str, Any]) -> Any:
         self.table = frame
         self.table_at = time.monotonic()
