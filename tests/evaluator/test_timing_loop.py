@@ -238,7 +238,12 @@ def test_a_side_that_kept_copies_gets_no_extra_random_block():
 
 
 def test_a_side_whose_calls_are_all_late_ends_its_loop_and_the_verdict_flags_the_late_calls_kept():
-    from geak_evaluator_triton.timing_loop import MAX_BLOCK, MAX_CALLS_OVER, MAX_LENGTHENINGS, time_case
+    from geak_evaluator_triton.timing_loop import (
+        MAX_BLOCK,
+        MAX_CALLS_OVER,
+        MAX_LENGTHENINGS,
+        time_case,
+    )
 
     def always_late(block):
         def late_block(calls, hold_us, verify_p, reservoir):
