@@ -29,6 +29,8 @@ every line of the file.
 A folder holding results of other records (by content) or of the other
 protocol is refused; the folder may be copied elsewhere and resumed there.
 
+Records are scheduled as ``geak-core eval`` schedules them (``judge_jobs``, under
+``evaluate_many``: a task's first record before its others while other tasks have work).
 ``--limit-s N``: no record starts after N seconds; the records already running
 finish (each bounded by ``--timeout`` per child process).
 
@@ -56,7 +58,6 @@ import statistics
 import sys
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +182,8 @@ class Session:
 def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:
     """Judge every record not yet in the session's results, in file order."""
     from geak_core.cli_eval import build_evaluator, entries_from_jsonl
+    from geak_core.components import EvalJob
+    from geak_evaluator_triton.evaluator import judge_jobs
 
     started = time.monotonic()
     entries = entries_from_jsonl(args.records, suite)
@@ -198,23 +201,17 @@ def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:
     })
     parallel = max(1, int(getattr(evaluator, "max_parallel", 1)))
     deadline = started + args.limit_s if args.limit_s > 0 else math.inf
+    jobs = [EvalJob(e.task, e.candidate) for e in queue]
+    left = {id(job) for job in jobs}
     try:
-        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="tb-judge") as pool:
-            running: dict[Future[Any], Any] = {}
-            while queue or running:
-                while queue and len(running) < parallel and time.monotonic() < deadline:
-                    entry = queue.pop(0)
-                    running[pool.submit(evaluator.evaluate, entry.task, entry.candidate)] = entry
-                if not running:
-                    break  # the time limit: the rest is left for the next run
-                done, _ = wait(running, return_when=FIRST_COMPLETED,
-                               timeout=max(0.1, min(5.0, deadline - time.monotonic())))
-                for future in done:
-                    entry = running.pop(future)
-                    session.record(entry.task, future.result())
+        # The scheduling of `geak-core eval` (evaluate_many's), with a start deadline.
+        for job, result in judge_jobs(evaluator.evaluate, jobs, parallel,
+                                      may_start=lambda: time.monotonic() < deadline):
+            left.discard(id(job))
+            session.record(job.task, result)
     finally:
         evaluator.close()
-        session.run["not_started"] = len(queue)
+        session.run["not_started"] = len(left)
         session.run["wall_s"] = round(time.monotonic() - session.began, 1)
         session.save()
 

@@ -97,3 +97,36 @@ def test_a_task_whose_first_job_is_still_running_waits_while_other_tasks_have_wo
     # only jobs of a task still on its first: start one anyway rather than idle a slot
     assert next_job([job("slow"), job("slow")], set(), {"slow": 1}) == 0
     assert next_job([job("new")], set(), {"slow": 1}) == 0
+
+
+def test_judge_jobs_is_evaluate_manys_scheduling_and_stops_starting_at_a_deadline():
+    """`geak-core eval` (evaluate_many) and bench/tritonbench_published.py schedule through
+    judge_jobs: first jobs of tasks first, and, with ``may_start``, no start once it says no
+    while the jobs in flight still finish and are yielded."""
+    import threading
+    import time
+
+    from geak_core.components import EvalJob
+    from geak_evaluator_triton.evaluator import judge_jobs
+
+    def job(task, name):
+        return EvalJob(SimpleNamespace(key=task), SimpleNamespace(id=name))
+
+    started: list[str] = []
+    lock = threading.Lock()
+
+    def evaluate(task, candidate):
+        with lock:
+            started.append(candidate.id)
+        time.sleep(0.3 if candidate.id == "slow-1" else 0.02)
+        return candidate.id
+
+    jobs = [job("slow", "slow-1"), job("slow", "slow-2"), job("fast", "fast-1"), job("fast", "fast-2")]
+    results = [result for _, result in judge_jobs(evaluate, jobs, 2)]
+    assert sorted(results) == ["fast-1", "fast-2", "slow-1", "slow-2"]
+    assert started[:2] == ["slow-1", "fast-1"]  # slow-2 waits for slow-1's verdict while fast work remains
+
+    started.clear()
+    allowed = iter([True, True, False])  # two starts, then the deadline
+    got = [result for _, result in judge_jobs(evaluate, jobs, 2, may_start=lambda: next(allowed, False))]
+    assert sorted(got) == sorted(started) and len(started) == 2  # both in flight finished and came back

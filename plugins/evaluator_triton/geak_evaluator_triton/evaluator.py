@@ -82,6 +82,36 @@ def next_job(waiting: list[EvalJob], finished: set[str], running: dict[str, int]
     return 0
 
 
+def judge_jobs(evaluate: Any, jobs: Iterable[EvalJob], parallel: int,
+               may_start: Any = None) -> Iterator[tuple[EvalJob, EvalResult]]:
+    """``evaluate(task, candidate)`` over ``jobs``, ``parallel`` at once, yielding each
+    (job, result) as it finishes; jobs start in the order :func:`next_job` picks. With
+    ``may_start`` (no arguments), no job starts once it answers False: the jobs in flight
+    finish and are yielded, the rest are not judged. ``TritonEvaluator.evaluate_many`` and
+    ``bench/tritonbench_published.py`` (its ``--limit-s``) schedule through this."""
+    waiting = list(jobs)
+    if not waiting:
+        return
+    parallel = max(1, parallel)
+    finished: set[str] = set()
+    running: dict[str, int] = {}
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="geak-judge") as pool:
+        pending: dict[Any, EvalJob] = {}
+        while waiting or pending:
+            while waiting and len(pending) < parallel and (may_start is None or may_start()):
+                job = waiting.pop(next_job(waiting, finished, running))
+                running[job.task.key] = running.get(job.task.key, 0) + 1
+                pending[pool.submit(evaluate, job.task, job.candidate)] = job
+            if not pending:
+                return  # may_start said no: the rest are left
+            done, _ = wait(pending, return_when=FIRST_COMPLETED, timeout=None if may_start is None else 5.0)
+            for future in done:
+                job = pending.pop(future)
+                running[job.task.key] -= 1
+                finished.add(job.task.key)
+                yield job, future.result()
+
+
 class TritonEvaluator:
     """Judges candidates in sandboxed children; never raises out of ``evaluate``."""
 
@@ -356,25 +386,7 @@ class TritonEvaluator:
         (its reference may still be running, or stuck) has one job at a time in flight while
         other tasks' jobs wait: a slow reference holds up its own task's candidates, not
         every slot (``next_job``)."""
-        waiting = list(jobs)
-        if not waiting:
-            return
-        parallel = max(1, self.max_parallel)
-        finished: set[str] = set()
-        running: dict[str, int] = {}
-        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="geak-judge") as pool:
-            pending: dict[Any, EvalJob] = {}
-            while waiting or pending:
-                while waiting and len(pending) < parallel:
-                    job = waiting.pop(next_job(waiting, finished, running))
-                    running[job.task.key] = running.get(job.task.key, 0) + 1
-                    pending[pool.submit(self.evaluate, job.task, job.candidate)] = job
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    job = pending.pop(future)
-                    running[job.task.key] -= 1
-                    finished.add(job.task.key)
-                    yield job, future.result()
+        yield from judge_jobs(self.evaluate, jobs, self.max_parallel)
 
     def close(self) -> None:
         self.references.clear()
