@@ -588,6 +588,29 @@ def test_a_run_that_holds_the_device_long_does_not_keep_other_runs_out_while_tim
     waiting.join(5)
     assert events[-1] == "timing"
 
+    # Runs let in so do not keep the way open: once the run that was there before timing
+    # is done, timing waits only for them, and later runs wait for timing.
+    gate = DeviceGate()
+    gate.long_hold_s = 0.2
+    order: list[str] = []
+    gate.acquire_shared(holder="slow run")
+    waiting = threading.Thread(target=lambda: (gate.acquire_exclusive(), order.append("timing"),
+                                               gate.release_exclusive()))
+    waiting.start()
+    time.sleep(0.05)
+    gate.acquire_shared(holder="let in")  # after 0.2 s of the slow run
+    gate.release_shared(holder="slow run")
+    time.sleep(0.3)  # "let in" has now held the device longer than long_hold_s itself
+    later = threading.Thread(target=lambda: (gate.acquire_shared(holder="later"), order.append("later run"),
+                                             gate.release_shared(holder="later")))
+    later.start()
+    time.sleep(0.3)
+    assert order == []  # timing waits for "let in" only; "later" waits for timing
+    gate.release_shared(holder="let in")
+    waiting.join(5)
+    later.join(5)
+    assert order == ["timing", "later run"]
+
     # While the holders are short, timing keeps new runs out (it is not starved).
     gate = DeviceGate()
     gate.long_hold_s = 5.0

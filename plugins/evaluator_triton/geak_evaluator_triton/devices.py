@@ -18,6 +18,7 @@ import, compile and are compared meanwhile, which is CPU work.
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import tempfile
 import threading
@@ -39,13 +40,14 @@ class DeviceGate:
     wait for timing.
 
     Timing waiting for the device keeps new shared holders out (else a steady
-    stream of runs would keep it waiting for ever), but only while every
-    current holder has held the device for less than ``long_hold_s``: once one
-    run holds it longer (a candidate's slow host loop, a compile that Triton's
-    hooks do not see), timing waits for that run anyway, and the other slots'
-    runs go on meanwhile instead of the whole device standing idle. On an H200
-    one such run stopped every verdict of a TritonBench file for minutes, the
-    GPU at 0 %.
+    stream of runs would keep it waiting for ever), but not while a run that
+    held the device before timing began to wait has held it for ``long_hold_s``
+    or more: timing waits for that run anyway (a candidate's slow host loop, a
+    compile that Triton's hooks do not see), and the other slots' runs go on
+    meanwhile instead of the whole device standing idle. Runs let in so do not
+    keep the way open: once the earlier runs are done, timing waits only for
+    them. On an H200 one such run stopped every verdict of a TritonBench file
+    for minutes, the GPU at 0 %.
     """
 
     def __init__(self, max_capped: int = 0, lock_file: str | None = None) -> None:
@@ -57,6 +59,7 @@ class DeviceGate:
         self._writers_waiting = 0
         self.long_hold_s = LONG_HOLD_S
         self._since: dict[Any, list[float]] = {}  # holder -> when each of its holds began
+        self._writer_since: list[float] = []  # when each waiting timing phase began to wait
         # Children that are not part of any judgement yet (spares creating their CUDA
         # context) hold this file shared for that moment; timing takes it exclusively.
         self.lock_file = lock_file
@@ -75,7 +78,7 @@ class DeviceGate:
                     self._cond.wait()
                     continue
                 if self._writers_waiting:
-                    held = self._longest_hold()
+                    held = self._held_before_timing()
                     if held < self.long_hold_s:
                         # Timing waits for runs that have not held the device long: keep out.
                         self._cond.wait(None if held < 0 else self.long_hold_s - held + 0.001)
@@ -98,20 +101,24 @@ class DeviceGate:
                     del self._since[holder]
             self._cond.notify_all()
 
-    def _longest_hold(self) -> float:
-        """Seconds the longest current shared hold has lasted (-1: none)."""
-        starts = [since for holds in self._since.values() for since in holds]
+    def _held_before_timing(self) -> float:
+        """Seconds the longest current shared hold that began before the first waiting
+        timing phase has lasted (-1: none)."""
+        waiting_since = min(self._writer_since, default=math.inf)
+        starts = [since for holds in self._since.values() for since in holds if since < waiting_since]
         return time.monotonic() - min(starts) if starts else -1.0
 
     def acquire_exclusive(self) -> float:
         started = time.monotonic()
         with self._cond:
             self._writers_waiting += 1
+            self._writer_since.append(started)
             try:
                 while self._exclusive or self._shared:
                     self._cond.wait()
             finally:
                 self._writers_waiting -= 1
+                self._writer_since.remove(started)
             self._exclusive = True
         self.spare_wait_s = self._take_file()
         return time.monotonic() - started
