@@ -353,6 +353,34 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
         click.echo("no summary yet (the run has not finished; resume it with `geak-core run RECIPE --resume RUN`)")
 
 
+@runs_group.command("log")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--task", "task_id", help="Only this task's candidates.")
+@click.option("--candidate", "candidate_id", help="Only this candidate (an id as `runs log` prints it).")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
+def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output_dir: str, as_json: bool) -> None:
+    """What the model was asked and answered: every candidate's prompt, reply, extracted code
+    and verdict, by task, lineage and round (paged in a terminal)."""
+    from geak_core.store import RunStore, resolve_run
+    from geak_core.transcript import entries, render
+
+    run_dir = resolve_run(run_ref, output_dir)
+    with RunStore(run_dir) as store:
+        items = entries(store, task=task_id, candidate=candidate_id)
+    if as_json:
+        click.echo(json.dumps([e.to_dict() for e in items], indent=2, default=str))
+        return
+    if not items:
+        click.echo(f"run {run_dir.name} has no candidates yet")
+        return
+    text = render(items, style=click.style)
+    if sys.stdout.isatty():
+        click.echo_via_pager(text)
+    else:
+        click.echo(text)
+
+
 @main.command("ablation")
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go.")
