@@ -246,9 +246,20 @@ class RunStore:
         lineage: int | None = None,
         iteration: int | None = None,
     ) -> None:
+        text = json.dumps(payload or {}, default=str)
+        if lineage is not None and iteration is not None:
+            # A round's event (a retrieval, a restart) is recorded once: a resumed run replays
+            # its recorded rounds and would record them again.
+            self._insert(
+                "INSERT INTO events(ts, kind, task_id, lineage, iteration, payload) SELECT ?,?,?,?,?,?"
+                " WHERE NOT EXISTS (SELECT 1 FROM events WHERE kind=? AND task_id IS ? AND lineage=?"
+                " AND iteration=? AND payload=?)",
+                (time.time(), kind, task_id, lineage, iteration, text, kind, task_id, lineage, iteration, text),
+            )
+            return
         self._insert(
             "INSERT INTO events(ts, kind, task_id, lineage, iteration, payload) VALUES(?,?,?,?,?,?)",
-            (time.time(), kind, task_id, lineage, iteration, json.dumps(payload or {}, default=str)),
+            (time.time(), kind, task_id, lineage, iteration, text),
         )
 
     def record_llm_call(
@@ -293,12 +304,16 @@ class RunStore:
         )
 
     def record_evaluation(self, candidate: Candidate, result: EvalResult) -> None:
+        """The candidate's verdict, once: a resumed run that replays a recorded round finds
+        the verdict of the same candidate (id and code) already here and adds no row."""
         self._insert(
             "INSERT INTO evaluations(ts, candidate_id, task_id, code_hash, call_ok, correct, speedup, result)"
-            " VALUES(?,?,?,?,?,?,?,?)",
+            " SELECT ?,?,?,?,?,?,?,? WHERE NOT EXISTS"
+            " (SELECT 1 FROM evaluations WHERE candidate_id=? AND code_hash=?)",
             (
                 time.time(), candidate.id, candidate.task_id, candidate.hash, int(result.call_ok),
                 int(result.correct), result.speedup, json.dumps(result.to_dict(), default=str),
+                candidate.id, candidate.hash,
             ),
         )
 

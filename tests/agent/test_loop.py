@@ -188,6 +188,13 @@ def test_a_budget_stop_keeps_everything_and_resume_finishes_without_repeating(tm
         assert script.purposes == ["generate", "reflect", "optimize"]
         store = RunStore(tmp_path / "runs" / summary.run_id)
         assert store.counts()["llm_calls"] == 3
+        before = _rows(tmp_path / "runs" / summary.run_id)
+        assert before["evaluations"] == before["candidates"] == 3
+        for _ in range(2):  # resuming a finished run again and again adds no row
+            again = run_recipe(load_recipe(path, plugins), plugins, resume=summary.run_id, echo=lambda line: None)
+            assert again.status == "finished"
+        assert len(server.requests) == 3
+        assert _rows(tmp_path / "runs" / summary.run_id) == before
 
 
 def _cli(*args, cwd):
@@ -242,6 +249,16 @@ def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_pa
         assert proc.returncode == 0, out
         assert [purpose_of(r) for r in server.requests] == ["optimize"]  # only the unrecorded call
     assert _comparable(first / "summary.json") == _comparable(second / "summary.json")
+    # and the same rows: a resume replays the recorded rounds without recording them again
+    assert _rows(first) == _rows(second)
+
+
+def _rows(run_dir):
+    with RunStore(run_dir) as store:
+        counts = store.counts()
+        retrieved = sum(1 for _ in store.iter_events("retrieved"))
+    return {"llm_calls": counts["llm_calls"], "candidates": counts["candidates"],
+            "evaluations": counts["evaluations"], "retrieved": retrieved}
 
 
 def test_the_quickstart_runs_offline_to_its_summary(tmp_path):
