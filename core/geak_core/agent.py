@@ -64,7 +64,7 @@ from geak_core.recipe import Recipe, dump_toml
 from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
 from geak_core.report import format_summary, summarize_run, summarize_task
 from geak_core.scaling import accuracy_by_iteration, best_speedups
-from geak_core.store import SUMMARY_FILE, RunStore, environment_manifest, resolve_run
+from geak_core.store import SUMMARY_FILE, RunStore, environment_manifest, owner_record, resolve_run
 from geak_core.tasks import Task
 
 
@@ -459,6 +459,9 @@ def run_recipe(
         echo(f"run {store.run_id} ({store.dir}), seed {recipe.run.seed}")
     store.set_meta("seed", recipe.run.seed)
     store.set_meta("status", "running")
+    store.set_meta("owner", owner_record())  # a run whose owner is gone shows as interrupted
+    store.set_meta("failure", None)
+    resume_hint = f"geak-core run {recipe.path} --resume {store.dir.resolve()}"  # whatever --output-dir
     progress: Progress | None = None
     agent: Agent | None = None
     try:
@@ -469,10 +472,14 @@ def run_recipe(
         summary = agent.run(progress)
     except KeyboardInterrupt:
         store.set_meta("status", "interrupted")
-        echo(f"interrupted; resume with: geak-core run {recipe.path} --resume {store.run_id}")
+        if progress is not None:
+            progress.close()  # the hint on a line of its own, not after the progress line
+            progress = None
+        echo(f"interrupted; resume with: {resume_hint}")
         raise
-    except GeakError:
+    except Exception as exc:  # a bad input (GeakError) or the project's own fault: said why
         store.set_meta("status", "failed")
+        store.set_meta("failure", f"{type(exc).__name__}: {exc}" if not isinstance(exc, GeakError) else str(exc))
         raise
     finally:
         if progress is not None:
@@ -487,8 +494,7 @@ def run_recipe(
     echo(format_summary(summary))
     echo(f"\nrun stored in {store.dir}")
     if summary.status == "budget_exhausted":
-        echo(f"budget exhausted; raise it in the recipe and resume with: "
-             f"geak-core run {recipe.path} --resume {store.run_id}")
+        echo(f"budget exhausted; raise it in the recipe and resume with: {resume_hint}")
     store.close()
     return summary
 

@@ -30,6 +30,9 @@ class _Group(click.Group):
         except GeakError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:  # Ctrl-C: what was done is kept (the run says how to resume)
+            click.echo("stopped (Ctrl-C)", err=True)
+            ctx.exit(130)
 
 
 def _plugins():
@@ -327,19 +330,20 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
     """Show one run: status, usage, its summary table and scaling curves."""
     from geak_core.model import RunSummary
     from geak_core.report import format_summary
-    from geak_core.store import SUMMARY_FILE, RunStore, resolve_run
+    from geak_core.store import SUMMARY_FILE, RunStore, resolve_run, run_status
 
     run_dir = resolve_run(run_ref, output_dir)
     with RunStore(run_dir) as store:
-        status = store.meta("status", "?")
+        status = run_status(store)
+        failure = store.meta("failure")
         counts = store.counts()
         usage = store.usage()
     summary_path = run_dir / SUMMARY_FILE
     summary = RunSummary.from_dict(json.loads(summary_path.read_text())) if summary_path.exists() else None
     if as_json:
         click.echo(json.dumps({
-            "run_id": run_dir.name, "dir": str(run_dir), "status": status, "counts": counts,
-            "usage": usage, "summary": summary.to_dict() if summary else None,
+            "run_id": run_dir.name, "dir": str(run_dir), "status": status, "failure": failure,
+            "counts": counts, "usage": usage, "summary": summary.to_dict() if summary else None,
         }, indent=2))
         return
     click.echo(f"run {run_dir.name}  [{status}]  {run_dir}")
@@ -347,10 +351,15 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
         f"llm calls {usage['calls']}, tokens {usage['prompt_tokens'] + usage['completion_tokens']}, "
         f"candidates {counts['candidates']}, evaluations {counts['evaluations']}"
     )
+    if failure:
+        click.echo(f"failed: {failure}")
     if summary:
         click.echo(format_summary(summary))
+    elif status == "running":
+        click.echo("no summary yet: the run is still going")
     else:
-        click.echo("no summary yet (the run has not finished; resume it with `geak-core run RECIPE --resume RUN`)")
+        click.echo(f"no summary: the run stopped ({status}); resume it with "
+                   f"`geak-core run RECIPE --resume {run_dir}` (RECIPE: the recipe it was started with)")
 
 
 @runs_group.command("log")

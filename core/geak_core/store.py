@@ -415,6 +415,51 @@ class RunStore:
         return {"calls": row[0], "prompt_tokens": row[1], "completion_tokens": row[2], "cost_usd": row[3]}
 
 
+def owner_record() -> dict[str, Any]:
+    """Who is running a run now: this process (pid, host, and its start time where /proc
+    tells it, so that a pid reused by another process is not taken for the owner)."""
+    return {"pid": os.getpid(), "host": platform.node(), "pid_started": _process_started(os.getpid())}
+
+
+def _process_started(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (Linux), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return int(fields[19])  # field 22 of stat: after the name, the 20th
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _owner_alive(owner: dict[str, Any]) -> bool | None:
+    """Whether the recorded owner process still runs (None: another host, cannot tell)."""
+    if owner.get("host") != platform.node():
+        return None
+    pid = int(owner.get("pid") or 0)
+    if pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, another user's
+    started = owner.get("pid_started")
+    now = _process_started(pid)
+    return started is None or now is None or started == now
+
+
+def run_status(store: RunStore) -> str:
+    """The stored status, except that a run marked running whose process is gone (killed,
+    crashed, its machine rebooted) is ``interrupted``."""
+    status = str(store.meta("status", "?"))
+    if status == "running":
+        owner = store.meta("owner")
+        if isinstance(owner, dict) and _owner_alive(owner) is False:
+            return "interrupted"
+    return status
+
+
 def list_runs(output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """One row per run folder: id, name, status, counts, created time."""
     rows = []
@@ -429,7 +474,7 @@ def list_runs(output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 rows.append({
                     "run_id": run_dir.name,
                     "name": store.meta("name", ""),
-                    "status": store.meta("status", "?"),
+                    "status": run_status(store),
                     **store.counts(),
                 })
         except sqlite3.DatabaseError as exc:

@@ -18,7 +18,7 @@ from geak_core.code_metrics import code_metrics
 from geak_core.plugins import PluginManager
 from geak_core.recipe import load_recipe
 from geak_core.report import format_summary
-from geak_core.store import RunStore
+from geak_core.store import RunStore, list_runs
 
 from tests.support.openai_server import OpenAIServer, Reply
 
@@ -242,6 +242,7 @@ def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_pa
         proc.wait()
         (second,) = list((tmp_path / "b" / "runs").iterdir())
         assert RunStore(second).counts()["llm_calls"] == 2
+        assert [row["status"] for row in list_runs(tmp_path / "b" / "runs")] == ["interrupted"]
     with OpenAIServer(Script(optimize=[ADD_OK_2])) as server:
         path.write_text(re.sub(r'base_url = ".*"', f'base_url = "{server.base_url}"', path.read_text()))
         proc = _cli("run", str(path), "--resume", second.name, cwd=tmp_path)

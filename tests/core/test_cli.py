@@ -155,3 +155,70 @@ def test_sigusr1_prints_every_threads_stack_to_stderr():
         child.kill()
         _, err = child.communicate(timeout=30)
     assert err.count("hread 0x") >= 2 and "in waiting_helper" in err and "in <module>" in err, err[-2000:]
+
+
+def test_a_run_whose_process_is_gone_shows_as_interrupted_and_a_failed_run_says_why(tmp_path):
+    from geak_core.store import RunStore, list_runs, owner_record
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    runs = tmp_path / "runs"
+    killed = RunStore.create(runs, "killed", "", {})
+    killed.set_meta("status", "running")
+    killed.set_meta("owner", {**owner_record(), "pid": gone.pid, "pid_started": None})
+    alive = RunStore.create(runs, "alive", "", {})
+    alive.set_meta("status", "running")
+    alive.set_meta("owner", owner_record())  # this process: still running
+    failed = RunStore.create(runs, "failed", "", {})
+    failed.set_meta("status", "failed")
+    failed.set_meta("failure", "the suite 'rocm' has no task 'nope'")
+    reused = RunStore.create(runs, "reused", "", {})
+    reused.set_meta("status", "running")
+    reused.set_meta("owner", {**owner_record(), "pid_started": -1})  # the pid now names another process
+    for store in (killed, alive, failed, reused):
+        store.close()
+    status = {row["name"]: row["status"] for row in list_runs(runs)}
+    assert status["killed"] == "interrupted" and status["alive"] == "running"
+    assert status["failed"] == "failed"
+    if Path("/proc/self/stat").exists():
+        assert status["reused"] == "interrupted"
+    shown = CliRunner().invoke(main, ["runs", "show", killed.dir.name, "--output-dir", str(runs)])
+    assert shown.exit_code == 0 and "[interrupted]" in shown.output
+    assert f"--resume {killed.dir}" in shown.output  # the folder: works whatever --output-dir
+    shown = CliRunner().invoke(main, ["runs", "show", failed.dir.name, "--output-dir", str(runs)])
+    assert "failed: the suite 'rocm' has no task 'nope'" in shown.output
+
+
+def test_ctrl_c_exits_130_with_a_resume_hint_that_works_verbatim_with_output_dir(tmp_path):
+    """SIGINT mid-run: exit 130, the run marked interrupted, and the printed hint (the run's
+    folder, so --output-dir need not be repeated) resumes it to the end."""
+    import os
+    import shlex
+    import signal
+    import time
+
+    from geak_core.store import list_runs
+
+    out = tmp_path / "elsewhere"
+    env = {k: v for k, v in os.environ.items() if "KEY" not in k}
+    proc = subprocess.Popen([sys.executable, "-m", "geak_core.cli", "run", str(QUICKSTART), "--output-dir", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "generate ->" in line:  # a first verdict: the run is under way
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=120)
+    text = "".join(lines) + rest
+    assert proc.returncode == 130, text
+    hint = next(line for line in text.splitlines() if line.startswith("interrupted; resume with: "))
+    assert [row["status"] for row in list_runs(out)] == ["interrupted"]
+    command = shlex.split(hint.split(": ", 1)[1])
+    assert command[:2] == ["geak-core", "run"]
+    again = subprocess.run([sys.executable, "-m", "geak_core.cli", *command[1:]], capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "resuming run" in again.stdout and "execution accuracy 100.00%" in again.stdout
+    assert [row["status"] for row in list_runs(out)] == ["finished"]
