@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import difflib
 import threading
+import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
@@ -64,7 +65,14 @@ from geak_core.recipe import Recipe, dump_toml
 from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
 from geak_core.report import format_summary, summarize_run, summarize_task
 from geak_core.scaling import accuracy_by_iteration, best_speedups
-from geak_core.store import SUMMARY_FILE, RunStore, environment_manifest, owner_record, resolve_run
+from geak_core.store import (
+    RECIPE_FILE,
+    SUMMARY_FILE,
+    RunStore,
+    environment_manifest,
+    owner_record,
+    resolve_run,
+)
 from geak_core.tasks import Task
 
 
@@ -419,15 +427,50 @@ def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
     return [known[t] for t in recipe.suite.tasks] if recipe.suite.tasks else list(known.values())
 
 
+RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "run.max_cost_usd")
+
+
+def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:
+    """What ``recipe`` changes of the recipe ``store``'s run was started (or last resumed)
+    with, one ``key: old -> new`` line each; where it is and its budget may change freely."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    try:
+        recorded = tomllib.loads((store.dir / RECIPE_FILE).read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return []  # a run folder without its recipe: nothing to compare with
+    now = tomllib.loads(dump_toml(recipe.data))  # the same round trip as the stored one
+    before, after = _flat(recorded), _flat(now)
+    return [f"{key}: {before.get(key, '(unset)')!r} -> {after.get(key, '(unset)')!r}"
+            for key in sorted(set(before) | set(after))
+            if key not in RESUME_MAY_CHANGE and before.get(key) != after.get(key)]
+
+
+def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {prefix: data}
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        out.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
 def run_recipe(
     recipe: Recipe,
     plugins: PluginManager,
     *,
     resume: str | None = None,
     dry_run: bool = False,
+    allow_changes: bool = False,
     echo: Echo = print,
 ) -> RunSummary | None:
-    """Run (or resume) a recipe; returns the summary, or None for a dry run."""
+    """Run (or resume) a recipe; returns the summary, or None for a dry run. Resuming with a
+    recipe that changes more than the run's folder and budget is refused unless
+    ``allow_changes`` (the stored recipe is then replaced and the change kept in the run's
+    ``recipe_history``)."""
     comp = recipe.components
     if dry_run:
         tasks = preflight(recipe, plugins)
@@ -450,6 +493,19 @@ def run_recipe(
                 f"seed = {recipe.run.seed} would ask its remaining questions with other seeds "
                 f"(set seed = {recorded_seed} in {recipe.path})"
             )
+        changes = recipe_changes(store, recipe)
+        if changes and not allow_changes:
+            store.close()
+            raise InputError(
+                f"run {store.run_id} was started with another recipe; resuming with {recipe.path} would "
+                "change:\n  " + "\n  ".join(changes)
+                + "\n(put the recipe back, or pass --allow-changes to continue the run with these changes)")
+        if changes:
+            history = list(store.meta("recipe_history", []))
+            history.append({"at": time.time(), "recipe": str(recipe.path), "changes": changes})
+            store.set_meta("recipe_history", history)
+            store.write_text(RECIPE_FILE, dump_toml(recipe.data))
+            echo("continuing with recipe changes: " + "; ".join(changes))
         echo(f"resuming run {store.run_id} ({run_dir})")
     else:
         preflight(recipe, plugins)  # before a run folder exists: a recipe that cannot run leaves none

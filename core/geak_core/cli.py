@@ -77,7 +77,11 @@ def _stacks_on_sigusr1() -> None:
 @click.option("--dry-run", is_flag=True, help="Validate, resolve and list the work; run nothing.")
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go (overrides [run] output_dir).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
-def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, json_out: str | None) -> None:
+@click.option("--allow-changes", is_flag=True,
+              help="With --resume: continue even though the recipe now differs from the run's (other "
+                   "than its folder and budget); the change is recorded with the run.")
+def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, json_out: str | None,
+        allow_changes: bool) -> None:
     """Run the agent described by RECIPE over its suite's tasks."""
     from geak_core.agent import run_recipe
     from geak_core.recipe import load_recipe
@@ -89,7 +93,8 @@ def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, 
     if output_dir:
         loaded.run.output_dir = output_dir
         loaded.data["run"]["output_dir"] = output_dir
-    summary = run_recipe(loaded, plugins, resume=resume, dry_run=dry_run, echo=click.echo)
+    summary = run_recipe(loaded, plugins, resume=resume, dry_run=dry_run, allow_changes=allow_changes,
+                         echo=click.echo)
     if summary is None:
         return
     if json_out:

@@ -13,8 +13,10 @@ import textwrap
 import threading
 from pathlib import Path
 
+import pytest
 from geak_core.agent import run_recipe
 from geak_core.code_metrics import code_metrics
+from geak_core.errors import InputError
 from geak_core.plugins import PluginManager
 from geak_core.recipe import load_recipe
 from geak_core.report import format_summary
@@ -316,3 +318,34 @@ def test_a_recorded_run_replays_with_the_server_gone_to_identical_candidates(tmp
     again = RunStore(replay_dir / "runs" / replayed.run_id)
     assert [(c.id, c.code) for c in again.candidates()] == recorded
     assert replayed.execution_accuracy == summary.execution_accuracy == 1.0
+
+
+def test_resuming_with_a_changed_recipe_is_refused_with_the_change_unless_allowed(tmp_path):
+    script = Script(generate=[ADD_BROKEN], reflect=[ADD_OK], optimize=[ADD_OK_2])
+    with OpenAIServer(script) as server:
+        path = write_recipe(tmp_path, server.base_url, iterations=3)
+        path.write_text(path.read_text().replace('[run]\n', '[run]\nmax_llm_calls = 1\n'))
+        plugins = PluginManager()
+        first = run_recipe(load_recipe(path, plugins), plugins, echo=lambda line: None)
+        assert first.status == "budget_exhausted"
+        run_dir = tmp_path / "runs" / first.run_id
+        # the budget may change on resume; the number of rounds may not, silently
+        changed = path.read_text().replace("max_llm_calls = 1", "max_llm_calls = 10").replace(
+            "iterations = 3", "iterations = 2")
+        assert changed != path.read_text() and "iterations = 2" in changed
+        path.write_text(changed)
+        with pytest.raises(InputError) as refused:
+            run_recipe(load_recipe(path, plugins), plugins, resume=first.run_id, echo=lambda line: None)
+        assert "agent.iterations: 3 -> 2" in str(refused.value) and "--allow-changes" in str(refused.value)
+        assert "max_llm_calls" not in str(refused.value)
+        assert len(server.requests) == 1  # nothing was asked
+
+        said: list[str] = []
+        resumed = run_recipe(load_recipe(path, plugins), plugins, resume=first.run_id, allow_changes=True,
+                             echo=said.append)
+        assert resumed.status == "finished" and len(server.requests) == 2  # two rounds in all now
+        assert any("agent.iterations: 3 -> 2" in line for line in said)
+        with RunStore(run_dir) as store:
+            history = store.meta("recipe_history")
+        assert [h["changes"] for h in history] == [["agent.iterations: 3 -> 2"]]
+        assert "iterations = 2" in (run_dir / "recipe.toml").read_text()  # the recipe the run now follows
