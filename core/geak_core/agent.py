@@ -130,9 +130,9 @@ class Agent:
 
     def tasks(self) -> list[Task]:
         wanted = self.recipe.suite.tasks
-        if not wanted:
-            return self.suite.tasks()
-        return [self.suite.get(task_id) for task_id in wanted]
+        chosen = [self.suite.get(task_id) for task_id in wanted] if wanted else self.suite.tasks()
+        limit = self.recipe.suite.limit
+        return chosen[:limit] if limit > 0 else chosen
 
     def knowledge(self, task: Task) -> list[dict[str, str]]:
         context = KnowledgeContext(task=task, hardware=self.hardware)
@@ -422,9 +422,12 @@ def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
             problems.append(recipe.problem(
                 "suite.tasks", f"unknown task {task_id!r} of suite {comp.name!r}",
                 f"did you mean {close[0]!r}?" if close else f"see: geak-core tasks --suite {comp.name}"))
+    if recipe.suite.limit < 0:
+        problems.append(recipe.problem("suite.limit", "must be >= 0 (0: every task)"))
     if problems:
         raise RecipeError(problems)
-    return [known[t] for t in recipe.suite.tasks] if recipe.suite.tasks else list(known.values())
+    chosen = [known[t] for t in recipe.suite.tasks] if recipe.suite.tasks else list(known.values())
+    return chosen[:recipe.suite.limit] if recipe.suite.limit > 0 else chosen
 
 
 RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "run.max_cost_usd")

@@ -77,11 +77,15 @@ def _stacks_on_sigusr1() -> None:
 @click.option("--dry-run", is_flag=True, help="Validate, resolve and list the work; run nothing.")
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go (overrides [run] output_dir).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Set a recipe key (repeatable), VALUE in TOML syntax: --set agent.iterations=5 "
+                   "--set 'suite.tasks=[\"softmax\"]'; validated like the file, recorded with the run.")
+@click.option("--limit", type=int, help="At most this many of the recipe's tasks, the first ones (suite.limit).")
 @click.option("--allow-changes", is_flag=True,
               help="With --resume: continue even though the recipe now differs from the run's (other "
                    "than its folder and budget); the change is recorded with the run.")
 def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, json_out: str | None,
-        allow_changes: bool) -> None:
+        overrides: tuple[str, ...], limit: int | None, allow_changes: bool) -> None:
     """Run the agent described by RECIPE over its suite's tasks."""
     from geak_core.agent import run_recipe
     from geak_core.recipe import load_recipe
@@ -89,7 +93,8 @@ def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
     plugins = _plugins()
-    loaded = load_recipe(recipe, plugins, check_env=not dry_run)
+    pairs = [*overrides, *([f"suite.limit={limit}"] if limit is not None else [])]
+    loaded = load_recipe(recipe, plugins, check_env=not dry_run, overrides=pairs)
     if output_dir:
         loaded.run.output_dir = output_dir
         loaded.data["run"]["output_dir"] = output_dir

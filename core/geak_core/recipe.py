@@ -14,7 +14,7 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
@@ -58,6 +58,7 @@ class AgentOptions:
 class SuiteSection:
     name: str = "rocm"
     tasks: list[str] = field(default_factory=list)  # empty: every task
+    limit: int = 0  # at most this many of those tasks, the first ones (0: all; `run --limit`)
 
 
 @dataclass
@@ -410,15 +411,52 @@ def options_to_dict(options: Any) -> dict[str, Any]:
     return {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.init}
 
 
+OVERRIDE = "--set"  # where a key set on the command line comes from, in messages
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str], source: _Source) -> None:
+    """``KEY=VALUE`` pairs set into the recipe's data (``agent.iterations=5``,
+    ``suite.tasks=["softmax"]``), VALUE in TOML syntax (a bare word is a string); each key is
+    then validated like the file's, its problems located at ``--set``."""
+    problems = []
+    for pair in overrides:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        parts = key.split(".")
+        if not sep or not key or any(not part for part in parts):
+            problems.append(RecipeProblem(OVERRIDE, None, "", f"{pair!r}: expected KEY=VALUE, KEY dotted "
+                                                               "(agent.iterations=5)"))
+            continue
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        table = data
+        for depth, part in enumerate(parts[:-1]):
+            inner = table.setdefault(part, {})
+            if not isinstance(inner, dict):
+                problems.append(RecipeProblem(OVERRIDE, None, ".".join(parts[:depth + 1]), "is not a table"))
+                break
+            table = inner
+        else:
+            table[parts[-1]] = value
+            source.origin[key] = (OVERRIDE, None)
+    if problems:
+        raise RecipeError(problems)
+
+
 def load_recipe(
     path: str | os.PathLike[str],
     plugins: PluginManager,
     *,
     check_env: bool = True,
+    overrides: Sequence[str] = (),
 ) -> Recipe:
-    """Load, merge includes, validate and resolve a recipe; raise RecipeError with every problem."""
+    """Load, merge includes, apply ``overrides`` (``KEY=VALUE``, see :func:`apply_overrides`),
+    validate and resolve a recipe; raise RecipeError with every problem."""
     source = _Source()
     data = _load_with_includes(Path(path), source)
+    apply_overrides(data, overrides, source)
     problems: list[RecipeProblem] = []
 
     def problem(key: str, message: str, hint: str = "") -> None:

@@ -222,3 +222,17 @@ def test_ctrl_c_exits_130_with_a_resume_hint_that_works_verbatim_with_output_dir
     assert again.returncode == 0, again.stdout + again.stderr
     assert "resuming run" in again.stdout and "execution accuracy 100.00%" in again.stdout
     assert [row["status"] for row in list_runs(out)] == ["finished"]
+
+
+def test_run_set_and_limit_change_the_work_a_dry_run_lists(tmp_path):
+    recipe = tmp_path / "quickstart.toml"
+    recipe.write_text(_quickstart_elsewhere())
+    plain = CliRunner().invoke(main, ["run", str(recipe), "--dry-run"])
+    assert plain.exit_code == 0, plain.output
+    assert "tasks: 2 x 1 lineages x up to 3 rounds" in plain.output
+    changed = CliRunner().invoke(main, ["run", str(recipe), "--dry-run", "--set", "agent.iterations=5",
+                                        "--set", "agent.lineages=2", "--limit", "1"])
+    assert changed.exit_code == 0, changed.output
+    assert "tasks: 1 x 2 lineages x up to 5 rounds" in changed.output
+    bad = CliRunner().invoke(main, ["run", str(recipe), "--dry-run", "--set", "agent.lineages=-"])
+    assert bad.exit_code == 2 and "--set: [agent.lineages]" in bad.output

@@ -236,3 +236,28 @@ def test_a_default_api_key_variable_is_required_for_the_providers_own_host(tmp_p
     assert problem.key == "llm.api_key_env" and "OPENAI_API_KEY is not set" in problem.message
     local = write(tmp_path, "l.toml", '[llm]\nbackend = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:8000/v1"\n')
     load_recipe(local, pm)  # no key is ever sent to another server, so none is needed
+
+
+def test_command_line_overrides_set_keys_validated_like_the_files(tmp_path, plugins):
+    path = write(tmp_path, "r.toml", """
+        [llm]
+        backend = "echo"
+        model = "m"
+
+        [agent]
+        iterations = 3
+    """)
+    recipe = load_recipe(path, plugins, overrides=["agent.iterations=5", 'suite.tasks=["softmax"]',
+                                                   "suite.limit=1", "llm.model=other"])
+    assert recipe.agent.iterations == 5 and recipe.suite.tasks == ["softmax"] and recipe.suite.limit == 1
+    assert recipe.components["llm"].options.model == "other"  # a bare word is a string
+    assert "iterations = 5" in dump_toml(recipe.data)  # what the run stores with itself
+    # a wrong type, an unknown key and a malformed pair: located at --set, with the usual hints
+    found = [p.format() for p in problems_of(path, plugins, overrides=["agent.iterations=many"])]
+    assert found and found[0].startswith("--set: [agent.iterations]")
+    found = [p.format() for p in problems_of(path, plugins, overrides=["agent.iteratons=5"])]
+    assert found == ["--set: [agent.iteratons] unknown key (did you mean 'iterations'?)"]
+    found = [p.format() for p in problems_of(path, plugins, overrides=["iterations"])]
+    assert found and "expected KEY=VALUE" in found[0]
+    found = [p.format() for p in problems_of(path, plugins, overrides=["agent.iterations.x=1"])]
+    assert found == ["--set: [agent.iterations] is not a table"]
