@@ -381,14 +381,13 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
 def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output_dir: str, as_json: bool) -> None:
     """What the model was asked and answered: every candidate's prompt, reply, extracted code
     and verdict, by task, lineage and round (paged in a terminal)."""
-    from geak_core.store import RunStore, resolve_run
-    from geak_core.transcript import entries, render
+    from geak_core.store import resolve_run
+    from geak_core.transcript import entries, render, to_dict
 
     run_dir = resolve_run(run_ref, output_dir)
-    with RunStore(run_dir) as store:
-        items = entries(store, task=task_id, candidate=candidate_id)
+    items = entries(run_dir, task=task_id, candidate=candidate_id)
     if as_json:
-        click.echo(json.dumps([e.to_dict() for e in items], indent=2, default=str))
+        click.echo(json.dumps([to_dict(row) for row in items], indent=2, default=str))
         return
     if not items:
         click.echo(f"run {run_dir.name} has no candidates yet")

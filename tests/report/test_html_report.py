@@ -34,6 +34,16 @@ def test_report_of_the_quickstart_is_one_file_that_loads_nothing_from_outside(qu
         assert f'<tr data-task="{task}">' in page and f'<div class="kernel" data-task="{task}">' in page
     assert "every verdict of this run came from the Triton interpreter" in page
     assert "No correct candidate was timed" in page  # no speedup chart from interpreter verdicts
+    # every candidate's prompt and reply can be opened (escaped as the page's text)
+    from markupsafe import escape
+
+    rows = load_run(quickstart_run).rows
+    assert rows
+    for row in rows:
+        assert f'<details class="transcript" data-candidate="{row.candidate.id}">' in page
+        assert row.reply and str(escape(row.reply)) in page
+        for message in row.prompt:
+            assert str(escape(message["content"])) in page
 
 
 def test_the_quickstart_tasks_pass_in_their_second_iteration(quickstart_run):
