@@ -19,6 +19,7 @@ def test_ci_runs_exactly_the_readmes_test_command():
     commands = [line for line in script if line.strip() and not line.startswith("#")]
     assert commands[-1] == tests
     assert "rm -rf .venv" in commands[:-1], "CI must not reuse a virtualenv from an earlier run"
-    setup = "bash install.sh && "
-    assert setup in quickstart and quickstart.split(setup)[0] == tests.split(setup)[0]
+    setup = "bash install.sh"
+    assert f"{setup} && " in quickstart and f"{setup} --with-browser && " in tests
+    assert quickstart.split(setup)[0] == tests.split(setup)[0]
     assert quickstart.endswith("geak-core run recipes/quickstart.toml")
