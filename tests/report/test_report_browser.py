@@ -14,7 +14,7 @@ from geak_core.cli import main
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium on PATH (install.sh installs Debian's package when run as root)")
+    CHROMIUM is None, reason="no chromium on PATH (install.sh --with-browser installs Debian's package when run as root)")
 
 # Chromium's own connections (updates, sync, field trials) would be refused by a closed
 # network and logged; these switches keep it to the page.
@@ -112,3 +112,39 @@ def test_a_timed_ablation_report_renders_speedups_rooflines_and_responds(browser
     assert "evict_first" in diff.inner_text()
     assert view.errors == []
     page.close()
+
+
+OVERFLOW = """() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const found = [];
+  const page = document.documentElement.scrollWidth - window.innerWidth;
+  if (page > 1) found.push('the page scrolls sideways by ' + page + ' px');
+  for (const section of document.querySelectorAll('main > section')) {
+    const right = section.getBoundingClientRect().right;
+    for (const el of section.querySelectorAll('*')) {
+      if (el.closest('svg') || el.offsetParent === null) continue;  // chart internals, hidden
+      let scrolls = false;  // inside something of the card that scrolls or clips it
+      for (let a = el.parentElement; a && a !== section; a = a.parentElement) {
+        if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(a).overflowX)) { scrolls = true; break; }
+      }
+      const over = el.getBoundingClientRect().right - right;
+      if (!scrolls && over > 1) {
+        found.push(section.id + ': ' + el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' by ' + Math.round(over) + ' px');
+        break;
+      }
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("width", [800, 1400, 1920])
+def test_no_table_or_chart_is_wider_than_its_card(browser, quickstart_run, timed_runs, tmp_path, width):
+    """At 800, 1400 and 1920 px, with every fold open, nothing sticks out of its section and
+    the page does not scroll sideways: wide tables scroll within their card."""
+    for runs in ([quickstart_run], timed_runs):
+        view = Page(browser, _report(tmp_path, *runs))
+        view.page.set_viewport_size({"width": width, "height": 900})
+        view.page.wait_for_timeout(300)  # charts resize on the window's resize event
+        assert view.page.evaluate(OVERFLOW) == [], (width, runs)
+        view.page.close()
