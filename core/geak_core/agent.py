@@ -430,12 +430,16 @@ def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
     return chosen[:recipe.suite.limit] if recipe.suite.limit > 0 else chosen
 
 
-RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "run.max_cost_usd")
+# What a resume may change freely: where the run lives, its budget, how the LLM endpoint is
+# reached (not what is asked of it) and where judgements run; the rest changes the run itself.
+RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "run.max_cost_usd",
+                     "llm.base_url", "llm.api_key_env", "llm.timeout_connect_s", "llm.timeout_read_s",
+                     "llm.max_retries", "llm.max_concurrency", "executor.")
 
 
 def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:
     """What ``recipe`` changes of the recipe ``store``'s run was started (or last resumed)
-    with, one ``key: old -> new`` line each; where it is and its budget may change freely."""
+    with, one ``key: old -> new`` line each, but for ``RESUME_MAY_CHANGE``."""
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -449,7 +453,11 @@ def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:
     before, after = _flat(recorded), _flat(now)
     return [f"{key}: {before.get(key, '(unset)')!r} -> {after.get(key, '(unset)')!r}"
             for key in sorted(set(before) | set(after))
-            if key not in RESUME_MAY_CHANGE and before.get(key) != after.get(key)]
+            if not _may_change(key) and before.get(key) != after.get(key)]
+
+
+def _may_change(key: str) -> bool:
+    return any(key == free or (free.endswith(".") and key.startswith(free)) for free in RESUME_MAY_CHANGE)
 
 
 def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -471,7 +479,7 @@ def run_recipe(
     echo: Echo = print,
 ) -> RunSummary | None:
     """Run (or resume) a recipe; returns the summary, or None for a dry run. Resuming with a
-    recipe that changes more than the run's folder and budget is refused unless
+    recipe that changes more than ``RESUME_MAY_CHANGE`` is refused unless
     ``allow_changes`` (the stored recipe is then replaced and the change kept in the run's
     ``recipe_history``)."""
     comp = recipe.components

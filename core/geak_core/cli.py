@@ -83,7 +83,7 @@ def _stacks_on_sigusr1() -> None:
 @click.option("--limit", type=int, help="At most this many of the recipe's tasks, the first ones (suite.limit).")
 @click.option("--allow-changes", is_flag=True,
               help="With --resume: continue even though the recipe now differs from the run's (other "
-                   "than its folder and budget); the change is recorded with the run.")
+                   "than its folder, budget, LLM endpoint and executor); the change is recorded with the run.")
 def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, json_out: str | None,
         overrides: tuple[str, ...], limit: int | None, allow_changes: bool) -> None:
     """Run the agent described by RECIPE over its suite's tasks."""

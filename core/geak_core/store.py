@@ -304,16 +304,17 @@ class RunStore:
         )
 
     def record_evaluation(self, candidate: Candidate, result: EvalResult) -> None:
-        """The candidate's verdict, once: a resumed run that replays a recorded round finds
-        the verdict of the same candidate (id and code) already here and adds no row."""
+        """The candidate's verdict. The same verdict of the same candidate (id, code, result)
+        is kept once: a resumed run replays its recorded rounds and their verdicts. Another
+        verdict of the candidate is added (readers take the latest)."""
+        text = json.dumps(result.to_dict(), default=str)
         self._insert(
             "INSERT INTO evaluations(ts, candidate_id, task_id, code_hash, call_ok, correct, speedup, result)"
             " SELECT ?,?,?,?,?,?,?,? WHERE NOT EXISTS"
-            " (SELECT 1 FROM evaluations WHERE candidate_id=? AND code_hash=?)",
+            " (SELECT 1 FROM evaluations WHERE candidate_id=? AND code_hash=? AND result=?)",
             (
                 time.time(), candidate.id, candidate.task_id, candidate.hash, int(result.call_ok),
-                int(result.correct), result.speedup, json.dumps(result.to_dict(), default=str),
-                candidate.id, candidate.hash,
+                int(result.correct), result.speedup, text, candidate.id, candidate.hash, text,
             ),
         )
 
