@@ -370,11 +370,12 @@ class EvalProgress:
 
     def __init__(self, total: int, *, tty: bool, refresh_s: float = 1.0,
                  clock: Callable[[], float] = time.monotonic, echo: Callable[[str], Any] | None = None,
-                 heartbeat_s: float = 30.0):
+                 heartbeat_s: float = 30.0, evaluator: Any = None):
         import threading
 
         from geak_core.progress import StatusLine
 
+        self.evaluator = evaluator  # its judging(), where it has one, names what is in flight
         self._lock = threading.Lock()
         self._printed = time.monotonic()
         self._stop = threading.Event()
@@ -399,8 +400,21 @@ class EvalProgress:
         while not self._stop.wait(min(every_s, 1.0)):
             with self._lock:
                 if time.monotonic() - self._printed >= every_s and self.count < self.total:
-                    echo("progress: " + self.text() + " (judging)")
+                    echo("progress: " + self.text() + " " + self.judging_text())
                     self._printed = time.monotonic()
+
+    def judging_text(self) -> str:
+        """What is being judged, where the evaluator says (``judging()``): how many, and the
+        one judged longest; else "(judging)"."""
+        report = getattr(self.evaluator, "judging", None) if self.evaluator is not None else None
+        try:
+            items = list(report()) if callable(report) else None
+        except Exception:  # a progress line never stops the command
+            items = None
+        if not items:
+            return "(judging)"
+        task, candidate, seconds = items[0]
+        return f"(judging {len(items)}; longest: {task} [{candidate}] for {seconds:.0f} s)"
 
     def text(self) -> str:
         from geak_core.progress import format_duration
@@ -526,7 +540,7 @@ def eval_command(
         sys.exit(2)
 
     pairs: list[tuple[Task, EvalResult]] = []
-    progress = EvalProgress(len(entries), tty=sys.stderr.isatty(), echo=click.echo)
+    progress = EvalProgress(len(entries), tty=sys.stderr.isatty(), echo=click.echo, evaluator=evaluator)
 
     def record(task: Task, result: EvalResult) -> None:
         """Print the verdict now and rewrite --json with every record so far (atomically):

@@ -4,6 +4,7 @@ plain lines otherwise."""
 from __future__ import annotations
 
 import io
+import re
 import time
 
 from geak_core.cli_eval import EvalProgress
@@ -132,3 +133,29 @@ def test_eval_without_a_terminal_says_it_is_still_judging_when_no_verdict_comes(
     count = len(lines)
     time.sleep(0.5)
     assert len(lines) == count  # closed: no more
+
+
+def test_the_heartbeat_names_what_is_judged_longest_where_the_evaluator_says():
+    """A slow record is visible: the progress line names it, with how long it has been judged
+    (the TritonEvaluator's judging(); a verdict registers there while it is judged)."""
+    from types import SimpleNamespace
+
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    judge = TritonEvaluator()
+    judge._judging.update({object(): ("chunk_gla_fwd", "out.jsonl:73", time.monotonic() - 312),
+                           object(): ("relu", "out.jsonl:51", time.monotonic() - 4)})
+    assert [(t, c) for t, c, _ in judge.judging()] == [("chunk_gla_fwd", "out.jsonl:73"), ("relu", "out.jsonl:51")]
+    lines: list[str] = []
+    progress = EvalProgress(5, tty=False, echo=lines.append, heartbeat_s=0.2, evaluator=judge)
+    try:
+        deadline = time.monotonic() + 10
+        while not lines and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        progress.close()
+    assert lines and re.search(r"\(judging 2; longest: chunk_gla_fwd \[out\.jsonl:73\] for 31\d s\)$", lines[0]), lines
+    # an evaluator that says nothing of it, or fails saying it: the plain line
+    for evaluator in (SimpleNamespace(), SimpleNamespace(judging=lambda: 1 / 0)):
+        assert EvalProgress(1, tty=False, evaluator=evaluator).judging_text() == "(judging)"
+    judge.close()

@@ -122,6 +122,7 @@ class TritonEvaluator:
             raise ValueError("invalid triton evaluator options: " + "; ".join(problems))
         self._lock = threading.Lock()
         self._in_flight = 0  # verdicts being judged now (prepare_timing = auto)
+        self._judging: dict[object, tuple[str, str, float]] = {}  # their task, candidate, start
         self._runtime: Runtime | None = None
         self._runtime_error: str | None = None
         self._slots: queue.Queue[Slot] = queue.Queue()
@@ -340,8 +341,10 @@ class TritonEvaluator:
         started = time.monotonic()
         result = EvalResult(task_id=task.id, candidate_id=candidate.id,
                             speedup_method=self.options.speedup_method)
+        token = object()
         with self._lock:
             self._in_flight += 1
+            self._judging[token] = (task.id, candidate.id, started)
         try:
             mark = time.monotonic()
             runtime = self.runtime()
@@ -376,8 +379,17 @@ class TritonEvaluator:
         finally:
             with self._lock:
                 self._in_flight -= 1
+                self._judging.pop(token, None)
             result.wall_s = time.monotonic() - started
         return result
+
+    def judging(self) -> list[tuple[str, str, float]]:
+        """The verdicts being judged now: (task id, candidate id, seconds so far), longest
+        first (``geak-core eval``'s progress line names the longest)."""
+        now = time.monotonic()
+        with self._lock:
+            items = list(self._judging.values())
+        return sorted(((t, c, now - since) for t, c, since in items), key=lambda item: -item[2])
 
     def evaluate_many(self, jobs: Iterable[EvalJob]) -> Iterator[tuple[EvalJob, EvalResult]]:
         """Judge ``jobs`` in parallel (``max_parallel`` at once), yielding as each finishes.
