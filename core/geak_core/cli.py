@@ -180,10 +180,16 @@ def plugins_command(as_json: bool, options: bool) -> None:
 
 
 @main.command("suites")
-def suites_command() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def suites_command(as_json: bool) -> None:
     """List installed benchmark suites."""
     manager = _plugins()
-    for name, spec in sorted(manager.components("suite").items()):
+    suites = sorted(manager.components("suite").items())
+    if as_json:
+        click.echo(json.dumps([{"name": name, "plugin": spec.plugin, "description": spec.description}
+                               for name, spec in suites], indent=2))
+        return
+    for name, spec in suites:
         click.echo(f"{name}  ({spec.plugin}) {spec.description}")
 
 
@@ -236,13 +242,19 @@ def task_group() -> None:
 @task_group.command("show")
 @click.argument("ref", metavar="SUITE/ID")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE")
-def task_show(ref: str, options: tuple[str, ...]) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
     """Print a task's instruction and candidate contract (what a model is shown)."""
     suite_name, sep, task_id = ref.partition("/")
     if not sep:
         raise InputError(f"expected SUITE/ID, got {ref!r}")
     task = _build_suite(suite_name, options).get(task_id)
     view = task.prompt_view()
+    if as_json:
+        click.echo(json.dumps({"key": task.key, "id": task.id, "difficulty": task.difficulty,
+                               "category": task.category, "instruction": task.instruction, **view},
+                              indent=2, default=str))
+        return
     click.echo(f"{task.key}  (difficulty {task.difficulty}, category {task.category})")
     click.echo("")
     click.echo(task.instruction)
@@ -436,7 +448,8 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, json_out:
 @main.command("compare")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-def compare_command(runs: tuple[str, ...], output_dir: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print each run's summary as JSON.")
+def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> None:
     """Print one comparison table for finished runs (id, prefix or folder), then the speedup
     under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
     from geak_core.model import RunSummary
@@ -450,6 +463,10 @@ def compare_command(runs: tuple[str, ...], output_dir: str) -> None:
         if not path.exists():
             raise InputError(f"run {run_dir.name} has no summary yet (not finished)")
         rows.append((run_dir.name, RunSummary.from_dict(json.loads(path.read_text()))))
+    if as_json:
+        click.echo(json.dumps([{"run_id": name, "summary": summary.to_dict()} for name, summary in rows],
+                              indent=2, default=str))
+        return
     click.echo(format_comparison(rows))
 
 
@@ -459,72 +476,88 @@ def compare_command(runs: tuple[str, ...], output_dir: str) -> None:
 
 
 @main.command()
-def doctor() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(as_json: bool) -> None:
     """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, which backends have keys."""
     import dataclasses
     import platform
 
-    click.echo(f"geak-core {__version__}, Python {platform.python_version()} ({sys.executable})")
+    facts: dict[str, Any] = {"geak_core": __version__, "python": platform.python_version(),
+                             "python_executable": sys.executable, "gpus": []}
+    lines = [f"geak-core {__version__}, Python {platform.python_version()} ({sys.executable})"]
     try:
         import torch
 
-        click.echo(f"torch {torch.__version__} (cuda {torch.version.cuda}, hip {torch.version.hip})")
+        facts.update(torch=torch.__version__, cuda=torch.version.cuda, hip=torch.version.hip)
+        lines.append(f"torch {torch.__version__} (cuda {torch.version.cuda}, hip {torch.version.hip})")
         if torch.cuda.is_available():
-            for i in range(torch.cuda.device_count()):
-                click.echo(f"gpu {i}: {torch.cuda.get_device_name(i)}")
-            click.echo("mode: gpu (kernels compiled and timed)")
+            facts["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+            lines += [f"gpu {i}: {name}" for i, name in enumerate(facts["gpus"])]
+            facts["mode"] = "gpu"
+            lines.append("mode: gpu (kernels compiled and timed)")
         else:
-            click.echo("gpu: none; mode: cpu-interpreter (TRITON_INTERPRET=1, correctness only)")
+            facts["mode"] = "cpu-interpreter"
+            lines.append("gpu: none; mode: cpu-interpreter (TRITON_INTERPRET=1, correctness only)")
     except Exception as exc:
-        click.echo(f"torch: unavailable ({exc})")
+        facts["torch"] = f"unavailable ({exc})"
+        lines.append(f"torch: unavailable ({exc})")
     try:
         import triton
 
-        click.echo(f"triton {triton.__version__}")
+        facts["triton"] = triton.__version__
+        lines.append(f"triton {triton.__version__}")
     except Exception as exc:
-        click.echo(f"triton: unavailable ({exc})")
-    _describe_sandbox()
+        facts["triton"] = f"unavailable ({exc})"
+        lines.append(f"triton: unavailable ({exc})")
+    facts["sandbox"] = _describe_sandbox()
+    lines += facts["sandbox"]
     manager = _plugins()
     broken = [p for p in manager.plugins.values() if p.error]
-    click.echo(f"plugins: {len(manager.plugins)} loaded, {len(broken)} with errors")
-    for p in broken:
-        click.echo(f"  {p.name}: {p.error}")
+    facts["plugins_loaded"] = len(manager.plugins)
+    facts["plugin_errors"] = {p.name: p.error for p in broken}
+    lines.append(f"plugins: {len(manager.plugins)} loaded, {len(broken)} with errors")
+    lines += [f"  {p.name}: {p.error}" for p in broken]
+    backends: dict[str, str] = {}
     for name, spec in sorted(manager.components("llm_backend").items()):
-        if spec.options is None:
-            click.echo(f"backend {name}: no key needed")
-            continue
-        env_fields = [f for f in dataclasses.fields(spec.options) if f.metadata.get("env")]
+        env_fields = [f for f in dataclasses.fields(spec.options) if f.metadata.get("env")] if spec.options else []
         if not env_fields:
-            click.echo(f"backend {name}: no key needed")
-            continue
+            backends[name] = "no key needed"
         for f in env_fields:
             default = f.default if isinstance(f.default, str) else None
             env_name = default or f.metadata.get("default_env")
             if not env_name:
-                click.echo(f"backend {name}: key variable set per recipe ({f.name})")
+                backends[name] = f"key variable set per recipe ({f.name})"
                 continue
-            state = "set" if os.environ.get(env_name) else "not set"
-            click.echo(f"backend {name}: {env_name} {state}")
+            backends[name] = f"{env_name} {'set' if os.environ.get(env_name) else 'not set'}"
+    facts["backends"] = backends
+    lines += [f"backend {name}: {state}" for name, state in backends.items()]
+    if as_json:
+        click.echo(json.dumps(facts, indent=2, default=str))
+        return
+    for line in lines:
+        click.echo(line)
 
 
-def _describe_sandbox() -> None:
-    """What confines the judge's children here (docs/evaluator.md, threat model)."""
+def _describe_sandbox() -> list[str]:
+    """What confines the judge's children here (docs/evaluator.md, threat model), a line each."""
     from geak_core.confinement import describe_abi, landlock_abi
     from geak_core.limits import describe_process_limit, physical_memory_mb
     from geak_core.sandbox import namespaces_available
 
     abi = landlock_abi()
     namespaces = namespaces_available()
-    click.echo(f"sandbox: confinement {describe_abi(abi)}")
-    click.echo("sandbox: namespaces " + ("available: children get their own user, PID, network and mount "
-                                         "namespaces (no network, no other process, die with the judge)"
-                                         if namespaces else "unavailable: children share the judge's network "
-                                         "and process table; a grandchild in a session of its own can outlive "
-                                         "a killed judge"))
-    click.echo(f"sandbox: host memory per child RLIMIT_DATA (default {max(8192, physical_memory_mb() // 2)} MiB); "
-               f"processes and threads: {describe_process_limit(namespaces)}; open files RLIMIT_NOFILE")
-    click.echo("sandbox: environment by allow-list (geak_core.confinement.ENV_ALLOWED); "
-               "children start from one long-lived thread with a parent-death signal")
+    return [
+        f"sandbox: confinement {describe_abi(abi)}",
+        "sandbox: namespaces " + ("available: children get their own user, PID, network and mount "
+                                  "namespaces (no network, no other process, die with the judge)"
+                                  if namespaces else "unavailable: children share the judge's network "
+                                  "and process table; a grandchild in a session of its own can outlive "
+                                  "a killed judge"),
+        f"sandbox: host memory per child RLIMIT_DATA (default {max(8192, physical_memory_mb() // 2)} MiB); "
+        f"processes and threads: {describe_process_limit(namespaces)}; open files RLIMIT_NOFILE",
+        "sandbox: environment by allow-list (geak_core.confinement.ENV_ALLOWED); "
+        "children start from one long-lived thread with a parent-death signal",
+    ]
 
 
 def _add_optional_commands() -> None:

@@ -236,3 +236,23 @@ def test_run_set_and_limit_change_the_work_a_dry_run_lists(tmp_path):
     assert "tasks: 1 x 2 lineages x up to 5 rounds" in changed.output
     bad = CliRunner().invoke(main, ["run", str(recipe), "--dry-run", "--set", "agent.lineages=-"])
     assert bad.exit_code == 2 and "--set: [agent.lineages]" in bad.output
+
+
+def test_commands_that_show_data_print_json_with_json(tmp_path):
+    """suites, task show, doctor and compare have --json (stdout), as plugins, tasks and runs do."""
+    from geak_core.model import RunSummary
+    from geak_core.store import SUMMARY_FILE, RunStore
+
+    suites = json.loads(CliRunner().invoke(main, ["suites", "--json"]).output)
+    assert {"rocm", "tritonbench"} <= {s["name"] for s in suites} and all(s["description"] for s in suites)
+    task = json.loads(CliRunner().invoke(main, ["task", "show", "rocm/test_add_kernel", "--json"]).output)
+    assert task["key"] == "rocm/test_add_kernel" and task["instruction"] and task["entry_points"]
+    doctor = json.loads(CliRunner().invoke(main, ["doctor", "--json"]).output)
+    assert doctor["mode"] == "cpu-interpreter" and doctor["triton"] and len(doctor["sandbox"]) == 4
+    assert doctor["backends"]["replay"] == "no key needed" and doctor["plugin_errors"] == {}
+    store = RunStore.create(tmp_path, "done", "", {})
+    store.write_json(SUMMARY_FILE, RunSummary(run_id=store.dir.name, status="finished").to_dict())
+    store.close()
+    rows = json.loads(CliRunner().invoke(main, ["compare", store.dir.name, "--output-dir", str(tmp_path),
+                                                "--json"]).output)
+    assert [r["run_id"] for r in rows] == [store.dir.name] and rows[0]["summary"]["run_id"] == store.dir.name
