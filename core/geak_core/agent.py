@@ -61,7 +61,7 @@ from geak_core.model import Attempt, Candidate, EvalResult, RunSummary, TaskSumm
 from geak_core.plugins import PluginManager
 from geak_core.progress import CandidateJudged, Echo, Progress
 from geak_core.prompts import PromptRenderer
-from geak_core.recipe import Recipe, dump_toml
+from geak_core.recipe import Recipe, dotted, dump_toml
 from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
 from geak_core.report import format_summary, summarize_run, summarize_task
 from geak_core.scaling import accuracy_by_iteration, best_speedups
@@ -450,7 +450,7 @@ def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:
     except (OSError, tomllib.TOMLDecodeError):
         return []  # a run folder without its recipe: nothing to compare with
     now = tomllib.loads(dump_toml(recipe.data))  # the same round trip as the stored one
-    before, after = _flat(recorded), _flat(now)
+    before, after = dotted(recorded), dotted(now)
     return [f"{key}: {before.get(key, '(unset)')!r} -> {after.get(key, '(unset)')!r}"
             for key in sorted(set(before) | set(after))
             if not _may_change(key) and before.get(key) != after.get(key)]
@@ -458,15 +458,6 @@ def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:
 
 def _may_change(key: str) -> bool:
     return any(key == free or (free.endswith(".") and key.startswith(free)) for free in RESUME_MAY_CHANGE)
-
-
-def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
-    if not isinstance(data, dict):
-        return {prefix: data}
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        out.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
-    return out
 
 
 def run_recipe(

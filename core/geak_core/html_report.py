@@ -27,6 +27,7 @@ from geak_core import __version__
 from geak_core.code_metrics import CodeMetrics, code_metrics
 from geak_core.components import HardwareProfile
 from geak_core.errors import InputError
+from geak_core.recipe import dotted
 from geak_core.rundata import CandidateRow, RunData
 from geak_core.scaling import (
     SPEEDUP_METHODS,
@@ -186,23 +187,12 @@ def match_profiles(devices: set[str], profiles: list[HardwareProfile]) -> dict[s
     return {d: next((p for p in profiles if p.matches(d)), None) for d in devices}
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(_flatten(value, name + "."))
-        else:
-            flat[name] = value
-    return flat
-
-
 _NOT_A_SETTING = ("run.name", "run.output_dir", "llm.source", "llm.base_url")
 
 
 def recipe_differences(runs: list[RunData]) -> list[str]:
     """Dotted recipe keys whose values differ between the runs: the ablation's variables."""
-    flats = [_flatten(r.recipe) for r in runs]
+    flats = [dotted(r.recipe) for r in runs]
     keys = sorted({k for f in flats for k in f})
     return [k for k in keys if k not in _NOT_A_SETTING and len({repr(f.get(k)) for f in flats}) > 1]
 
@@ -531,7 +521,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
         difficulty_chart=breakdown_chart(charts, runs, by_difficulty, "difficulty",
                                          "Execution accuracy by difficulty"),
         ablation=ablation, differences=differences,
-        flat_recipes={r.run_id: _flatten(r.recipe) for r in runs},
+        flat_recipes={r.run_id: dotted(r.recipe) for r in runs},
         kernels=kernels, code_metrics=code_metrics,
         plotly_js=charts.offline.get_plotlyjs(), pygments_css=highlight_css(),
     )

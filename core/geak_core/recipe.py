@@ -156,6 +156,18 @@ _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_.\-\"']+)\s*=")
 
 
+def dotted(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A recipe's (or any nested table's) values by dotted key: ``{"agent.iterations": 3}``."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(dotted(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
 def locate_keys(text: str) -> dict[str, int]:
     """Map dotted keys (and table names) to the 1-based line that defines them."""
     lines: dict[str, int] = {}

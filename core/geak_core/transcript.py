@@ -8,7 +8,7 @@ from typing import Any
 
 from geak_core.errors import InputError
 from geak_core.model import EvalResult
-from geak_core.rundata import CandidateRow, load_run
+from geak_core.rundata import CandidateRow, load_run, verdict_of
 
 
 def entries(run_dir: str | Path, task: str | None = None, candidate: str | None = None) -> list[CandidateRow]:
@@ -41,12 +41,13 @@ def to_dict(row: CandidateRow) -> dict[str, Any]:
 
 
 def verdict_text(result: EvalResult | None) -> str:
+    """The verdict in a line: its kind (``rundata.verdict_of``), the speedup of a correct
+    candidate, else the failed stage and the judge's reason."""
     if result is None:
         return "not judged"
-    if result.correct:
-        speed = f", speedup {result.speedup:.3f}x" if result.speedup is not None else ""
-        return f"correct{speed}"
-    kind = "wrong" if result.call_ok else "failed"
+    kind = verdict_of(result)
+    if kind == "correct":
+        return kind + (f", speedup {result.speedup:.3f}x" if result.speedup is not None else "")
     reason = (result.reason or "").strip()
     return f"{kind} ({result.failed_stage}): {reason}" if reason else f"{kind} ({result.failed_stage})"
 

@@ -81,17 +81,19 @@ class Script:
 POLICY_KEYS = ("max_debug_attempts", "max_perf_debug_attempts")
 
 
-def write_recipe(directory, base_url, *, optimizer="opro", seed=0, proposals=1, **agent):
+def write_recipe(directory, base_url, *, optimizer="opro", seed=0, proposals=1, max_llm_calls=None, **agent):
     agent = {"lineages": 1, **agent}
     policy = {k: agent.pop(k) for k in POLICY_KEYS if k in agent}
     agent_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in agent.items())
     policy_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in policy.items())
     proposals_line = f"proposals = {proposals}" if optimizer else ""
+    budget_line = f"max_llm_calls = {max_llm_calls}" if max_llm_calls is not None else ""
     text = textwrap.dedent(f"""
         [run]
         name = "loop-test"
         output_dir = "{directory / 'runs'}"
         seed = {seed}
+        {budget_line}
 
         [llm]
         backend = "openai"
@@ -177,8 +179,7 @@ def test_a_lineage_stops_after_patience_rounds_without_improvement(tmp_path):
 def test_a_budget_stop_keeps_everything_and_resume_finishes_without_repeating(tmp_path):
     script = Script(generate=[ADD_BROKEN], reflect=[ADD_OK], optimize=[ADD_OK_2])
     with OpenAIServer(script) as server:
-        path = write_recipe(tmp_path, server.base_url, iterations=3)
-        path.write_text(path.read_text().replace('[run]\n', '[run]\nmax_llm_calls = 2\n'))
+        path = write_recipe(tmp_path, server.base_url, iterations=3, max_llm_calls=2)
         plugins = PluginManager()
         summary = run_recipe(load_recipe(path, plugins), plugins, echo=lambda line: None)
         assert summary.status == "budget_exhausted" and "budget of 2" in summary.note
@@ -323,8 +324,7 @@ def test_a_recorded_run_replays_with_the_server_gone_to_identical_candidates(tmp
 def test_resuming_with_a_changed_recipe_is_refused_with_the_change_unless_allowed(tmp_path):
     script = Script(generate=[ADD_BROKEN], reflect=[ADD_OK], optimize=[ADD_OK_2])
     with OpenAIServer(script) as server:
-        path = write_recipe(tmp_path, server.base_url, iterations=3)
-        path.write_text(path.read_text().replace('[run]\n', '[run]\nmax_llm_calls = 1\n'))
+        path = write_recipe(tmp_path, server.base_url, iterations=3, max_llm_calls=1)
         plugins = PluginManager()
         first = run_recipe(load_recipe(path, plugins), plugins, echo=lambda line: None)
         assert first.status == "budget_exhausted"

@@ -20,7 +20,7 @@ class FakeSide:
         self.log.append((self.name, "block", calls, self._peer_paused()))
         kept = [(0, {"out": self.name})] if reservoir or (self.keep and verify_p > 0) else []
         return {"latencies": [self.ms] * calls, "gaps": [0.01] * calls, "own": [1] * calls,
-                "samples": [{}] * calls, "verified": kept, "compute": [], "late": 0}
+                "samples": [{}] * calls, "verified": kept, "compute": []}
 
     def end_case(self):
         return {}
@@ -165,7 +165,6 @@ def test_calls_queued_late_are_not_counted_and_lengthen_the_busy_wait():
         found = real_block(calls, hold_us, verify_p, reservoir)
         if len(holds) == 1:  # the first block: every call but the first late, and slow
             found["late_at"] = list(range(1, calls))
-            found["late"] = calls - 1
             found["latencies"] = [found["latencies"][0]] + [9.0] * (calls - 1)
         return found
 
@@ -248,8 +247,7 @@ def test_a_side_whose_calls_are_all_late_ends_its_loop_and_the_verdict_flags_the
     def always_late(block):
         def late_block(calls, hold_us, verify_p, reservoir):
             frame = block(calls, hold_us, verify_p, reservoir)
-            frame["late"] = calls  # a loaded host: every call queued after its start event
-            frame["late_at"] = list(range(calls))
+            frame["late_at"] = list(range(calls))  # a loaded host: every call queued after its start event
             return frame
         return late_block
 

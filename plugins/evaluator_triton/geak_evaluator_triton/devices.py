@@ -56,7 +56,6 @@ class DeviceGate:
         self._capped = 0
         self.max_capped = max_capped
         self._exclusive = False
-        self._writers_waiting = 0
         self.long_hold_s = LONG_HOLD_S
         self._since: dict[Any, list[float]] = {}  # holder -> when each of its holds began
         self._writer_since: list[float] = []  # when each waiting timing phase began to wait
@@ -77,7 +76,7 @@ class DeviceGate:
                 if self._exclusive or (capped and self.max_capped and self._capped >= self.max_capped):
                     self._cond.wait()
                     continue
-                if self._writers_waiting:
+                if self._writer_since:  # a timing phase waits
                     held = self._held_before_timing()
                     if held < self.long_hold_s:
                         # Timing waits for runs that have not held the device long: keep out.
@@ -111,13 +110,11 @@ class DeviceGate:
     def acquire_exclusive(self) -> float:
         started = time.monotonic()
         with self._cond:
-            self._writers_waiting += 1
             self._writer_since.append(started)
             try:
                 while self._exclusive or self._shared:
                     self._cond.wait()
             finally:
-                self._writers_waiting -= 1
                 self._writer_since.remove(started)
             self._exclusive = True
         self.spare_wait_s = self._take_file()

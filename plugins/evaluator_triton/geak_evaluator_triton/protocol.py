@@ -42,7 +42,7 @@ kind           sent by                    carries / what happens next
                                           ``call_ms``)
 ``block``      candidate, timer           answers ``{"block": {...}}``: the calls'
                                           latencies, gaps, own launches, sampled and kept
-                                          outputs, ``late`` calls; the candidate's guard
+                                          outputs, ``late_at`` calls; the candidate's guard
                                           findings (``violations``, ``compute``)
 ``case_done``  candidate, timer           answers ``{"case_done": True}``: the candidate's
                                           changed inputs (``mutated``)

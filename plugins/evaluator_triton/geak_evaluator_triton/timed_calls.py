@@ -279,6 +279,8 @@ class TimedSide:
             if start.query():
                 late.append(index)
             end.record()
+            if self.own_file:
+                out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
             if self.sample:
                 gathered.append(self._gather(outputs))
             if reservoir:
@@ -286,8 +288,6 @@ class TimedSide:
                     copies = [(index, device_copy(outputs))]
             elif _chance(verify_p):
                 copies.append((index, device_copy(outputs)))
-            if self.own_file:
-                out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
             if self.keep_last:
                 self.last = outputs
         last.record()
@@ -307,7 +307,6 @@ class TimedSide:
             out["deferred"] = len(kept)
         else:
             out["verified"] = kept
-        out["late"] = len(late)
         out["late_at"] = late
         out["device_ms"] = first.elapsed_time(last)
         out["wall_ms"] = (time.perf_counter() - began) * 1e3

@@ -94,10 +94,10 @@ class Tally:
     verified: list[tuple[int, Any]] = field(default_factory=list)  # (call number, outputs)
     deferred: int = 0  # whole copies the side kept to send after the session
     received: int = 0  # of those, how many reached the judge
-    late: int = 0  # calls queued after the device had passed their start events
-    late_latencies: list[float] = field(default_factory=list)  # theirs: not counted (see time_case)
-    late_kept: int = 0  # of those, how many are among the latencies kept
-    calls: int = 0  # timed calls, late or not
+    # calls queued after the device had passed their start events: their latencies, not
+    # counted (see time_case), and how many of them were counted after all (keep_late)
+    late_latencies: list[float] = field(default_factory=list)
+    late_kept: int = 0
     extra: list[dict[str, Any]] = field(default_factory=list)  # a block's further findings
     round_trip_s: float = 0.0  # the judge's seconds asking for blocks and waiting for them
     child_s: float = 0.0  # the child's seconds running them (the rest: transport, pausing)
@@ -108,20 +108,28 @@ class Tally:
         late_at = set(block.get("late_at", []))
         self.latencies += [ms for index, ms in enumerate(latencies) if index not in late_at]
         self.late_latencies += [ms for index, ms in enumerate(latencies) if index in late_at]
-        self.calls += len(latencies)
         self.gaps += block.get("gaps", [])
         self.own += block.get("own", [])
         self.samples += block.get("samples", [])
         self.verified += block.get("verified", [])  # numbered by the side, within the case
         self.deferred += int(block.get("deferred", 0))
-        self.late += int(block.get("late", 0))
         self.child_s += float(block.get("wall_ms", 0.0)) / 1e3
         self.device_s += float(block.get("device_ms", 0.0)) / 1e3
         rest = {k: v for k, v in block.items()
-                if k not in ("latencies", "gaps", "own", "samples", "verified", "late", "late_at", "kind",
-                             "wall_ms", "device_ms", "deferred")}
+                if k not in ("latencies", "gaps", "own", "samples", "verified", "late_at", "kind", "wall_ms",
+                             "device_ms", "deferred")}
         if rest:
             self.extra.append(rest)
+
+    @property
+    def calls(self) -> int:
+        """Timed calls, late or not."""
+        return len(self.latencies) + len(self.late_latencies)
+
+    @property
+    def late(self) -> int:
+        """Calls queued late, counted or not."""
+        return len(self.late_latencies) + self.late_kept
 
     def interval(self) -> float:
         return median_interval(sorted(self.latencies))
@@ -178,7 +186,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             tallies[name].add(blocks[name])
             held_s += (calls + 1) * hold_us / 1e6  # with the block's lead-in
         too_late = max(1, calls // LATE_SHARE)
-        if (any(int(b.get("late", 0)) > too_late for b in blocks.values()) and hold_us < MAX_HOLD_US
+        if (any(len(b.get("late_at", ())) > too_late for b in blocks.values()) and hold_us < MAX_HOLD_US
                 and late < MAX_LENGTHENINGS):
             # The host queued calls after the device had reached their start events: the
             # busy-wait is too short for this host now (another process's start-up, say).
