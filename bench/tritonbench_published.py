@@ -29,8 +29,9 @@ every line of the file.
 A folder holding results of other records (by content) or of the other
 protocol is refused; the folder may be copied elsewhere and resumed there.
 
-Records are scheduled as ``geak-core eval`` schedules them (``judge_jobs``, under
-``evaluate_many``: a task's first record before its others while other tasks have work).
+Records are scheduled as ``geak-core eval`` schedules them (``evaluate_many``: the
+references computed ahead, a task's first record before its others while other tasks
+have work).
 ``--limit-s N``: no record starts after N seconds; the records already running
 finish (each bounded by ``--timeout`` per child process).
 
@@ -183,7 +184,6 @@ def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:
     """Judge every record not yet in the session's results, in file order."""
     from geak_core.cli_eval import build_evaluator, entries_from_jsonl
     from geak_core.components import EvalJob
-    from geak_evaluator_triton.evaluator import judge_jobs
 
     started = time.monotonic()
     entries = entries_from_jsonl(args.records, suite)
@@ -199,14 +199,13 @@ def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:
         "mode": args.mode, "timeout_s": args.timeout, "reference_timeout_s": args.timeout,
         "workers": args.workers or None, "candidates_per_gpu": args.candidates_per_gpu or None,
     })
-    parallel = max(1, int(getattr(evaluator, "max_parallel", 1)))
     deadline = started + args.limit_s if args.limit_s > 0 else math.inf
     jobs = [EvalJob(e.task, e.candidate) for e in queue]
     left = {id(job) for job in jobs}
     try:
-        # The scheduling of `geak-core eval` (evaluate_many's), with a start deadline.
-        for job, result in judge_jobs(evaluator.evaluate, jobs, parallel,
-                                      may_start=lambda: time.monotonic() < deadline):
+        # `geak-core eval`'s path (evaluate_many: prefetched references, its scheduling),
+        # with a start deadline.
+        for job, result in evaluator.evaluate_many(jobs, may_start=lambda: time.monotonic() < deadline):
             left.discard(id(job))
             session.record(job.task, result)
     finally:

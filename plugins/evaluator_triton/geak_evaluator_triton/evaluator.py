@@ -27,7 +27,7 @@ import secrets
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -71,24 +71,34 @@ def cast_like(oracle: Any, outputs: Any) -> Any:
     return oracle
 
 
-def next_job(waiting: list[EvalJob], finished: set[str], running: dict[str, int]) -> int:
+def next_job(waiting: list[EvalJob], finished: set[str], running: dict[str, int],
+             ready: Callable[[EvalJob], bool] | None = None, look_ahead: int = 0) -> int:
     """The index in ``waiting`` of the job to start next: the first whose task has a finished
     job (its reference is known) or none in flight; when every waiting job's task has a
-    first job still in flight, the first job (a slot would idle otherwise)."""
-    for index, job in enumerate(waiting):
-        key = job.task.key
-        if key in finished or not running.get(key):
-            return index
-    return 0
+    first job still in flight, the first job (a slot would idle otherwise). With ``ready``
+    (is this job's reference decided already, say by a prefetch), among the first
+    ``look_ahead`` jobs (0: all) one that is ready goes before one whose task is new: a
+    job waiting for a slow reference would hold its slot meanwhile."""
+    free = [index for index, job in enumerate(waiting)
+            if job.task.key in finished or not running.get(job.task.key)]
+    if not free:
+        return 0
+    if ready is not None:
+        for index in free[:look_ahead or None]:
+            job = waiting[index]
+            if job.task.key in finished or ready(job):
+                return index
+    return free[0]
 
 
-def judge_jobs(evaluate: Any, jobs: Iterable[EvalJob], parallel: int,
-               may_start: Any = None) -> Iterator[tuple[EvalJob, EvalResult]]:
+def judge_jobs(evaluate: Any, jobs: Iterable[EvalJob], parallel: int, may_start: Any = None,
+               ready: Callable[[EvalJob], bool] | None = None) -> Iterator[tuple[EvalJob, EvalResult]]:
     """``evaluate(task, candidate)`` over ``jobs``, ``parallel`` at once, yielding each
-    (job, result) as it finishes; jobs start in the order :func:`next_job` picks. With
-    ``may_start`` (no arguments), no job starts once it answers False: the jobs in flight
-    finish and are yielded, the rest are not judged. ``TritonEvaluator.evaluate_many`` and
-    ``bench/tritonbench_published.py`` (its ``--limit-s``) schedule through this."""
+    (job, result) as it finishes; jobs start in the order :func:`next_job` picks (``ready``:
+    see there). With ``may_start`` (no arguments), no job starts once it answers False: the
+    jobs in flight finish and are yielded, the rest are not judged.
+    ``TritonEvaluator.evaluate_many`` and ``bench/tritonbench_published.py`` (its
+    ``--limit-s``) schedule through this."""
     waiting = list(jobs)
     if not waiting:
         return
@@ -99,7 +109,7 @@ def judge_jobs(evaluate: Any, jobs: Iterable[EvalJob], parallel: int,
         pending: dict[Any, EvalJob] = {}
         while waiting or pending:
             while waiting and len(pending) < parallel and (may_start is None or may_start()):
-                job = waiting.pop(next_job(waiting, finished, running))
+                job = waiting.pop(next_job(waiting, finished, running, ready, 4 * parallel))
                 running[job.task.key] = running.get(job.task.key, 0) + 1
                 pending[pool.submit(evaluate, job.task, job.candidate)] = job
             if not pending:
@@ -391,14 +401,72 @@ class TritonEvaluator:
             items = list(self._judging.values())
         return sorted(((t, c, now - since) for t, c, since in items), key=lambda item: -item[2])
 
-    def evaluate_many(self, jobs: Iterable[EvalJob]) -> Iterator[tuple[EvalJob, EvalResult]]:
-        """Judge ``jobs`` in parallel (``max_parallel`` at once), yielding as each finishes.
+    def evaluate_many(self, jobs: Iterable[EvalJob],
+                      may_start: Callable[[], bool] | None = None) -> Iterator[tuple[EvalJob, EvalResult]]:
+        """Judge ``jobs`` in parallel (``max_parallel`` at once), yielding as each finishes
+        (``may_start``: see :func:`judge_jobs`).
 
         Jobs start in the order given, except that a task none of whose jobs has finished
         (its reference may still be running, or stuck) has one job at a time in flight while
         other tasks' jobs wait: a slow reference holds up its own task's candidates, not
-        every slot (``next_job``)."""
-        yield from judge_jobs(self.evaluate, jobs, self.max_parallel)
+        every slot (``next_job``). On a GPU the tasks' references are computed ahead of
+        their candidates (``reference_prefetch`` at once, in the jobs' order), and a job
+        whose reference is decided goes before one whose reference still runs."""
+        jobs = list(jobs)
+        stop = threading.Event()
+        prefetching = self._prefetch_count() > 0 and len({job.task.key for job in jobs}) > 1
+        if prefetching:
+            threading.Thread(target=self.prefetch, args=([job.task for job in jobs], stop),
+                             name="geak-prefetch", daemon=True).start()
+        try:
+            yield from judge_jobs(self.evaluate, jobs, self.max_parallel, may_start,
+                                  ready=self._reference_known if prefetching else None)
+        finally:
+            stop.set()
+
+    def _prefetch_count(self) -> int:
+        choice = self.options.reference_prefetch
+        try:
+            runtime = self.runtime()
+        except JudgeError:
+            return 0
+        if choice >= 0:
+            return choice
+        return max(1, len(runtime.slots) // 2) if runtime.mode == "gpu" else 0
+
+    def _reference_known(self, job: EvalJob) -> bool:
+        try:
+            return self.references.known(job.task, self.runtime())
+        except Exception:
+            return False
+
+    def prefetch(self, tasks: Iterable[Task], stop: threading.Event | None = None) -> int:
+        """Compute the references of ``tasks`` (in order, each once) ahead of their candidates,
+        ``reference_prefetch`` at once, spread over the devices; returns how many it started.
+        A candidate of a task whose reference is still being computed shares that run. Each
+        reference holds the device as it always does (shared, per run) and keeps to its
+        budget; ``stop`` ends the walk (the runs started go on)."""
+        runtime = self.runtime()
+        limit = max(1, self._prefetch_count())
+        timing = self.options.prepare_timing == "up_front"
+        started: list[PendingReference] = []
+        seen: set[str] = set()
+        for task in tasks:
+            if task.key in seen:
+                continue
+            seen.add(task.key)
+            while not (stop is not None and stop.is_set()):
+                started = [p for p in started if not p.done]
+                if len(started) < limit:
+                    break
+                started[0].wait_finished(0.5)
+            if stop is not None and stop.is_set():
+                break
+            slot = runtime.slots[len(seen) % len(runtime.slots)]
+            pending = self.references.begin(task, runtime, slot, timing=timing)
+            if pending is not None and not pending.done:
+                started.append(pending)
+        return len(seen)
 
     def close(self) -> None:
         self.references.clear()

@@ -11,7 +11,14 @@ class TritonEvaluatorOptions:
 
     mode: str = field(default="auto", metadata={"choices": ["auto", "interpreter", "gpu"]})
     timeout_s: float = 600.0  # wall clock per candidate child at most (correctness, then timing)
-    reference_timeout_s: float = 900.0  # wall clock per reference child
+    # Wall clock per reference child: a reference no judge has run before gets this; one an
+    # earlier judge ran gets budget_scale times its own seconds then, at least budget_floor_s,
+    # at most this (references that compile for minutes, or never finish, end here).
+    reference_timeout_s: float = 300.0
+    # References computed ahead of their candidates in evaluate_many (a benchmark, an agent's
+    # batch), this many at once: -1 is half the judge's slots on GPUs, none under the
+    # interpreter; 0 none.
+    reference_prefetch: int = -1
     # A candidate's budget, once its task's reference has run: budget_scale times the
     # reference child's own seconds (its start and runs), at least budget_floor_s (compiling
     # and autotuning), plus a second a timed case, at most timeout_s. 0: timeout_s flat.
@@ -113,6 +120,8 @@ class TritonEvaluatorOptions:
             problems.append(f"speedup_method must be sum, geomean or mean_ratio, not {self.speedup_method!r}")
         if self.budget_scale < 0 or self.budget_floor_s < 0:
             problems.append("budget_scale and budget_floor_s must be >= 0")
+        if self.reference_prefetch < -1:
+            problems.append("reference_prefetch must be -1 (auto), 0 (off) or a count")
         if self.timeout_s <= 0 or self.reference_timeout_s <= 0:
             problems.append("timeouts must be positive")
         if self.workers < 0:

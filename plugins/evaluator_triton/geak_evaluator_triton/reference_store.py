@@ -26,7 +26,13 @@ from geak_evaluator_triton.children import Children, task_payload
 from geak_evaluator_triton.comparison import JudgeError, tail
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.protocol import GO, FrameHandler, where
-from geak_evaluator_triton.references import DiskCache, ReferenceRun, candidate_budget, nbytes_of
+from geak_evaluator_triton.references import (
+    DiskCache,
+    ReferenceRun,
+    ReferenceTimes,
+    candidate_budget,
+    nbytes_of,
+)
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
 
 
@@ -83,6 +89,11 @@ class PendingReference:
             self._cond.wait_for(lambda: index in outputs or self.done or self.redone)
             return index in outputs and not self.redone
 
+    def wait_finished(self, timeout_s: float) -> bool:
+        """Until the reference ended (True) or ``timeout_s`` passed (False)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.done, timeout_s)
+
     def wait_done(self) -> ReferenceRun:
         """The finished run; raises what the reference raised (a JudgeError when it failed)."""
         with self._cond:
@@ -102,8 +113,15 @@ class ReferenceStore:
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, ReferenceRun] = OrderedDict()
         self._key_locks: dict[str, threading.Lock] = {}
+        # References being computed by begin() (a verdict's or prefetch()'s): a later verdict
+        # of the task shares the run instead of waiting for it blind.
+        self._pending: dict[str, PendingReference] = {}
+        # References that failed in this judge: every later candidate of the task gets the
+        # same judge error at once instead of another run of up to reference_timeout_s.
+        self._failed: dict[str, JudgeError] = {}
         root = self.options.reference_cache_dir
         self._disk = DiskCache(root) if root else None
+        self.times = ReferenceTimes(children.cache_dir("reference-times"))
 
     def seeds_for(self, task: Task) -> list[int]:
         fixed = list(self.options.seeds) if self.options.seeds else list(task.seeds)
@@ -129,11 +147,19 @@ class ReferenceStore:
         as usual). The caller reads the case table and the outputs as they come."""
         key = self.key(task, runtime)
         with self._lock:
+            shared = self._pending.get(key)
+            if shared is not None:
+                return shared  # being computed (prefetched, or for another verdict): share it
+            failed = self._failed.get(key)
+            if failed is not None:
+                done = PendingReference()
+                done.finish(error=failed)
+                return done
             kept = key in self._runs
             busy = self._key_locks.get(key)
-        if kept or (busy is not None and busy.locked()):
-            return None
-        pending = PendingReference()
+            if kept or (busy is not None and busy.locked()):
+                return None
+            pending = self._pending[key] = PendingReference()
 
         def compute() -> None:
             try:
@@ -142,9 +168,19 @@ class ReferenceStore:
                 pending.finish(error=exc)
             else:
                 pending.finish(run)
+            finally:
+                with self._lock:
+                    if self._pending.get(key) is pending:
+                        del self._pending[key]
 
         threading.Thread(target=compute, name="geak-reference", daemon=True).start()
         return pending
+
+    def known(self, task: Task, runtime: Runtime) -> bool:
+        """The reference of ``task`` is decided here: kept, or failed."""
+        key = self.key(task, runtime)
+        with self._lock:
+            return key in self._runs or key in self._failed
 
     def get(self, task: Task, runtime: Runtime, slot: Slot, phases: dict[str, float] | None = None,
             timing: bool = True, live: PendingReference | None = None) -> ReferenceRun:
@@ -161,8 +197,17 @@ class ReferenceStore:
                 run = self._runs.get(key)
                 if run is not None:
                     self._runs.move_to_end(key)
+                failed = self._failed.get(key)
+            if failed is not None:
+                raise failed
             if run is None:
-                run = self._compute(task, runtime, slot, key, timing, live)
+                try:
+                    run = self._compute(task, runtime, slot, key, timing, live)
+                except JudgeError as exc:
+                    with self._lock:
+                        self._failed[key] = exc
+                    raise
+                self.times.store(key, run.own_s)
                 if phases is not None:
                     phases.update({f"reference.{k}": round(v, 3) for k, v in run.phases.items()})
                 with self._lock:
@@ -198,6 +243,17 @@ class ReferenceStore:
         if phases is not None:
             phases["reference.timing"] = round(time.monotonic() - began, 3)
 
+    def budget(self, key: str) -> float:
+        """A reference child's wall-clock budget: ``reference_timeout_s`` for a reference
+        never run here before; for one an earlier judge ran (``ReferenceTimes``), scaled from
+        its own seconds as a candidate's budget is (``budget_scale``, at least
+        ``budget_floor_s``), at most ``reference_timeout_s``."""
+        own = self.times.own_s(key)
+        ceiling = self.options.reference_timeout_s
+        if own <= 0 or self.options.budget_scale <= 0:
+            return ceiling
+        return min(ceiling, max(self.options.budget_floor_s, self.options.budget_scale * own))
+
     def _key_lock(self, key: str) -> threading.Lock:
         """One lock per reference key: the candidates of one task wait for one reference run."""
         with self._lock:
@@ -206,6 +262,7 @@ class ReferenceStore:
     def clear(self) -> None:
         with self._lock:
             self._runs.clear()
+            self._failed.clear()
 
     def _evict(self) -> None:
         limit = self.options.reference_cache_mb * 1024 * 1024
@@ -228,7 +285,7 @@ class ReferenceStore:
                 cached = {}
             else:  # the timing seed is secret and never on disk: its runs are always computed
                 run = self.run(task, runtime, slot, missing if cached else seeds, all_seeds=seeds,
-                               timing_seed=timing_seed, live=live)
+                               timing_seed=timing_seed, live=live, timeout_s=self.budget(key))
         except JudgeError as exc:
             # A reference that fails only under the judge's extra seeds is judged on the
             # task's own first seed alone, with a flag (published harnesses often hold

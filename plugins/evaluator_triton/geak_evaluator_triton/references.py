@@ -8,8 +8,10 @@ untrusted code, or point it somewhere candidates' processes cannot reach.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,6 +166,32 @@ class DiskCache:
             runs = [[s, c, v] for (s, c, sd), v in run.outputs.items() if sd == seed and s != "timing"]
             noise = [[s, c, v] for (s, c, sd), v in run.noise.items() if sd == seed]
             atomic_write(path, tensorio.dumps({"meta": meta, "runs": runs, "noise": noise}))
+
+
+class ReferenceTimes:
+    """How long each reference's child took the last time a judge ran it (its own seconds,
+    waits for the device left out), one small file per reference key under ``root``: a
+    later judge gives that reference a budget scaled from it instead of the flat
+    ``reference_timeout_s`` (``ReferenceStore.budget``)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def own_s(self, key: str) -> float:
+        try:
+            with open(os.path.join(self.root, f"{key}.json"), encoding="utf-8") as handle:
+                return max(0.0, float(json.load(handle)["own_s"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return 0.0
+
+    def store(self, key: str, own_s: float) -> None:
+        if own_s <= 0:
+            return
+        try:
+            atomic_write(os.path.join(self.root, f"{key}.json"),
+                         json.dumps({"own_s": round(own_s, 3), "at": time.time()}).encode())
+        except OSError:
+            pass  # a budget not remembered: the next judge uses the flat one
 
 
 def atomic_write(path: str, data: bytes) -> None:

@@ -1,0 +1,166 @@
+"""References in a batch: computed ahead of their candidates, shared while they run, a failure
+kept for the task's other candidates, and a budget remembered from an earlier judge."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+from judge_support import judge_options
+
+
+@pytest.fixture()
+def store(tmp_path):
+    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.devices import DeviceGate, Runtime, Slot
+    from geak_evaluator_triton.reference_store import ReferenceStore
+
+    options = judge_options(triton_cache_dir=str(tmp_path / "cache"))
+    store = ReferenceStore(Children(options), [11], 99)
+    slot = Slot(0, {}, "CPU 1", DeviceGate())
+    runtime = Runtime(mode="interpreter", case_set="small", device_name="cpu", vendor=None, slots=[slot])
+    return SimpleNamespace(store=store, runtime=runtime, slot=slot, options=options)
+
+
+def _run(own_s: float = 0.5):
+    from geak_evaluator_triton.references import ReferenceRun
+
+    return ReferenceRun(cases=[], skipped=[], stage2_skipped=[], custom_compare=False, seeds=[], outputs={},
+                        own_s=own_s)
+
+
+def test_a_failed_reference_is_run_once_and_every_later_candidate_gets_its_error(store, mini_tasks):
+    from geak_evaluator_triton.comparison import JudgeError
+
+    calls: list[float] = []
+
+    def failing(*args, **kwargs):
+        calls.append(kwargs.get("timeout_s"))
+        raise JudgeError("the reference of mini/add did not finish: timed out after 300 s")
+
+    store.store.run = failing
+    task = mini_tasks["add"]
+    for _ in range(3):
+        with pytest.raises(JudgeError, match="timed out after 300 s"):
+            store.store.get(task, store.runtime, store.slot)
+    pending = store.store.begin(task, store.runtime, store.slot)  # a verdict that overlaps
+    assert pending is not None and pending.done
+    with pytest.raises(JudgeError, match="timed out after 300 s"):
+        pending.wait_done()
+    assert len(calls) == 1
+    assert store.store.known(task, store.runtime)
+    store.store.clear()  # a new session of the same judge tries again
+    assert not store.store.known(task, store.runtime)
+
+
+def test_a_reference_being_computed_is_shared_by_the_next_verdict_of_its_task(store, mini_tasks):
+    release = threading.Event()
+    calls: list[str] = []
+
+    def slow(task, *args, **kwargs):
+        calls.append(task.id)
+        release.wait(10)
+        return _run()
+
+    store.store.run = slow
+    task = mini_tasks["add"]
+    first = store.store.begin(task, store.runtime, store.slot, timing=False)
+    second = store.store.begin(task, store.runtime, store.slot, timing=False)
+    assert first is not None and second is first  # one run, two waiters
+    assert not store.store.known(task, store.runtime)
+    release.set()
+    assert first.wait_finished(10)
+    assert first.wait_done() is second.wait_done()
+    assert calls == ["add"]
+    assert store.store.known(task, store.runtime)
+    assert store.store.begin(task, store.runtime, store.slot) is None  # kept: nothing to compute
+
+
+def test_a_reference_run_before_gets_a_budget_scaled_from_its_own_seconds(store, mini_tasks):
+    timeouts: list[float] = []
+
+    def recording(*args, **kwargs):
+        timeouts.append(kwargs.get("timeout_s"))
+        return _run(own_s=2.5)
+
+    store.store.run = recording
+    task = mini_tasks["add"]
+    key = store.store.key(task, store.runtime)
+    assert store.store.budget(key) == store.options.reference_timeout_s == 300.0  # never run here
+    store.store.get(task, store.runtime, store.slot)
+    assert timeouts == [300.0]
+    # A later judge (same caches) knows its 2.5 s: 20 x 2.5 = 50 s, at least the 120 s floor.
+    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.reference_store import ReferenceStore
+
+    later = ReferenceStore(Children(store.options), [12], 98)
+    later.run = recording
+    assert later.budget(key) == 120.0
+    later.get(task, store.runtime, store.slot)
+    assert timeouts == [300.0, 120.0]
+    later.times.store(key, 60.0)  # a slow one: 20 x 60 s, at most reference_timeout_s
+    assert later.budget(key) == 300.0
+
+
+def test_prefetch_starts_each_task_once_in_order_and_never_more_than_its_limit_at_once():
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from geak_evaluator_triton.reference_store import PendingReference
+
+    evaluator = TritonEvaluator(judge_options(reference_prefetch=2))
+    started: list[str] = []
+    live: list[PendingReference] = []
+    peak = [0]
+
+    def begin(task, runtime, slot, timing=True):
+        pending = PendingReference()
+        started.append(task.key)
+        live.append(pending)
+        running = sum(1 for p in live if not p.done)
+        peak[0] = max(peak[0], running)
+
+        def finish():
+            time.sleep(0.05)
+            pending.finish(_run())
+
+        threading.Thread(target=finish, daemon=True).start()
+        return pending
+
+    evaluator.references.begin = begin
+    tasks = [SimpleNamespace(key=k) for k in ["a", "b", "a", "c", "d", "b", "e"]]
+    try:
+        assert evaluator.prefetch(tasks) == 5
+    finally:
+        evaluator.close()
+    assert started == ["a", "b", "c", "d", "e"]
+    assert peak[0] == 2
+
+
+def test_prefetch_is_off_under_the_interpreter_by_default_and_on_for_gpus():
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    evaluator = TritonEvaluator(judge_options())
+    try:
+        assert evaluator._prefetch_count() == 0  # interpreter: the CPU slots have no core to spare
+        evaluator.runtime().mode = "gpu"  # as a GPU judge with two slots would count
+        assert evaluator._prefetch_count() == 1
+    finally:
+        evaluator.close()
+
+
+def test_a_job_whose_reference_is_decided_goes_before_one_whose_reference_still_runs():
+    from geak_core.components import EvalJob
+    from geak_evaluator_triton.evaluator import next_job
+
+    def job(task):
+        return EvalJob(SimpleNamespace(key=task), SimpleNamespace(id=task))
+
+    waiting = [job("compiling"), job("quick"), job("other")]
+    decided = {"quick"}
+    assert next_job(waiting, set(), {}, lambda j: j.task.key in decided, 8) == 1
+    # beyond the look-ahead, or with nothing decided: the first free job as before
+    assert next_job(waiting, set(), {}, lambda j: j.task.key in decided, 1) == 0
+    assert next_job(waiting, set(), {}, lambda j: False, 8) == 0
+    # a task with a job in flight and none finished still waits
+    assert next_job(waiting, set(), {"compiling": 1}, lambda j: False, 8) == 1
