@@ -128,13 +128,32 @@ def test_prefetch_starts_each_task_once_in_order_and_never_more_than_its_limit_a
         return pending
 
     evaluator.references.begin = begin
+    costs = {"a": 2.0, "b": 2.0, "c": 300.0, "d": 2.0, "e": 40.0}  # c timed out last time
+    evaluator.references.expected_cost = lambda task, runtime: costs[task.key]
     tasks = [SimpleNamespace(key=k) for k in ["a", "b", "a", "c", "d", "b", "e"]]
     try:
         assert evaluator.prefetch(tasks) == 5
     finally:
         evaluator.close()
-    assert started == ["a", "b", "c", "d", "e"]
+    assert started == ["c", "e", "a", "b", "d"]  # the costliest first, then the jobs' order
     assert peak[0] == 2
+
+
+def test_a_references_expected_cost_is_its_last_time_else_its_compile_work(store, mini_tasks, tmp_path):
+    from geak_evaluator_triton.references import compile_work
+
+    heavy = tmp_path / "heavy.py"
+    heavy.write_text("import triton\n@triton.autotune(configs=[triton.Config({}, num_warps=1),\n"
+                     "    triton.Config({}, num_warps=2)], key=[])\n@triton.jit\ndef k(): pass\n"
+                     "@jit\ndef j(): pass\n")
+    assert compile_work(str(heavy)) == 4 and compile_work(str(tmp_path / "missing.py")) == 0
+    task = mini_tasks["add"]
+    key = store.store.key(task, store.runtime)
+    guess = store.store.expected_cost(task, store.runtime)
+    assert guess == 2.0 * compile_work(task.to_dict()["reference"]) > 0
+    store.store.times.store(key, 311.0, failed=True)  # it ran out of its budget last time
+    assert store.store.expected_cost(task, store.runtime) == 311.0
+    assert store.store.budget(key) == 300.0  # a failed run gives no scaled budget
 
 
 def test_prefetch_is_off_under_the_interpreter_by_default_and_on_for_gpus():

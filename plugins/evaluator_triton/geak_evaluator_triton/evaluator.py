@@ -441,19 +441,24 @@ class TritonEvaluator:
             return False
 
     def prefetch(self, tasks: Iterable[Task], stop: threading.Event | None = None) -> int:
-        """Compute the references of ``tasks`` (in order, each once) ahead of their candidates,
-        ``reference_prefetch`` at once, spread over the devices; returns how many it started.
-        A candidate of a task whose reference is still being computed shares that run. Each
-        reference holds the device as it always does (shared, per run) and keeps to its
-        budget; ``stop`` ends the walk (the runs started go on)."""
+        """Compute the references of ``tasks`` (each once) ahead of their candidates,
+        ``reference_prefetch`` at once, spread over the devices, the costliest first (as
+        ``ReferenceStore.expected_cost`` guesses: a reference that compiles for minutes, or
+        never finishes, starts at once instead of at its candidate's turn); returns how many
+        it started. A candidate of a task whose reference is still being computed shares
+        that run. Each reference holds the device as it always does (shared, per run) and
+        keeps to its budget; ``stop`` ends the walk (the runs started go on)."""
         runtime = self.runtime()
         limit = max(1, self._prefetch_count())
         timing = self.options.prepare_timing == "up_front"
         started: list[PendingReference] = []
-        seen: set[str] = set()
+        unique: dict[str, Task] = {}
         for task in tasks:
-            if task.key in seen:
-                continue
+            unique.setdefault(task.key, task)
+        costs = {key: self.references.expected_cost(task, runtime) for key, task in unique.items()}
+        order = sorted(unique.values(), key=lambda t: -costs[t.key])  # stable: job order on ties
+        seen: set[str] = set()
+        for task in order:
             seen.add(task.key)
             while not (stop is not None and stop.is_set()):
                 started = [p for p in started if not p.done]

@@ -31,6 +31,7 @@ from geak_evaluator_triton.references import (
     ReferenceRun,
     ReferenceTimes,
     candidate_budget,
+    compile_work,
     nbytes_of,
 )
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
@@ -176,6 +177,13 @@ class ReferenceStore:
         threading.Thread(target=compute, name="geak-reference", daemon=True).start()
         return pending
 
+    def expected_cost(self, task: Task, runtime: Runtime) -> float:
+        """Roughly how long the reference of ``task`` will take, for ordering only: its seconds
+        last time when an earlier judge ran it (a failed run's too), else two seconds per
+        kernel and autotuner config in its file (``compile_work``)."""
+        known = self.times.cost_s(self.key(task, runtime))
+        return known if known > 0 else 2.0 * compile_work(task_payload(task).get("reference"))
+
     def known(self, task: Task, runtime: Runtime) -> bool:
         """The reference of ``task`` is decided here: kept, or failed."""
         key = self.key(task, runtime)
@@ -201,11 +209,13 @@ class ReferenceStore:
             if failed is not None:
                 raise failed
             if run is None:
+                began = time.monotonic()
                 try:
                     run = self._compute(task, runtime, slot, key, timing, live)
                 except JudgeError as exc:
                     with self._lock:
                         self._failed[key] = exc
+                    self.times.store(key, time.monotonic() - began, failed=True)
                     raise
                 self.times.store(key, run.own_s)
                 if phases is not None:

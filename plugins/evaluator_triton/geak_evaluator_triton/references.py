@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -177,21 +178,53 @@ class ReferenceTimes:
     def __init__(self, root: str) -> None:
         self.root = root
 
-    def own_s(self, key: str) -> float:
+    def _read(self, key: str) -> dict[str, Any]:
         try:
             with open(os.path.join(self.root, f"{key}.json"), encoding="utf-8") as handle:
-                return max(0.0, float(json.load(handle)["own_s"]))
-        except (OSError, ValueError, KeyError, TypeError):
+                data = json.load(handle)
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def own_s(self, key: str) -> float:
+        """The reference's own seconds when it last finished (0: unknown, or it failed)."""
+        data = self._read(key)
+        try:
+            return 0.0 if data.get("failed") else max(0.0, float(data["own_s"]))
+        except (KeyError, TypeError, ValueError):
             return 0.0
 
-    def store(self, key: str, own_s: float) -> None:
+    def cost_s(self, key: str) -> float:
+        """Seconds the reference took last time, a failed one's included (0: unknown): what
+        ``TritonEvaluator.prefetch`` orders by."""
+        try:
+            return max(0.0, float(self._read(key)["own_s"]))
+        except (KeyError, TypeError, ValueError):
+            return 0.0
+
+    def store(self, key: str, own_s: float, failed: bool = False) -> None:
+        """Remember a run: ``own_s`` its own seconds; ``failed``: it ended in a judge error
+        (then ``own_s`` is how long it ran: ordered first next time, its budget the flat one)."""
         if own_s <= 0:
             return
         try:
             atomic_write(os.path.join(self.root, f"{key}.json"),
-                         json.dumps({"own_s": round(own_s, 3), "at": time.time()}).encode())
+                         json.dumps({"own_s": round(own_s, 3), "failed": failed, "at": time.time()}).encode())
         except OSError:
             pass  # a budget not remembered: the next judge uses the flat one
+
+
+def compile_work(path: str | None) -> int:
+    """How much a reference file has to compile, roughly, before anything is known of it:
+    its ``@triton.jit`` kernels plus its autotuner configs (each config is another compile)."""
+    if not path:
+        return 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return 0
+    return len(re.findall(r"@\s*(?:triton\.)?jit\b", text)) + len(re.findall(r"\bConfig\(", text))
 
 
 def atomic_write(path: str, data: bytes) -> None:
