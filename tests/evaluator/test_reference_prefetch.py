@@ -183,3 +183,40 @@ def test_a_job_whose_reference_is_decided_goes_before_one_whose_reference_still_
     assert next_job(waiting, set(), {}, lambda j: False, 8) == 0
     # a task with a job in flight and none finished still waits
     assert next_job(waiting, set(), {"compiling": 1}, lambda j: False, 8) == 1
+
+
+def test_a_reference_that_ran_out_of_its_budget_is_not_run_again_with_no_more_time(store, mini_tasks):
+    import dataclasses
+
+    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.comparison import JudgeError
+    from geak_evaluator_triton.reference_store import ReferenceStore
+
+    calls: list[float] = []
+
+    def never_finishes(*args, **kwargs):
+        calls.append(kwargs.get("timeout_s"))
+        failure = JudgeError("the reference of mini/add did not finish: timed out after 300 s")
+        failure.timed_out_s = kwargs.get("timeout_s")
+        raise failure
+
+    task = mini_tasks["add"]
+    store.store.run = never_finishes
+    with pytest.raises(JudgeError, match="timed out after 300 s"):
+        store.store.get(task, store.runtime, store.slot)
+    assert calls == [300.0]
+    # The next judge on this machine (same caches): its candidates get the error at once.
+    later = ReferenceStore(Children(store.options), [12], 98)
+    later.run = never_finishes
+    key = later.key(task, store.runtime)
+    with pytest.raises(JudgeError, match=r"did not finish in 300 s when a judge ran it on .* to try again") as caught:
+        later.get(task, store.runtime, store.slot)
+    assert later.times.path(key) in str(caught.value)
+    assert calls == [300.0]
+    assert later.expected_cost(task, store.runtime) > 0  # still ordered first by a prefetch
+    # With more time it is tried again, and a finished run clears the record.
+    roomier = ReferenceStore(Children(dataclasses.replace(store.options, reference_timeout_s=600.0)), [13], 97)
+    roomier.run = lambda *args, **kwargs: calls.append(kwargs.get("timeout_s")) or _run(own_s=1.0)
+    roomier.get(task, store.runtime, store.slot)
+    assert calls == [300.0, 600.0]
+    assert roomier.times.timed_out(key) is None and roomier.budget(key) == 120.0

@@ -210,12 +210,22 @@ class ReferenceStore:
                 raise failed
             if run is None:
                 began = time.monotonic()
+                earlier = self.times.timed_out(key)
+                if earlier is not None and earlier["budget_s"] < self.budget(key):
+                    earlier = None  # more time now: try again
                 try:
+                    if earlier is not None:
+                        raise JudgeError(
+                            f"the reference of {task.key} did not finish in {earlier['budget_s']:.0f} s when a "
+                            f"judge ran it on {earlier['when']}, and is not run again with no more time: raise "
+                            f"reference_timeout_s, or remove {self.times.path(key)}, to try again")
                     run = self._compute(task, runtime, slot, key, timing, live)
                 except JudgeError as exc:
                     with self._lock:
                         self._failed[key] = exc
-                    self.times.store(key, time.monotonic() - began, failed=True)
+                    if earlier is None:
+                        self.times.store(key, time.monotonic() - began, failed=True,
+                                         timed_out_s=getattr(exc, "timed_out_s", 0.0))
                     raise
                 self.times.store(key, run.own_s)
                 if phases is not None:
@@ -370,8 +380,11 @@ class ReferenceStore:
         if reader.failure is not None:
             raise reader.failure
         if reader.table is None or not result.completed:
-            raise JudgeError(f"the reference of {task.key} did not finish: {result.describe_exit()}"
-                             + tail(result.stderr))
+            failure = JudgeError(f"the reference of {task.key} did not finish: {result.describe_exit()}"
+                                 + tail(result.stderr))
+            if result.timed_out:
+                failure.timed_out_s = timeout_s or self.options.reference_timeout_s  # type: ignore[attr-defined]
+            raise failure
         run = self._from_table(reader.table, reader, seeds, timing_seed)
         run.wall_s = time.monotonic() - started
         run.phases = {"start": (reader.table_at or started) - started, "runs": reader.runs_s}

@@ -178,9 +178,12 @@ class ReferenceTimes:
     def __init__(self, root: str) -> None:
         self.root = root
 
+    def path(self, key: str) -> str:
+        return os.path.join(self.root, f"{key}.json")
+
     def _read(self, key: str) -> dict[str, Any]:
         try:
-            with open(os.path.join(self.root, f"{key}.json"), encoding="utf-8") as handle:
+            with open(self.path(key), encoding="utf-8") as handle:
                 data = json.load(handle)
             return data if isinstance(data, dict) else {}
         except (OSError, ValueError):
@@ -202,14 +205,28 @@ class ReferenceTimes:
         except (KeyError, TypeError, ValueError):
             return 0.0
 
-    def store(self, key: str, own_s: float, failed: bool = False) -> None:
+    def timed_out(self, key: str) -> dict[str, Any] | None:
+        """When the reference's last run ran out of its budget: {"budget_s", "when"}."""
+        data = self._read(key)
+        try:
+            budget = float(data.get("timed_out_s") or 0.0)
+            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(data.get("at") or 0.0)))
+        except (TypeError, ValueError):
+            return None
+        return {"budget_s": budget, "when": when} if budget > 0 else None
+
+    def store(self, key: str, own_s: float, failed: bool = False, timed_out_s: float = 0.0) -> None:
         """Remember a run: ``own_s`` its own seconds; ``failed``: it ended in a judge error
-        (then ``own_s`` is how long it ran: ordered first next time, its budget the flat one)."""
+        (then ``own_s`` is how long it ran: ordered first next time, its budget the flat one);
+        ``timed_out_s``: it was killed at this budget (a later judge with no larger budget
+        gives its candidates that judge error instead of running it again)."""
         if own_s <= 0:
             return
+        record = {"own_s": round(own_s, 3), "failed": failed, "at": time.time()}
+        if timed_out_s > 0:
+            record["timed_out_s"] = round(timed_out_s, 1)
         try:
-            atomic_write(os.path.join(self.root, f"{key}.json"),
-                         json.dumps({"own_s": round(own_s, 3), "failed": failed, "at": time.time()}).encode())
+            atomic_write(self.path(key), json.dumps(record).encode())
         except OSError:
             pass  # a budget not remembered: the next judge uses the flat one
 
