@@ -32,7 +32,7 @@ for F in ${FILES:-output_gpt-4o_comp.jsonl}; do
   LEFT=$(( ${CALL_S:-585} - ($(date +%s) - T0) ))
   [ $LEFT -lt $LIMIT ] && LIMIT=$LEFT
   [ $LIMIT -lt 30 ] && { echo "no time left for $F"; kill $SMI; break; }
-  geak-core eval --suite tritonbench --candidates "$RECORDS/$F" --json "$O/verdicts.jsonl" > "$O/eval.log" 2> "$O/eval.err" &
+  geak-core eval --suite tritonbench --candidates "$RECORDS/$F" -o "$O/verdicts.jsonl" > "$O/eval.log" 2> "$O/eval.err" &
   PID=$!
   last_n=0; last_t=0; dumped=0
   while kill -0 $PID 2>/dev/null; do

@@ -25,6 +25,6 @@ for part in "$@"; do
     refs1) refs refs1 "${T1:-$TASKS1}" "${R1:-${REPEATS:-5}}" ;;
     refs2) refs refs2 "${T2:-$TASKS2}" "${R2:-${REPEATS:-5}}" ;;
     refs3) refs refs3 "${T3:-$TASKS3}" "${R3:-${REPEATS:-5}}" ;;
-    quickstart) timeout ${QLIMIT:-200} geak-core run recipes/quickstart.toml --output-dir /tmp/geak-runs --json "$OUT/quickstart.json" > "$OUT/quickstart.log" 2>&1; tail -22 "$OUT/quickstart.log" ;;
+    quickstart) timeout ${QLIMIT:-200} geak-core run recipes/quickstart.toml --output-dir /tmp/geak-runs -o "$OUT/quickstart.json" > "$OUT/quickstart.log" 2>&1; tail -22 "$OUT/quickstart.log" ;;
   esac
 done

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from geak_core import __version__
+from geak_core.cli_options import ConventionCommand, json_flag, out_option
 from geak_core.errors import GeakError, InputError, RecipeError
 
 
@@ -33,6 +34,13 @@ class _Group(click.Group):
         except KeyboardInterrupt:  # Ctrl-C: what was done is kept (the run says how to resume)
             click.echo("stopped (Ctrl-C)", err=True)
             ctx.exit(130)
+
+
+def _progress_echo(as_json: bool) -> Any:
+    """Where a command's progress lines go: stderr when stdout carries its JSON."""
+    if as_json:
+        return lambda message="", **kwargs: click.echo(message, err=True)
+    return click.echo
 
 
 def _plugins():
@@ -71,12 +79,13 @@ def _stacks_on_sigusr1() -> None:
 # ---------------------------------------------------------------------------
 
 
-@main.command()
+@main.command(cls=ConventionCommand)
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder).")
 @click.option("--dry-run", is_flag=True, help="Validate, resolve and list the work; run nothing.")
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go (overrides [run] output_dir).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write the summary as JSON here.")
+@out_option("Also write the run's summary as JSON to this file (it is in the run folder's summary.json too).")
+@json_flag("Print the run's summary as JSON on stdout (progress goes to stderr).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Set a recipe key (repeatable), VALUE in TOML syntax: --set agent.iterations=5 "
                    "--set 'suite.tasks=[\"softmax\"]'; validated like the file, recorded with the run.")
@@ -84,7 +93,7 @@ def _stacks_on_sigusr1() -> None:
 @click.option("--allow-changes", is_flag=True,
               help="With --resume: continue even though the recipe now differs from the run's (other "
                    "than its folder, budget, LLM endpoint and executor); the change is recorded with the run.")
-def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, json_out: str | None,
+def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, out: str | None, as_json: bool,
         overrides: tuple[str, ...], limit: int | None, allow_changes: bool) -> None:
     """Run the agent described by RECIPE over its suite's tasks."""
     from geak_core.agent import run_recipe
@@ -99,13 +108,15 @@ def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, 
         loaded.run.output_dir = output_dir
         loaded.data["run"]["output_dir"] = output_dir
     summary = run_recipe(loaded, plugins, resume=resume, dry_run=dry_run, allow_changes=allow_changes,
-                         echo=click.echo)
+                         echo=_progress_echo(as_json))
     if summary is None:
         return
-    if json_out:
+    if out:
         from geak_core.store import atomic_write
 
-        atomic_write(json_out, json.dumps(summary.to_dict(), indent=2))
+        atomic_write(out, json.dumps(summary.to_dict(), indent=2))
+    if as_json:
+        click.echo(json.dumps(summary.to_dict(), indent=2, default=str))
     if summary.status == "failed":
         sys.exit(1)
 
@@ -411,11 +422,12 @@ def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output
         click.echo(text)
 
 
-@main.command("ablation")
+@main.command("ablation", cls=ConventionCommand)
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison as JSON.")
-def ablation_command(recipes: tuple[str, ...], output_dir: str | None, json_out: str | None) -> None:
+@out_option("Also write each recipe's summary as JSON to this file.")
+@json_flag("Print each recipe's summary as JSON on stdout instead of the table (progress goes to stderr).")
+def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str | None, as_json: bool) -> None:
     """Run each recipe in turn and print one comparison table (one row per recipe), then the
     speedup under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
     from geak_core.agent import run_recipe
@@ -429,20 +441,24 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, json_out:
             raise InputError(f"no such recipe: {path}")
         loaded.append(load_recipe(path, plugins))
     rows = []
+    echo = _progress_echo(as_json)
     for path, recipe in zip(recipes, loaded, strict=True):
         if output_dir:
             recipe.run.output_dir = output_dir
-        click.echo(f"== {path}")
-        summary = run_recipe(recipe, plugins, echo=click.echo)
+        echo(f"== {path}")
+        summary = run_recipe(recipe, plugins, echo=echo)
         assert summary is not None
         rows.append((Path(path).stem, summary))
-    table = format_comparison(rows)
-    click.echo("")
-    click.echo(table)
-    if json_out:
+    document = json.dumps({name: s.to_dict() for name, s in rows}, indent=2, default=str)
+    if out:
         from geak_core.store import atomic_write
 
-        atomic_write(json_out, json.dumps({name: s.to_dict() for name, s in rows}, indent=2))
+        atomic_write(out, document)
+    if as_json:
+        click.echo(document)
+        return
+    click.echo("")
+    click.echo(format_comparison(rows))
 
 
 @main.command("compare")

@@ -42,6 +42,7 @@ from typing import Any
 
 import click
 
+from geak_core.cli_options import ConventionCommand, json_flag, out_option
 from geak_core.components import EvalJob
 from geak_core.errors import GeakError, InputError, OptionError
 from geak_core.model import Candidate, EvalResult, pass_at_k
@@ -463,12 +464,45 @@ def verdict_line(task: Task, result: EvalResult) -> str:
     return f"{task.id:<32} {result.candidate_id[-40:]:<40} {verdict}{speed}{reason}"
 
 
-@click.command("eval")
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """``geak-core eval``'s closing text: the per-task table, the counts, accuracies, speedups,
+    pass@k and the undecided records by kind."""
+    lines = [""]
+    if summary["per_task"]:
+        from geak_core.model import TaskSummary
+        from geak_core.report import format_task_table
+
+        lines += format_task_table([TaskSummary.from_dict(t) for t in summary["per_task"]], "correct")
+        lines += ["(per task: correct of its candidates, and its best correct candidate's speedup, speedup "
+                  "against PyTorch eager, cyclomatic complexity and maintainability index; n/m: not measured)", ""]
+    lines.append(f"candidates {summary['candidates']}  judged {summary['judged']}  "
+                 f"skipped {summary['skipped']}  judge errors {summary['judge_errors']}")
+    speed, eager = summary["mean_speedup"], summary["mean_speedup_vs_eager"]
+    lines.append(f"call accuracy {_percent(summary['call_accuracy'])}  "
+                 f"execution accuracy {_percent(summary['execution_accuracy'])}  "
+                 f"mean speedup {'-' if speed is None else f'{speed:.3f}x'}  "
+                 f"mean speedup against PyTorch eager {'-' if eager is None else f'{eager:.3f}x'}")
+    geo = summary["geomean_speedup"]
+    if geo is not None:
+        lines.append(f"geometric mean speedup {geo:.3f}x (of the correct candidates' speedups)")
+    lines += [f"pass@{k} {_percent(value)}" for k, value in summary["pass_at_k"].items()]
+    if summary["undecided"]:
+        kinds: dict[tuple[str, str], int] = defaultdict(int)
+        for item in summary["undecided"]:
+            kinds[(item["kind"], item["reason"][:120])] += 1
+        lines.append(f"undecided {len(summary['undecided'])}:")
+        lines += [f"  {count} x {kind}: {reason}" for (kind, reason), count in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    return lines
+
+
+@click.command("eval", cls=ConventionCommand)
 @click.argument("paths", nargs=-1)
 @click.option("--suite", "suite_name", default="rocm", show_default=True, help="Registered suite.")
 @click.option("--task", "task_id", help="Task of the candidate files given as PATHS.")
 @click.option("--candidates", "candidates_file", help="JSONL records: task/task_id + code/predict/file.")
-@click.option("--json", "json_out", help="Write one record per candidate (.json list or .jsonl lines).")
+@out_option("Write one record per candidate to this file (.json list or .jsonl lines), rewritten after "
+            "every verdict: the journal --resume reads.")
+@json_flag("Print the summary as JSON on stdout (the verdict and progress lines go to stderr).")
 @click.option("--evaluator", "evaluator_name", default="triton", show_default=True)
 @click.option("--executor", "executor_name", default="local", show_default=True,
               help="Where the judge runs: local (this machine) or a registered executor, such as "
@@ -489,11 +523,11 @@ def verdict_line(task: Task, result: EvalResult) -> str:
 @click.option("-k", "ks", multiple=True, type=int, default=(1,), show_default=True,
               help="pass@k values to report (repeatable).")
 @click.option("--resume", is_flag=True,
-              help="Keep the verdicts already in --json (a run stopped half-way) and judge only the "
+              help="Keep the verdicts already in -o/--out FILE (a run stopped half-way) and judge only the "
                    "rest; judge errors are judged again.")
 def eval_command(
     paths: tuple[str, ...], suite_name: str, task_id: str | None, candidates_file: str | None,
-    json_out: str | None, evaluator_name: str, executor_name: str, executor_options: tuple[str, ...],
+    out: str | None, as_json: bool, evaluator_name: str, executor_name: str, executor_options: tuple[str, ...],
     mode: str | None, workers: int | None,
     timeout_s: float | None, hardware: str | None, seeds: str | None, pythonpath: tuple[str, ...],
     ks: tuple[int, ...], resume: bool,
@@ -510,9 +544,9 @@ def eval_command(
         if not entries:
             raise InputError("nothing to judge: give candidate files, a directory or --candidates")
         if resume:
-            if not json_out:
-                raise InputError("--resume needs --json FILE: the verdicts of the run to resume")
-            journal = load_journal(json_out)
+            if not out:
+                raise InputError("--resume needs -o/--out FILE: the verdicts of the run to resume")
+            journal = load_journal(out)
             kept = 0
             for entry in entries:
                 earlier = journal.get((entry.task.id, entry.candidate.id))
@@ -520,7 +554,7 @@ def eval_command(
                     entry.verdict = earlier
                     kept += 1
             left = sum(entry.verdict is None for entry in entries)
-            click.echo(f"resuming {json_out}: {kept} verdicts kept, {left} to judge", err=True)
+            click.echo(f"resuming {out}: {kept} verdicts kept, {left} to judge", err=True)
         seed_list = None
         if seeds:
             try:
@@ -540,15 +574,17 @@ def eval_command(
         sys.exit(2)
 
     pairs: list[tuple[Task, EvalResult]] = []
-    progress = EvalProgress(len(entries), tty=sys.stderr.isatty(), echo=click.echo, evaluator=evaluator)
+    # With --json, stdout carries the summary alone: verdict lines go to stderr.
+    echo = (lambda message="", **kwargs: click.echo(message, err=True)) if as_json else click.echo
+    progress = EvalProgress(len(entries), tty=sys.stderr.isatty(), echo=echo, evaluator=evaluator)
 
     def record(task: Task, result: EvalResult) -> None:
-        """Print the verdict now and rewrite --json with every record so far (atomically):
+        """Print the verdict now and rewrite -o/--out with every record so far (atomically):
         a run stopped half-way leaves the verdicts it reached, in a complete file."""
         pairs.append((task, result))
-        progress.judged(task, result, click.echo)
-        if json_out:
-            _write_records(json_out, pairs)
+        progress.judged(task, result, echo)
+        if out:
+            _write_records(out, pairs)
 
     for entry in entries:
         if entry.verdict is not None:
@@ -562,37 +598,14 @@ def eval_command(
         evaluator.close()
 
     summary = summarize(pairs, ks, {e.candidate.id: e.candidate.code for e in entries})
-    click.echo("")
-    if summary["per_task"]:
-        from geak_core.model import TaskSummary
-        from geak_core.report import format_task_table
-
-        for line in format_task_table([TaskSummary.from_dict(t) for t in summary["per_task"]], "correct"):
+    if out:
+        _write_records(out, pairs)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+    else:
+        for line in summary_lines(summary):
             click.echo(line)
-        click.echo("(per task: correct of its candidates, and its best correct candidate's speedup, speedup "
-                   "against PyTorch eager, cyclomatic complexity and maintainability index; n/m: not measured)")
-        click.echo("")
-    click.echo(f"candidates {summary['candidates']}  judged {summary['judged']}  "
-               f"skipped {summary['skipped']}  judge errors {summary['judge_errors']}")
-    speed, eager = summary["mean_speedup"], summary["mean_speedup_vs_eager"]
-    click.echo(f"call accuracy {_percent(summary['call_accuracy'])}  "
-               f"execution accuracy {_percent(summary['execution_accuracy'])}  "
-               f"mean speedup {'-' if speed is None else f'{speed:.3f}x'}  "
-               f"mean speedup against PyTorch eager {'-' if eager is None else f'{eager:.3f}x'}")
-    geo = summary["geomean_speedup"]
-    if geo is not None:
-        click.echo(f"geometric mean speedup {geo:.3f}x (of the correct candidates' speedups)")
-    for k, value in summary["pass_at_k"].items():
-        click.echo(f"pass@{k} {_percent(value)}")
-    if summary["undecided"]:
-        kinds: dict[tuple[str, str], int] = defaultdict(int)
-        for item in summary["undecided"]:
-            kinds[(item["kind"], item["reason"][:120])] += 1
-        click.echo(f"undecided {len(summary['undecided'])}:")
-        for (kind, reason), count in sorted(kinds.items(), key=lambda kv: -kv[1]):
-            click.echo(f"  {count} x {kind}: {reason}")
-    if json_out:
-        _write_records(json_out, pairs)
-        click.echo(f"wrote {len(pairs)} records to {json_out}")
+    if out:
+        echo(f"wrote {len(pairs)} records to {out}")
     if summary["judge_errors"]:
         sys.exit(1)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from geak_core.cli_options import ConventionCommand
 from geak_core.errors import InputError
 
 
@@ -17,9 +18,9 @@ def hardware_profiles() -> list:
     return [manager.build("hardware_profile", name) for name in sorted(manager.components("hardware_profile"))]
 
 
-@click.command("report")
+@click.command("report", cls=ConventionCommand, renamed={"--output": "-o/--out"})
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
-@click.option("-o", "--output", "output", default="report.html", show_default=True,
+@click.option("-o", "--out", "output", default="report.html", show_default=True,
               type=click.Path(dir_okay=False), help="The HTML file to write.")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Where run ids are looked up (a run may also be given as its folder).")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -91,7 +92,8 @@ def test_console_script_runs_as_a_subprocess():
     assert out.returncode == 0 and "geak-core" in out.stdout
 
 
-QUICKSTART = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.toml"
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "recipes" / "quickstart.toml"
 
 
 def _quickstart_elsewhere() -> str:
@@ -256,3 +258,46 @@ def test_commands_that_show_data_print_json_with_json(tmp_path):
     rows = json.loads(CliRunner().invoke(main, ["compare", store.dir.name, "--output-dir", str(tmp_path),
                                                 "--json"]).output)
     assert [r["run_id"] for r in rows] == [store.dir.name] and rows[0]["summary"]["run_id"] == store.dir.name
+
+
+def test_old_spellings_of_file_options_stop_with_an_error_naming_the_new_one(tmp_path):
+    """--json prints JSON on stdout everywhere; files are written with -o/--out."""
+    from geak_core.cli_options import old_spelling
+
+    assert old_spelling(["r.toml", "--json", "s.json"], {}) == (
+        "--json takes no file any more: alone it prints JSON on stdout; write the file with -o/--out s.json")
+    assert "-o/--out v.jsonl" in old_spelling(["--json=v.jsonl"], {})
+    assert old_spelling(["r.toml", "--json"], {}) == ""  # the flag
+    assert old_spelling(["--json", "candidates/"], {}) == ""  # a flag, then a folder to judge
+    assert old_spelling(["--", "--json", "s.json"], {}) == ""
+    assert old_spelling(["run1", "--output", "r.html"], {"--output": "-o/--out"}) == "--output is now -o/--out"
+    assert old_spelling(["run1", "--output-dir", "runs"], {"--output": "-o/--out"}) == ""
+
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(_quickstart_elsewhere())
+    for args, new in ((["run", str(recipe), "--json", str(tmp_path / "s.json")], "-o/--out"),
+                      (["ablation", str(recipe), "--json", str(tmp_path / "a.json")], "-o/--out"),
+                      (["eval", str(tmp_path), "--json", str(tmp_path / "v.jsonl")], "-o/--out"),
+                      (["report", "some-run", "--output", str(tmp_path / "r.html")], "--output is now -o/--out")):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert new in result.output, result.output
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "runs").exists()
+
+
+def test_run_json_prints_the_summary_alone_on_stdout_and_out_writes_it(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "summary.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "geak_core.cli", "run", str(ROOT / "recipes" / "ablations" / "0-direct.toml"),
+         "--output-dir", str(tmp_path / "runs"), "--json", "-o", str(out)],
+        capture_output=True, text=True, timeout=600,
+        env={k: v for k, v in os.environ.items() if "KEY" not in k},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    printed = json.loads(proc.stdout)  # nothing else on stdout
+    assert printed == json.loads(out.read_text())
+    assert printed["status"] == "finished" and printed["run_id"]
+    assert "run stored in" in proc.stderr  # the progress went to stderr

@@ -47,7 +47,7 @@ def test_files_a_folder_and_jsonl_records_are_judged_into_one_json_report(mini_c
         {"task": "scale", "file": str(CHEATS / "scale_torch_compute.py"), "id": "reply-3"},
     ]) + "\n")
     out = tmp_path / "report.json"
-    result = mini_cli(str(folder), "--candidates", str(records), "--json", str(out), "-k", "1", "-k", "2")
+    result = mini_cli(str(folder), "--candidates", str(records), "--out", str(out), "-k", "1", "-k", "2")
     assert result.exit_code == 0, result.output
     report = {r["candidate"]: r for r in json.loads(out.read_text())}
     assert len(report) == 5
@@ -81,7 +81,7 @@ def test_a_record_without_a_task_is_resolved_by_the_suite(mini_cli, tmp_path):
     records = tmp_path / "labelled.jsonl"
     records.write_text(json.dumps({"label": label, "predict": f"```python\n{label}```", "id": "r"}) + "\n")
     out = tmp_path / "out.jsonl"
-    result = mini_cli("--candidates", str(records), "--json", str(out))
+    result = mini_cli("--candidates", str(records), "--out", str(out))
     assert result.exit_code == 0, result.output
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert record["task"] == "add" and record["correct"]
@@ -182,7 +182,7 @@ def test_each_verdict_is_printed_and_written_to_the_json_as_it_arrives(mini_cli,
         seen.append(len(Path(path).read_text().splitlines()))  # what a reader would find now
 
     monkeypatch.setattr(cli_eval, "_write_records", spy)
-    result = mini_cli(str(folder), "--json", str(out))
+    result = mini_cli(str(folder), "--out", str(out))
     assert result.exit_code == 0, result.output
     assert seen[:2] == [1, 2]  # one complete file after the first verdict, then after the second
     assert len(out.read_text().splitlines()) == 2
@@ -237,7 +237,7 @@ def test_resume_keeps_the_verdicts_in_the_json_and_judges_only_the_rest(mini_cli
     (folder / "add__a.py").write_text((REFERENCES / "add.py").read_text())
     (folder / "add__b.py").write_text((CHEATS / "add_unwritten.py").read_text())
     out = tmp_path / "report.jsonl"
-    first = mini_cli(str(folder), "--json", str(out))
+    first = mini_cli(str(folder), "--out", str(out))
     assert first.exit_code == 0, first.output
     before = [json.loads(line) for line in out.read_text().splitlines()]
     # A run stopped half-way: the second verdict never written, a line cut short after it.
@@ -257,7 +257,7 @@ def test_resume_keeps_the_verdicts_in_the_json_and_judges_only_the_rest(mini_cli
         return evaluator
 
     monkeypatch.setattr(cli_eval, "build_evaluator", counting)
-    again = mini_cli(str(folder), "--json", str(out), "--resume")
+    again = mini_cli(str(folder), "--out", str(out), "--resume")
     assert again.exit_code == 0, again.output
     assert judged == [before[1]["candidate"]]  # only the one missing
     after = [json.loads(line) for line in out.read_text().splitlines()]
@@ -267,4 +267,4 @@ def test_resume_keeps_the_verdicts_in_the_json_and_judges_only_the_rest(mini_cli
     assert "1 verdicts kept, 1 to judge" in again.output
 
     refused = mini_cli(str(folder), "--resume")
-    assert refused.exit_code == 2 and "--resume needs --json" in refused.output
+    assert refused.exit_code == 2 and "--resume needs -o/--out" in refused.output

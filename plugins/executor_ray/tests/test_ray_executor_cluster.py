@@ -55,9 +55,9 @@ def test_a_directory_eval_on_the_cluster_gives_the_local_verdicts(ray_cluster, t
     for name, code in CANDIDATES.items():
         (folder / f"test_add_kernel__{name}.py").write_text(code)
     base = ["eval", "--suite", "rocm", str(folder), "--workers", "1"]
-    local = cli(*base, "--json", str(tmp_path / "local.json"), cwd=tmp_path)
+    local = cli(*base, "--out", str(tmp_path / "local.json"), cwd=tmp_path)
     assert local.returncode == 0, local.stdout + local.stderr
-    remote = cli(*base, "--json", str(tmp_path / "ray.json"), "--executor", "ray",
+    remote = cli(*base, "--out", str(tmp_path / "ray.json"), "--executor", "ray",
                  "--executor-option", f"address={ray_cluster}", "--executor-option", "judges=2",
                  cwd=tmp_path)
     assert remote.returncode == 0, remote.stdout + remote.stderr
