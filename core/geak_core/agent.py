@@ -68,6 +68,7 @@ from geak_core.scaling import accuracy_by_iteration, best_speedups
 from geak_core.store import (
     RECIPE_FILE,
     SUMMARY_FILE,
+    Heartbeat,
     RunStore,
     environment_manifest,
     owner_record,
@@ -522,6 +523,7 @@ def run_recipe(
     resume_hint = f"geak-core run {recipe.path} --resume {store.dir.resolve()}"  # whatever --output-dir
     progress: Progress | None = None
     agent: Agent | None = None
+    heartbeat = Heartbeat(store).start()  # for readers on other hosts (run_status)
     try:
         agent = Agent(recipe, plugins, store, echo)
         plugins.notify("geak_run_started", run_id=store.run_id, run_dir=str(store.dir), recipe=recipe.data)
@@ -540,6 +542,7 @@ def run_recipe(
         store.set_meta("failure", f"{type(exc).__name__}: {exc}" if not isinstance(exc, GeakError) else str(exc))
         raise
     finally:
+        heartbeat.stop()
         if progress is not None:
             progress.close()
         if agent is not None:

@@ -450,14 +450,54 @@ def _owner_alive(owner: dict[str, Any]) -> bool | None:
     return started is None or now is None or started == now
 
 
-def run_status(store: RunStore) -> str:
+HEARTBEAT_S = 30.0  # how often a running run records that it is alive
+STALE_AFTER_S = 300.0  # a run on another host silent this long is taken as interrupted
+
+
+class Heartbeat:
+    """Records ``heartbeat`` (the time) in a run's meta every ``every_s`` while the run goes
+    on, so that a reader on another host, where the owner's pid means nothing, can still tell
+    a running run from one whose machine went away (``run_status``)."""
+
+    def __init__(self, store: RunStore, every_s: float = HEARTBEAT_S) -> None:
+        self.store = store
+        self.every_s = every_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Heartbeat:
+        self.store.set_meta("heartbeat", time.time())
+        self._thread = threading.Thread(target=self._beat, name="geak-heartbeat", daemon=True)
+        self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                self.store.set_meta("heartbeat", time.time())
+            except sqlite3.Error:
+                return  # the store was closed under us: the run is ending
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+def run_status(store: RunStore, now: float | None = None) -> str:
     """The stored status, except that a run marked running whose process is gone (killed,
-    crashed, its machine rebooted) is ``interrupted``."""
+    crashed, its machine rebooted) is ``interrupted``: on this host by its owner's pid, on
+    another by a heartbeat older than ``STALE_AFTER_S``."""
     status = str(store.meta("status", "?"))
     if status == "running":
         owner = store.meta("owner")
-        if isinstance(owner, dict) and _owner_alive(owner) is False:
+        alive = _owner_alive(owner) if isinstance(owner, dict) else None
+        if alive is False:
             return "interrupted"
+        if alive is None:
+            beat = store.meta("heartbeat")
+            if isinstance(beat, (int, float)) and (now if now is not None else time.time()) - beat > STALE_AFTER_S:
+                return "interrupted"
     return status
 
 

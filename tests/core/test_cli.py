@@ -160,7 +160,9 @@ def test_sigusr1_prints_every_threads_stack_to_stderr():
 
 
 def test_a_run_whose_process_is_gone_shows_as_interrupted_and_a_failed_run_says_why(tmp_path):
-    from geak_core.store import RunStore, list_runs, owner_record
+    import time
+
+    from geak_core.store import STALE_AFTER_S, RunStore, list_runs, owner_record
 
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
@@ -177,10 +179,22 @@ def test_a_run_whose_process_is_gone_shows_as_interrupted_and_a_failed_run_says_
     reused = RunStore.create(runs, "reused", "", {})
     reused.set_meta("status", "running")
     reused.set_meta("owner", {**owner_record(), "pid_started": -1})  # the pid now names another process
-    for store in (killed, alive, failed, reused):
+    # On another host the pid means nothing: a heartbeat within STALE_AFTER_S is running, an
+    # older one interrupted (its machine went away, say).
+    elsewhere = {**owner_record(), "host": "another-host"}
+    beating = RunStore.create(runs, "beating", "", {})
+    beating.set_meta("status", "running")
+    beating.set_meta("owner", elsewhere)
+    beating.set_meta("heartbeat", time.time() - 20)
+    silent = RunStore.create(runs, "silent", "", {})
+    silent.set_meta("status", "running")
+    silent.set_meta("owner", elsewhere)
+    silent.set_meta("heartbeat", time.time() - STALE_AFTER_S - 1)
+    for store in (killed, alive, failed, reused, beating, silent):
         store.close()
     status = {row["name"]: row["status"] for row in list_runs(runs)}
     assert status["killed"] == "interrupted" and status["alive"] == "running"
+    assert status["beating"] == "running" and status["silent"] == "interrupted"
     assert status["failed"] == "failed"
     if Path("/proc/self/stat").exists():
         assert status["reused"] == "interrupted"
@@ -301,3 +315,20 @@ def test_run_json_prints_the_summary_alone_on_stdout_and_out_writes_it(tmp_path)
     assert printed == json.loads(out.read_text())
     assert printed["status"] == "finished" and printed["run_id"]
     assert "run stored in" in proc.stderr  # the progress went to stderr
+
+
+def test_a_running_run_records_a_heartbeat_until_it_ends(tmp_path):
+    import time
+
+    from geak_core.store import Heartbeat, RunStore
+
+    store = RunStore.create(tmp_path, "beat", "", {})
+    heartbeat = Heartbeat(store, every_s=0.05).start()
+    first = store.meta("heartbeat")
+    time.sleep(0.3)
+    later = store.meta("heartbeat")
+    heartbeat.stop()
+    stopped = store.meta("heartbeat")
+    time.sleep(0.2)
+    assert first <= later - 0.1 and store.meta("heartbeat") == stopped
+    store.close()
