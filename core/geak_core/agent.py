@@ -124,6 +124,7 @@ class Agent:
         self.eval_slots = threading.BoundedSemaphore(max(1, int(getattr(self.evaluator, "max_parallel", 1))))
         self.stop_reason: str | None = None
         self.stop_event = threading.Event()
+        self.interrupted = threading.Event()  # Ctrl-C (interrupt)
         self.task_done: dict[str, threading.Event] = {}
         self.progress: Progress | None = None
 
@@ -175,6 +176,8 @@ class Agent:
         else:
             with self.eval_slots:
                 result = self.evaluator.evaluate(task, candidate)
+            if self.interrupted.is_set():
+                raise RunStopped()  # judged while stopping (its child killed): not a verdict
         self.store.record_evaluation(candidate, result)
         self.plugins.notify(
             "geak_candidate_evaluated", run_id=self.store.run_id, task=task, candidate=candidate, result=result
@@ -310,21 +313,40 @@ class Agent:
         with ThreadPoolExecutor(max_workers=self.recipe.agent.concurrency) as pool:
             futures = {pool.submit(self.run_lineage, task, lineage): (task, lineage) for task, lineage in jobs}
             remaining = {t.id: lineages for t in tasks if t.id not in skipped}
-            for future in as_completed(futures):
-                task, _ = futures[future]
-                try:
-                    states[task.id].append(future.result())
-                except RunStopped:
-                    pass
-                except BaseException as exc:  # a bug: keep the others, report it
-                    errors.append(exc)
-                    self.stop(f"{type(exc).__name__}: {exc}", fatal=True)
-                remaining[task.id] -= 1
-                if remaining[task.id] == 0:
-                    self.finish_task(task, states[task.id], lineages)
+            try:
+                self._collect(futures, states, remaining, lineages, errors)
+            except KeyboardInterrupt:
+                self.interrupt()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
         if errors:
             self.store.event("error", {"traceback": "".join(traceback.format_exception(errors[0]))})
         return self.summarize(tasks, states, skipped, lineages)
+
+    def interrupt(self) -> None:
+        """Ctrl-C: no lineage starts another round, nothing judged from now on is recorded (a
+        resume judges it again), and the judge's running children are killed so that the
+        rounds in flight end at once."""
+        from geak_core.sandbox import stop_running_jobs
+
+        self.interrupted.set()
+        self.stop_event.set()
+        stop_running_jobs()
+
+    def _collect(self, futures: dict[Any, tuple[Task, int]], states: dict[str, list[LineageState]],
+                 remaining: dict[str, int], lineages: int, errors: list[BaseException]) -> None:
+        for future in as_completed(futures):
+            task, _ = futures[future]
+            try:
+                states[task.id].append(future.result())
+            except RunStopped:
+                pass
+            except BaseException as exc:  # a bug: keep the others, report it
+                errors.append(exc)
+                self.stop(f"{type(exc).__name__}: {exc}", fatal=True)
+            remaining[task.id] -= 1
+            if remaining[task.id] == 0:
+                self.finish_task(task, states[task.id], lineages)
 
     @staticmethod
     def _ordered(states: list[LineageState]) -> list[LineageState]:

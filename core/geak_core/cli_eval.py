@@ -593,6 +593,11 @@ def eval_command(
     try:
         for job, result in evaluator.evaluate_many(jobs):
             record(job.task, result)
+    except KeyboardInterrupt:  # Ctrl-C: the children run in groups of their own; stop them now
+        from geak_core.sandbox import stop_running_jobs
+
+        stop_running_jobs()
+        raise
     finally:
         progress.close()
         evaluator.close()

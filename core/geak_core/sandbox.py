@@ -538,6 +538,8 @@ def run_sandboxed(
             return SandboxResult(returncode=None, channel_error=f"could not start the child: {exc}")
     proc, read_fd, workdir, isolate = spare.proc, spare.read_fd, spare.workdir, spare.isolate
     started = time.monotonic()
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc.pid)
 
     result = SandboxResult(returncode=None, limits=spare.limits)
     out_buf, err_buf = _TailBuffer(output_limit), _TailBuffer(output_limit)
@@ -633,6 +635,8 @@ def run_sandboxed(
         result.wall_s = time.monotonic() - started
         result.waited_s = replier.excluded_s
         _kill_group(proc.pid)  # stragglers the child left behind
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc.pid)
 
         outbox.put(_CLOSE)
         for thread in threads:
@@ -650,6 +654,21 @@ def run_sandboxed(
     result.stdout = out_buf.text()
     result.stderr = err_buf.text()
     return result
+
+
+_RUNNING: set[int] = set()  # process groups of the jobs running now (run_sandboxed)
+_RUNNING_LOCK = threading.Lock()
+
+
+def stop_running_jobs() -> int:
+    """Kill the process group of every job running now (Ctrl-C: the judge's children run in
+    groups of their own, which the terminal's SIGINT does not reach); each ``run_sandboxed``
+    then returns at once with a killed child. Returns how many were killed."""
+    with _RUNNING_LOCK:
+        groups = list(_RUNNING)
+    for pid in groups:
+        _kill_group(pid)
+    return len(groups)
 
 
 def _kill_group(pid: int) -> None:

@@ -375,3 +375,32 @@ def test_without_landlock_the_judge_refuses_untrusted_code_unless_told_otherwise
         assert opted_out.children.confinement("/tmp/cache", {}) is None
     finally:
         opted_out.close()
+
+
+def test_stop_running_jobs_kills_every_running_child_group_at_once():
+    """Ctrl-C reaches the judge, not its children (their own process groups): the judge
+    kills them, and the job returns at once, not at its timeout."""
+    import threading
+
+    from geak_core.sandbox import stop_running_jobs
+
+    results = []
+    seen = threading.Event()
+
+    def started(message, replier):
+        seen.set()
+
+    worker = threading.Thread(target=lambda: results.append(run("spawn_and_hang", on_message=started,
+                                                                timeout_s=60)))
+    began = time.monotonic()
+    worker.start()
+    assert seen.wait(30)  # the child runs (it sent its grandchild's pid)
+    assert stop_running_jobs() == 1
+    worker.join(30)
+    assert not worker.is_alive() and time.monotonic() - began < 30
+    result = results[0]
+    assert not result.completed and not result.timed_out and result.returncode != 0
+    grandchild = next(m["grandchild"] for m in result.messages if isinstance(m, dict) and "grandchild" in m)
+    time.sleep(0.2)
+    assert not os.path.exists(f"/proc/{grandchild}") or open(f"/proc/{grandchild}/stat").read().split()[2] == "Z"
+    assert stop_running_jobs() == 0  # nothing left running
