@@ -26,9 +26,12 @@ if [[ $NO_DEPS == 1 ]]; then
   $PY -m pip install --quiet --no-deps --no-build-isolation "${pkgs[@]}"
   exit 0
 fi
-# A CUDA/ROCm torch already present is kept; otherwise the CPU wheel is pinned.
+# A CUDA/ROCm torch already present is kept; otherwise the CPU build is asked for by name
+# (2.13.0+cpu: PyPI's plain 2.13.0 on Linux is the multi-GB CUDA build), from the indexes pip
+# already knows (a local wheel house), else from PyTorch's CPU index.
 if ! $PY -c "import torch, sys; sys.exit(0 if (torch.version.cuda or torch.version.hip) else 1)" 2>/dev/null; then
-  $PY -m pip install --quiet "torch==2.13.0"
+  $PY -m pip install --quiet "torch==2.13.0+cpu" 2>/dev/null \
+    || $PY -m pip install --quiet "torch==2.13.0+cpu" --extra-index-url https://download.pytorch.org/whl/cpu
 fi
 # Triton pinned to the GPU machine's version: CI then judges with the Triton the device
 # figures come from (and 3.9 removed tl.make_block_ptr, which four ROCm tasks need).
