@@ -432,6 +432,16 @@ def kernel_diff(first: CandidateRow, best: CandidateRow) -> str:
 # ---------------------------------------------------------------------------
 
 
+def _when(value: Any) -> str:
+    """A time stamp (seconds since the epoch) as UTC, to the minute."""
+    import time
+
+    try:
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(value)))
+    except (TypeError, ValueError, OverflowError):
+        return "-"
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
@@ -504,7 +514,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
             })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, speed=_speed, num=_num)
+    env.filters.update(pct=_pct, speed=_speed, num=_num, when=_when)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     ablation = len(runs) > 1
     differences = recipe_differences(runs) if ablation else []

@@ -69,6 +69,8 @@ class RunData:
     usage: dict[str, Any]
     tasks: dict[str, TaskInfo]
     rows: list[CandidateRow]
+    # Recipe changes a resume was allowed to make (--allow-changes): when, which recipe, what.
+    recipe_history: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def lineages(self) -> int:
@@ -145,6 +147,7 @@ def load_run(run_dir: str | Path) -> RunData:
         usage = store.usage()
         name = store.meta("name", "") or ""
         status = store.meta("status", "?")
+        history = store.meta("recipe_history", []) or []
     try:
         recipe = tomllib.loads((run_dir / RECIPE_FILE).read_text())
     except (OSError, tomllib.TOMLDecodeError):
@@ -180,7 +183,8 @@ def load_run(run_dir: str | Path) -> RunData:
     task_ids = sorted({r.candidate.task_id for r in rows})
     return RunData(run_id=run_dir.name, dir=run_dir, name=name, status=status, recipe=recipe,
                    manifest=manifest, summary=summary, usage=usage,
-                   tasks=_tasks(run_dir, summary, task_ids), rows=rows)
+                   tasks=_tasks(run_dir, summary, task_ids), rows=rows,
+                   recipe_history=[h for h in history if isinstance(h, dict)])
 
 
 def _call_by_slot(calls: Any, candidate: Candidate) -> dict[str, Any] | None:

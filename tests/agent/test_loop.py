@@ -349,3 +349,11 @@ def test_resuming_with_a_changed_recipe_is_refused_with_the_change_unless_allowe
             history = store.meta("recipe_history")
         assert [h["changes"] for h in history] == [["agent.iterations: 3 -> 2"]]
         assert "iterations = 2" in (run_dir / "recipe.toml").read_text()  # the recipe the run now follows
+        # The report says so beside the summary: when, which recipe, what changed.
+        from geak_core.html_report import build_report
+        from geak_core.rundata import load_run
+
+        run = load_run(run_dir)
+        assert [h["changes"] for h in run.recipe_history] == [["agent.iterations: 3 -> 2"]]
+        page = build_report([run], [], None)
+        assert "resumed with recipe changes" in page and "agent.iterations: 3 -&gt; 2" in page
