@@ -47,6 +47,7 @@ from geak_core.components import EvalJob
 from geak_core.errors import GeakError, InputError, OptionError
 from geak_core.model import Candidate, EvalResult, pass_at_k
 from geak_core.plugins import get_plugin_manager, suggest
+from geak_core.progress import clip, clip_left
 from geak_core.store import atomic_write
 from geak_core.tasks import Task
 
@@ -460,8 +461,8 @@ def verdict_line(task: Task, result: EvalResult) -> str:
     else:
         verdict = f"failed ({result.failed_stage})"
     speed = f"  speedup {result.speedup:.3f}x" if result.speedup is not None else ""
-    reason = f"  {result.reason.splitlines()[0][:160]}" if result.reason and not result.correct else ""
-    return f"{task.id:<32} {result.candidate_id[-40:]:<40} {verdict}{speed}{reason}"
+    reason = f"  {clip(result.reason.splitlines()[0], 160)}" if result.reason and not result.correct else ""
+    return f"{task.id:<32} {clip_left(result.candidate_id, 40):<40} {verdict}{speed}{reason}"
 
 
 def summary_lines(summary: dict[str, Any]) -> list[str]:
@@ -489,7 +490,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     if summary["undecided"]:
         kinds: dict[tuple[str, str], int] = defaultdict(int)
         for item in summary["undecided"]:
-            kinds[(item["kind"], item["reason"][:120])] += 1
+            kinds[(item["kind"], clip(item["reason"], 120))] += 1
         lines.append(f"undecided {len(summary['undecided'])}:")
         lines += [f"  {count} x {kind}: {reason}" for (kind, reason), count in sorted(kinds.items(), key=lambda kv: -kv[1])]
     return lines

@@ -42,6 +42,17 @@ from geak_core.model import EvalResult, TaskSummary
 Echo = Callable[[str], None]
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, an ellipsis where it was cut."""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "\u2026"
+
+
+def clip_left(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, keeping its end (a path's file name), an
+    ellipsis where its start was cut."""
+    return text if len(text) <= width else "\u2026" + text[len(text) - max(0, width - 1):]
+
+
 @dataclass(frozen=True)
 class CandidateJudged:
     """One verdict of one round (``proposal`` is the completion's index when a round asked
@@ -56,7 +67,7 @@ class CandidateJudged:
 
     def describe(self) -> str:
         result = self.result
-        verdict = "correct" if result.correct else f"{result.failed_stage}: {(result.reason or '')[:80]}"
+        verdict = "correct" if result.correct else f"{result.failed_stage}: {clip(result.reason or '', 80)}"
         speed = f" speedup {result.speedup:.2f}x" if result.speedup else ""
         proposal = f" P{self.proposal}" if self.proposal is not None else ""
         return f"[{self.task_id}] L{self.lineage} I{self.iteration}{proposal} {self.kind:<8} -> {verdict}{speed}"

@@ -159,3 +159,19 @@ def test_the_heartbeat_names_what_is_judged_longest_where_the_evaluator_says():
     for evaluator in (SimpleNamespace(), SimpleNamespace(judging=lambda: 1 / 0)):
         assert EvalProgress(1, tty=False, evaluator=evaluator).judging_text() == "(judging)"
     judge.close()
+
+
+def test_cut_messages_say_so_and_candidate_ids_keep_their_end():
+    from geak_core.cli_eval import verdict_line
+    from geak_core.model import EvalResult
+    from geak_core.progress import clip, clip_left
+
+    assert clip("short", 10) == "short" and clip("x" * 10, 10) == "x" * 10
+    assert clip('ValueError("arange\'s arguments must be constexpr")', 20) == 'ValueError("arange\'\u2026'
+    assert clip_left("runs/output_gpt-4o_comp.jsonl:171", 12) == "\u2026p.jsonl:171"
+    task = type("T", (), {"id": "softmax"})()
+    result = EvalResult(task_id="softmax", candidate_id="/a/very/long/folder/of/candidates/softmax__attempt_17.py",
+                        failed_stage="run", reason="raised " + "y" * 300)
+    line = verdict_line(task, result)
+    assert "\u2026er/of/candidates/softmax__attempt_17.py" in line  # its end survives, not its start
+    assert line.endswith("\u2026") and len(line) < 260
