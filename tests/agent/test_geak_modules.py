@@ -192,3 +192,29 @@ def test_the_direct_baselines_make_one_call_per_lineage_and_1_shot_shows_an_exam
         prompts[name] = call["request"]["messages"][-1]["content"]
         assert [e["payload"]["round"] for e in store.iter_events("retrieved")] == ["generate"]
     assert "## A similar kernel" not in prompts["0-shot"] and "## A similar kernel" in prompts["1-shot"]
+
+
+def test_the_fix_prompt_carries_the_knowledge_packs_within_its_budget_unless_turned_off(tmp_path):
+    from geak_agent_geak.reflector import fit_knowledge
+
+    packs = [{"title": "A", "text": "a1\na2\n"}, {"title": "B", "text": "b1\nb2\nb3\n"}, {"title": "C", "text": "c"}]
+    assert fit_knowledge(packs, 100) == packs
+    assert fit_knowledge(packs, 11) == [packs[0], {"title": "B", "text": "b1\n(cut to fit the prompt)"}]
+    assert fit_knowledge(packs, 7) == [packs[0]]  # nothing of B fits: B and what follows dropped
+    assert fit_knowledge(packs, 0) == []
+
+    knowledge = '\n[knowledge]\npacks = ["triton-core"]\n'
+    (tmp_path / "on").mkdir()
+    (tmp_path / "off").mkdir()
+    script = Script(generate=[ADD_WRONG], reflect=[ADD_OK])
+    _run_with(tmp_path / "on", script, knowledge, optimizer=None, iterations=2)
+    assert script.purposes == ["generate", "reflect"]
+    generate, fix = script.prompts
+    assert "## Triton essentials" in generate and "## Triton essentials" in fix
+    pack = generate.split("## Triton essentials", 1)[1].split("Write the complete module", 1)[0].strip()
+    assert pack and pack in fix  # the same text, whole (it is within the default budget)
+
+    script = Script(generate=[ADD_WRONG], reflect=[ADD_OK])
+    _run_with(tmp_path / "off", script, knowledge + '\n[reflector]\nname = "geak"\nknowledge = false\n',
+              optimizer=None, iterations=2)
+    assert "## Triton essentials" in script.prompts[0] and "## Triton essentials" not in script.prompts[1]

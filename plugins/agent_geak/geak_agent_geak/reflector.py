@@ -27,12 +27,40 @@ class ReflectorOptions:
 
     memory: int = 3  # earlier failed attempts shown in a reflect prompt (0: only the one being fixed)
     report_chars: int = 2500  # tail of the judge's error output shown
+    # The recipe's knowledge packs in fix prompts too, as in generate and optimize prompts
+    # (a hardware-specific error, FNUZ fp8 or an AMD-only knob, is fixed with the facts at
+    # hand), at most knowledge_chars characters of them: the packs in order, the last one
+    # that fits cut at a line.
+    knowledge: bool = True
+    knowledge_chars: int = 8000
 
     def __post_init__(self) -> None:
         if self.memory < 0:
             raise ValueError(f"reflector.memory must be 0 or more, got {self.memory}")
         if self.report_chars < 200:
             raise ValueError(f"reflector.report_chars must be at least 200, got {self.report_chars}")
+        if self.knowledge_chars < 0:
+            raise ValueError(f"reflector.knowledge_chars must be 0 or more, got {self.knowledge_chars}")
+
+
+def fit_knowledge(packs: list[dict[str, str]], limit: int) -> list[dict[str, str]]:
+    """The packs (``{"title", "text"}``) in order within ``limit`` characters of text: whole
+    packs while they fit, then the next one cut at its last whole line (dropped if nothing of
+    it fits), then none."""
+    kept: list[dict[str, str]] = []
+    left = limit
+    for pack in packs:
+        text = pack.get("text", "")
+        if len(text) <= left:
+            kept.append(pack)
+            left -= len(text)
+            continue
+        head = text[:left]
+        cut = head[: head.rfind("\n")].rstrip() if "\n" in head else ""  # whole lines only
+        if cut:
+            kept.append({**pack, "text": cut + "\n(cut to fit the prompt)"})
+        break
+    return kept
 
 
 def error_report(result: EvalResult, limit: int = 2500) -> str:
@@ -78,7 +106,8 @@ class GeakReflector:
             report=error_report(result, self.options.report_chars), call_ok=result.call_ok,
             attempt=round.plan.attempt, max_attempts=round.plan.max_attempts,
             fixing_optimized=round.plan.fixing_optimized, reflections=memory,
-            knowledge=round.knowledge, hardware=round.hardware, examples=round.examples,
+            knowledge=fit_knowledge(round.knowledge, self.options.knowledge_chars) if self.options.knowledge else [],
+            hardware=round.hardware, examples=round.examples,
             example=round.examples[0] if round.examples else None,
         )
         return [Message("system", round.system), Message("user", user)]
