@@ -9,6 +9,7 @@ import pytest
 BUNDLED_PLUGINS = (
     "openai",
     "gemini",
+    "anthropic",
     "replay",
     "codesim",
     "opro",

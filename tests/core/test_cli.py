@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from geak_core.cli import main
 
 BUNDLED_DISTRIBUTIONS = (
-    "geak-llm-openai", "geak-llm-gemini", "geak-llm-replay", "geak-retriever-codesim",
+    "geak-llm-openai", "geak-llm-gemini", "geak-llm-anthropic", "geak-llm-replay", "geak-retriever-codesim",
     "geak-optimizer-opro", "geak-hw-rocm-mi300", "geak-hw-nvidia-hopper", "geak-suite-rocm",
     "geak-suite-tritonbench", "geak-evaluator-triton", "geak-knowledge-packs", "geak-templates",
 )

@@ -7,18 +7,21 @@ from pathlib import Path
 import pytest
 import tomllib
 from geak_core.llm_http import resolve_api_key
+from geak_llm_anthropic.backend import AnthropicBackend, AnthropicOptions
 from geak_llm_gemini.backend import GeminiBackend, GeminiOptions
 from geak_llm_openai.backend import DEFAULT_HOST, DEFAULT_KEY_ENV, OpenAIBackend, OpenAIOptions
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
-BACKENDS = {"openai": (OpenAIOptions, OpenAIBackend), "gemini": (GeminiOptions, GeminiBackend)}
-NAMES = ["openai", "gemini", "local-vllm", "local-sglang", "local-ollama", "local-llamacpp"]
+BACKENDS = {"openai": (OpenAIOptions, OpenAIBackend), "gemini": (GeminiOptions, GeminiBackend),
+            "anthropic": (AnthropicOptions, AnthropicBackend)}
+NAMES = ["openai", "gemini", "anthropic", "local-vllm", "local-sglang", "local-ollama", "local-llamacpp"]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_example_recipe_llm_section_builds_its_backend(name, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("GEMINI_API_KEY", "test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
     llm = dict(tomllib.loads((RECIPES / f"{name}.toml").read_text())["llm"])
     options_type, backend_type = BACKENDS[llm.pop("backend")]
     backend = backend_type(options_type(**llm))

@@ -1,0 +1,1 @@
+"""geak_llm_anthropic plugin for geak-core."""

@@ -1,0 +1,225 @@
+"""A scriptable Anthropic Messages API server on 127.0.0.1, for tests.
+
+Same script format as ``openai_server`` (a list or a callable; items are a ``str``, a
+``list[str]`` whose first text is the answer, or a ``Reply``), served at
+``POST /v1/messages``::
+
+    from tests.support.anthropic_server import AnthropicServer, anthropic_error
+
+    with AnthropicServer(["a reply"], api_key="k") as srv:
+        options = AnthropicOptions(model="claude-test", base_url=srv.base_url, api_key_env="MY_KEY")
+
+It checks requests as the API does, answering 400 ``invalid_request_error`` to a body
+without ``model``, ``messages`` or an integer ``max_tokens``, with ``n`` or ``stream``
+true, with thinking whose ``budget_tokens`` is under 1024 or not below ``max_tokens``, or
+with thinking and a temperature other than 1; a missing ``anthropic-version`` header is a
+400 too. Usage counts words, as in ``openai_server``: the prompt is every text of
+``system`` and ``messages``, the output the answer's words. ``Reply.usage`` replaces the
+whole ``usage`` object (Anthropic's names: ``input_tokens``, ``output_tokens``,
+``cache_creation_input_tokens``, ``cache_read_input_tokens``). A ``Reply(json=...)`` of
+``message_body(blocks)`` sends those content blocks (thinking ones, say), with the usage
+counted unless given; any other JSON (errors, odd shapes) is sent as it is.
+``srv.usages`` lists the usage of every message sent.
+
+Switches: ``api_key`` (a missing or different ``x-api-key`` gets a 401
+``authentication_error``); ``cache`` (prompt caching: the words of the prefix up to each
+``cache_control`` breakpoint are written to the cache on first sight and read from it
+afterwards; the longest cached prefix counts as read, the rest as input).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from tests.support.openai_server import (
+    RecordedRequest,
+    Reply,
+    ScriptedServer,
+    ScriptItem,
+    as_reply,
+    words,
+)
+
+ERROR_TYPES = {
+    400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
+    403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+    429: "rate_limit_error", 500: "api_error", 529: "overloaded_error",
+}
+
+
+def anthropic_error(
+    status: int, message: str, *, type: str | None = None, headers: dict[str, str] | None = None
+) -> Reply:
+    """An Anthropic-shaped error body: ``{"type": "error", "error": {"type", "message"}}``."""
+    error = {"type": type or ERROR_TYPES.get(status, "api_error"), "message": message}
+    return Reply(status=status, json={"type": "error", "error": error, "request_id": "req_test"},
+                 headers=dict(headers or {}))
+
+
+def message_body(
+    blocks: list[dict[str, Any]],
+    *,
+    usage: dict[str, Any] | None = None,
+    model: str = "claude-test",
+    stop_reason: str = "end_turn",
+) -> dict[str, Any]:
+    """A Messages API reply holding ``blocks`` as its content; without ``usage`` the server
+    counts it (the output: the words of every text and thinking block)."""
+    body = {
+        "id": "msg_test", "type": "message", "role": "assistant", "model": model,
+        "content": blocks, "stop_reason": stop_reason, "stop_sequence": None,
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def thinking_block(thinking: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": thinking, "signature": "sig-" + str(len(thinking))}
+
+
+def _texts(content: Any) -> list[str]:
+    """The texts of a ``system`` or message ``content`` (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [str(b.get("text", "")) for b in content if isinstance(b, dict)]
+    return []
+
+
+class AnthropicServer(ScriptedServer):
+    """Serves ``/v1/messages``; ``base_url`` is the root URL."""
+
+    def __init__(
+        self,
+        replies: Iterable[ScriptItem] | Callable[[RecordedRequest], ScriptItem] | None = None,
+        *,
+        api_key: str | None = None,
+        cache: bool = False,
+    ) -> None:
+        super().__init__(replies)
+        self.api_key = api_key
+        self.cache = cache
+        self.cached: set[str] = set()
+        self.usages: list[dict[str, int]] = []  # the usage of every successful reply, in order
+
+    @property
+    def base_url(self) -> str:
+        return self.root_url
+
+    def respond(self, record: RecordedRequest) -> tuple[int, dict[str, str], bytes, float]:
+        def fail(reply: Reply) -> tuple[int, dict[str, str], bytes, float]:
+            return (*self.encode(reply, None), 0.0)
+
+        if record.path != "/v1/messages":
+            return fail(anthropic_error(404, f"Not found: {record.path}"))
+        if self.api_key is not None and record.headers.get("x-api-key") != self.api_key:
+            return fail(anthropic_error(401, "invalid x-api-key"))
+        if not record.headers.get("anthropic-version"):
+            return fail(anthropic_error(400, "anthropic-version: header is required"))
+        body = record.body
+        problem = self._invalid(body)
+        if problem:
+            return fail(anthropic_error(400, problem))
+        item = self.next_item(record)
+        if item is None:
+            return fail(anthropic_error(400, f"no scripted reply left for request #{len(self.requests)}"))
+        reply = as_reply(item, 1)
+        delay = reply.delay_s
+        if reply.then is not None:
+            reply = as_reply(reply.then, 1)
+        if reply.status != 200 or reply.body is not None:
+            return (*self.encode(reply, None), delay)
+        if reply.json is not None and not (isinstance(reply.json, dict) and reply.json.get("type") == "message"):
+            return (*self.encode(reply, None), delay)  # an error or an odd shape, as scripted
+        if reply.json is not None:
+            payload = dict(reply.json)
+            said = " ".join(
+                str(b.get("text") or b.get("thinking") or "") for b in payload.get("content", [])
+                if isinstance(b, dict)
+            )
+            payload.setdefault("usage", self._usage(body, said))
+        else:
+            text = (reply.texts or [""])[0]
+            payload = message_body([text_block(text)], usage=reply.usage or self._usage(body, text),
+                                   model=str(body["model"]), stop_reason=reply.finish_reason or "end_turn")
+        with self._lock:
+            self.usages.append(dict(payload["usage"]))
+        return (*self.encode(Reply(status=200, headers=reply.headers), payload), delay)
+
+    @staticmethod
+    def _invalid(body: Any) -> str:
+        """What the API would refuse in ``body`` ("" when nothing)."""
+        if not isinstance(body, dict):
+            return "request body must be a JSON object"
+        for name in ("model", "messages", "max_tokens"):
+            if name not in body:
+                return f"{name}: Field required"
+        if not isinstance(body["max_tokens"], int) or body["max_tokens"] < 1:
+            return "max_tokens: Input should be a valid integer greater than 0"
+        if not isinstance(body["messages"], list) or not body["messages"]:
+            return "messages: at least one message is required"
+        for extra in ("n", "candidateCount"):
+            if extra in body:
+                return f"{extra}: Extra inputs are not permitted"
+        if body.get("stream"):
+            return "this server does not stream"
+        thinking = body.get("thinking")
+        if thinking is not None:
+            budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+            if not isinstance(budget, int) or budget < 1024:
+                return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+            if budget >= body["max_tokens"]:
+                return "`max_tokens` must be greater than `thinking.budget_tokens`"
+            if body.get("temperature", 1) != 1:
+                return "`temperature` may only be set to 1 when thinking is enabled"
+        return ""
+
+    def _usage(self, body: dict[str, Any], text: str) -> dict[str, int]:
+        """Word counts, with the prompt cache simulated when ``cache`` is on."""
+        pieces: list[tuple[int, bool]] = []  # (words of a block, breakpoint after it)
+        for block in self._blocks(body.get("system")):
+            pieces.append((words(str(block.get("text", ""))), "cache_control" in block))
+        for message in body["messages"]:
+            for block in self._blocks(message.get("content")):
+                pieces.append((words(str(block.get("text", ""))), "cache_control" in block))
+        total = sum(count for count, _ in pieces)
+        written = read = 0
+        if self.cache:
+            for end, (_, breakpoint) in enumerate(pieces):
+                if not breakpoint:
+                    continue
+                prefix = self._prefix_key(body, end)
+                size = sum(count for count, _ in pieces[: end + 1])
+                with self._lock:
+                    seen = prefix in self.cached
+                    self.cached.add(prefix)
+                if seen:
+                    read, written = size, 0  # a longer cached prefix replaces a shorter one
+                else:
+                    written = size - read
+        return {
+            "input_tokens": total - written - read,
+            "output_tokens": words(text),
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+        }
+
+    @staticmethod
+    def _blocks(content: Any) -> list[dict[str, Any]]:
+        if isinstance(content, str):
+            return [{"type": "text", "text": content}]
+        return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+    def _prefix_key(self, body: dict[str, Any], end: int) -> str:
+        """The model and the texts of the first ``end + 1`` blocks, as one string."""
+        texts = [("system", t) for t in _texts(body.get("system"))]
+        for message in body["messages"]:
+            texts += [(str(message.get("role")), t) for t in _texts(message.get("content"))]
+        return json.dumps([body["model"], texts[: end + 1]])
