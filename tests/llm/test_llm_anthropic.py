@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from geak_core.agent import run_recipe
 from geak_core.cli import main
 from geak_core.errors import InputError
-from geak_core.llm import ChatRequest, FatalLLMError, Message, RetryableLLMError
+from geak_core.llm import FatalLLMError, RetryableLLMError
 from geak_core.llm_http import Price, RetryPolicy
 from geak_core.plugins import PluginManager
 from geak_core.recipe import load_recipe
@@ -26,6 +26,7 @@ from geak_llm_anthropic.backend import (
     default_max_tokens,
 )
 
+from tests.agent.test_loop import ADD_OK
 from tests.support.anthropic_server import (
     AnthropicServer,
     anthropic_error,
@@ -33,18 +34,13 @@ from tests.support.anthropic_server import (
     text_block,
     thinking_block,
 )
+from tests.support.llm_calls import Sleeps
+from tests.support.llm_calls import conversation as ask
 from tests.support.openai_server import Reply
 
 KEY = "sk-ant-test-0123456789abcdef"
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "anthropic.toml"
-
-
-class Sleeps(list):
-    """An injected sleep that records the waits instead of waiting."""
-
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
 
 
 @pytest.fixture(autouse=True)
@@ -59,15 +55,6 @@ def make(srv: AnthropicServer, sleeps: Sleeps | None = None, **options) -> Anthr
     policy = RetryPolicy(sleep=sleeps if sleeps is not None else Sleeps(), random=lambda: 0.5)
     return AnthropicBackend(AnthropicOptions(base_url=srv.base_url, **options), retry=policy)
 
-
-def ask(**fields) -> ChatRequest:
-    messages = [
-        Message("system", "you write Triton"),
-        Message("user", "write add"),
-        Message("assistant", "def add(): ..."),
-        Message("user", "now faster"),
-    ]
-    return ChatRequest(messages, **fields)
 
 
 def cost(usage: dict, input_price: float, output_price: float) -> float:
@@ -504,19 +491,6 @@ def test_recipe_check_refuses_a_temperature_the_api_refuses_while_thinking(tmp_p
 
 # -- a whole run through the server ------------------------------------------------------------
 
-ADD_OK = """Strategy: one chunk per program.
-```python
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offs < n_elements
-    tl.store(output_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-```
-"""
 DRAFT = "A first idea, abandoned:\n```python\n" + ADD_OK.split("```python\n")[1].replace(" + tl.load(y", " - tl.load(y")
 
 

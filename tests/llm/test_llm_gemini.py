@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import pytest
 from geak_core.errors import InputError
-from geak_core.llm import ChatRequest, FatalLLMError, Message, RetryableLLMError
+from geak_core.llm import FatalLLMError, RetryableLLMError
 from geak_core.llm_http import RetryPolicy
 from geak_core.plugins import PluginManager
 from geak_llm_gemini.backend import GeminiBackend, GeminiOptions
 
 from tests.support.gemini_server import GeminiServer, gemini_error, quota_failure, retry_info
+from tests.support.llm_calls import Sleeps
+from tests.support.llm_calls import conversation as ask
 from tests.support.openai_server import Reply
 
 KEY = "AIzaTestKey0123456789"
-
-
-class Sleeps(list):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
 
 
 @pytest.fixture(autouse=True)
@@ -32,15 +29,6 @@ def make(srv: GeminiServer, sleeps: Sleeps | None = None, **options) -> GeminiBa
     policy = RetryPolicy(sleep=sleeps if sleeps is not None else Sleeps(), random=lambda: 0.5)
     return GeminiBackend(GeminiOptions(base_url=srv.base_url, **options), retry=policy)
 
-
-def ask(**fields) -> ChatRequest:
-    messages = [
-        Message("system", "you write Triton"),
-        Message("user", "write add"),
-        Message("assistant", "def add(): ..."),
-        Message("user", "now faster"),
-    ]
-    return ChatRequest(messages, **fields)
 
 
 def candidate(reason: str, text: str | None = None, **extra) -> dict:

@@ -12,16 +12,10 @@ from geak_core.llm_http import RetryPolicy
 from geak_core.plugins import PluginManager
 from geak_llm_openai.backend import OpenAIBackend, OpenAIOptions, is_reasoning_model
 
+from tests.support.llm_calls import Sleeps
 from tests.support.openai_server import OpenAIServer, Reply
 
 KEY = "sk-test-0123456789abcdef"
-
-
-class Sleeps(list):
-    """An injected sleep that records the waits instead of waiting."""
-
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
 
 
 def make(srv: OpenAIServer, sleeps: Sleeps | None = None, **options) -> OpenAIBackend:
