@@ -165,7 +165,8 @@ def format_task_table(tasks: list[TaskSummary], count: str = "lineages ok") -> l
 def format_summary(summary: RunSummary) -> str:
     """Plain-text tables: per task (``format_task_table``), by difficulty, by category,
     overall, scaling curves."""
-    lines = format_task_table(summary.tasks)
+    lines = [SCRIPTED_NOTE, ""] if summary.scripted else []
+    lines += format_task_table(summary.tasks)
     for title, groups in (("difficulty", summary.by_difficulty), ("category", summary.by_category)):
         lines.append("")
         lines.append(f"{'by ' + title:<16}  tasks  call acc  exec acc  mean speedup")
@@ -208,6 +209,11 @@ def _table(title: str, rows: list[tuple[str, list[str]]], columns: list[str], wi
     return lines
 
 
+SCRIPTED_BACKENDS = ("replay",)  # LLM backends whose replies are scripted, not a model's
+SCRIPTED_NOTE = ("scripted replies (replay backend), not a model's: these figures show the pipeline "
+                 "at work, not what a model can do")
+
+
 def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
     """One row per run: the paper's module-ablation table (with the means over tasks of the
     best candidate's speedup against PyTorch eager, complexity and maintainability index),
@@ -241,4 +247,7 @@ def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
             lines += _table(f"{label} accuracy after each round (sequential scaling)",
                             [(n, [_pct(p[field]).strip() for p in s.by_iteration]) for n, s in rows],
                             columns, width)
+    scripted = [name for name, s in rows if s.scripted]
+    if scripted:
+        lines += ["", f"{', '.join(scripted)}: {SCRIPTED_NOTE}"]
     return "\n".join(lines)

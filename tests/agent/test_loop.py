@@ -214,8 +214,13 @@ def _comparable(summary_path):
     return data
 
 
-def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_path):
+@pytest.mark.parametrize("answered", [0, 1, 2])
+def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_path, answered):
+    """kill -9 while the first, second or third LLM request is in flight, then resume: the
+    same summary and the same rows as a run never stopped, and only the unanswered calls
+    asked again."""
     replies = dict(generate=[ADD_WRONG], reflect=[ADD_OK], optimize=[ADD_OK_2])
+    purposes = ["generate", "reflect", "optimize"]
     # Uninterrupted reference run.
     with OpenAIServer(Script(**replies)) as server:
         (tmp_path / "a").mkdir()
@@ -225,13 +230,13 @@ def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_pa
         assert proc.returncode == 0, out
         (first,) = list((tmp_path / "a" / "runs").iterdir())
 
-    # The same run, killed while its third request is in flight, then resumed.
-    third_request = threading.Event()
+    # The same run, killed while request number `answered` + 1 is in flight, then resumed.
+    in_flight = threading.Event()
     script = Script(**replies)
 
     def stalling(request):
-        if len(script.purposes) == 2:
-            third_request.set()
+        if len(script.purposes) == answered:
+            in_flight.set()
             script(request)
             return Reply.stall(600, ADD_OK_2)
         return script(request)
@@ -240,18 +245,18 @@ def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_pa
     with OpenAIServer(stalling) as server:
         path = write_recipe(tmp_path / "b", server.base_url, iterations=3)
         proc = _cli("run", str(path), cwd=tmp_path)
-        assert third_request.wait(300), "the run never reached its third LLM call"
+        assert in_flight.wait(300), f"the run never reached LLM call {answered + 1}"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         (second,) = list((tmp_path / "b" / "runs").iterdir())
-        assert RunStore(second).counts()["llm_calls"] == 2
+        assert RunStore(second).counts()["llm_calls"] == answered
         assert [row["status"] for row in list_runs(tmp_path / "b" / "runs")] == ["interrupted"]
-    with OpenAIServer(Script(optimize=[ADD_OK_2])) as server:
+    with OpenAIServer(Script(**replies)) as server:
         path.write_text(re.sub(r'base_url = ".*"', f'base_url = "{server.base_url}"', path.read_text()))
         proc = _cli("run", str(path), "--resume", second.name, cwd=tmp_path)
         out, _ = proc.communicate(timeout=600)
         assert proc.returncode == 0, out
-        assert [purpose_of(r) for r in server.requests] == ["optimize"]  # only the unrecorded call
+        assert [purpose_of(r) for r in server.requests] == purposes[answered:]  # only the unrecorded calls
     assert _comparable(first / "summary.json") == _comparable(second / "summary.json")
     # and the same rows: a resume replays the recorded rounds without recording them again
     assert _rows(first) == _rows(second)

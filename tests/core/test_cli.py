@@ -314,6 +314,7 @@ def test_run_json_prints_the_summary_alone_on_stdout_and_out_writes_it(tmp_path)
     printed = json.loads(proc.stdout)  # nothing else on stdout
     assert printed == json.loads(out.read_text())
     assert printed["status"] == "finished" and printed["run_id"]
+    assert printed["scripted"] is True  # the replay backend: the summary says its replies are scripted
     assert "run stored in" in proc.stderr  # the progress went to stderr
 
 

@@ -23,6 +23,12 @@ from tests.report.timed_run import EAGER_OVER_REFERENCE
 pytest.importorskip("plotly")
 
 
+def escape_text(text):
+    from markupsafe import escape
+
+    return escape(text)
+
+
 def test_report_of_the_quickstart_is_one_file_that_loads_nothing_from_outside(quickstart_run, tmp_path):
     out = tmp_path / "report.html"
     result = CliRunner().invoke(main, ["report", str(quickstart_run), "-o", str(out)])
@@ -34,6 +40,10 @@ def test_report_of_the_quickstart_is_one_file_that_loads_nothing_from_outside(qu
         assert f'<tr data-task="{task}">' in page and f'<div class="kernel" data-task="{task}">' in page
     assert "every verdict of this run came from the Triton interpreter" in page
     assert "No correct candidate was timed" in page  # no speedup chart from interpreter verdicts
+    # its replies are scripted (replay backend): the page says so beside the summary
+    from geak_core.report import SCRIPTED_NOTE
+
+    assert 'class="note scripted"' in page and str(escape_text(SCRIPTED_NOTE)) in page
     # every candidate's prompt and reply can be opened (escaped as the page's text)
     from markupsafe import escape
 

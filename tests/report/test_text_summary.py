@@ -102,3 +102,16 @@ def test_a_stored_summary_without_these_figures_still_prints():
     old = RunSummary.from_dict(data)
     row = next(line for line in format_summary(old).splitlines() if line.startswith("add"))
     assert row.split()[-4:] == ["2.00x", "n/m", "-", "-"]
+
+
+def test_a_scripted_runs_summary_and_comparison_say_their_replies_are_scripted():
+    from geak_core.model import RunSummary
+    from geak_core.report import SCRIPTED_NOTE
+
+    scripted = RunSummary(run_id="r1", status="finished", scripted=True)
+    real = RunSummary(run_id="r2", status="finished")
+    assert format_summary(scripted).splitlines()[0] == SCRIPTED_NOTE
+    assert SCRIPTED_NOTE not in format_summary(real)
+    table = format_comparison([("quickstart", scripted), ("gpt", real)])
+    assert table.splitlines()[-1] == f"quickstart: {SCRIPTED_NOTE}"
+    assert SCRIPTED_NOTE not in format_comparison([("gpt", real)])
