@@ -83,7 +83,7 @@ def _eval_command(tmp_path, records, *extra):
     env = {**os.environ, "TRITON_INTERPRET": "1", "GEAK_TRITONBENCH_DATA": str(DATA)}
     done = subprocess.run(
         [sys.executable, "-m", "geak_core.cli", "eval", "--suite", "tritonbench", "--mode",
-         "interpreter", "--workers", "1", "--candidates", str(candidates), "--json",
+         "interpreter", "--workers", "1", "--candidates", str(candidates), "--out",
          str(report), *extra],
         capture_output=True, text=True, env=env, timeout=600,
     )
