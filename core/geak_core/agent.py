@@ -63,7 +63,7 @@ from geak_core.progress import CandidateJudged, Echo, Progress
 from geak_core.prompts import PromptRenderer
 from geak_core.recipe import Recipe, dotted, dump_toml
 from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
-from geak_core.report import SCRIPTED_BACKENDS, format_summary, summarize_run, summarize_task
+from geak_core.report import format_summary, is_scripted, summarize_run, summarize_task
 from geak_core.scaling import accuracy_by_iteration, best_speedups
 from geak_core.store import (
     RECIPE_FILE,
@@ -400,7 +400,7 @@ class Agent:
         summary = summarize_run(self.store.run_id, status, summaries, lineages, self.store.usage(), note,
                                 by_iteration=curve)
         summary.seed = self.recipe.run.seed
-        summary.scripted = self.recipe.components["llm"].name in SCRIPTED_BACKENDS
+        summary.scripted = is_scripted(self.recipe.data.get("llm"))
         methods = {r.speedup_method for s in states.values() for st in s for _, _, r in st.results
                    if r.speedup is not None and r.speedup_method}
         if len(methods) == 1:

@@ -28,7 +28,7 @@ from geak_core.code_metrics import CodeMetrics, code_metrics
 from geak_core.components import HardwareProfile
 from geak_core.errors import InputError
 from geak_core.recipe import dotted
-from geak_core.report import SCRIPTED_BACKENDS, SCRIPTED_NOTE
+from geak_core.report import SCRIPTED_NOTE, is_scripted
 from geak_core.rundata import CandidateRow, RunData
 from geak_core.scaling import (
     SPEEDUP_METHODS,
@@ -493,8 +493,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
             "modes": sorted({r.result.mode for r in run.rows if r.result and r.result.mode}),
             "devices": sorted({r.result.device for r in run.rows if r.result and r.result.device}),
             "note": _measurement_note(run),
-            "scripted": (run.summary is not None and run.summary.scripted)
-                        or str(run.recipe.get("llm", {}).get("backend", "")) in SCRIPTED_BACKENDS,
+            "scripted": (run.summary is not None and run.summary.scripted) or is_scripted(run.recipe.get("llm")),
         })
     groups = roofline_groups(runs, stats, profiles)
     rooflines = []

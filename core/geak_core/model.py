@@ -248,8 +248,8 @@ class RunSummary:
     cost_usd: float | None = None
     note: str = ""
     seed: int | None = None  # the run's [run] seed, from which its LLM request seeds derive
-    # The replies were scripted (the replay backend), not a model's: the figures show the
-    # pipeline at work, not what a model can do.
+    # The replies were hand-written (the replay backend's scripted mode), not a model's: the
+    # figures show the pipeline at work, not what a model can do.
     scripted: bool = False
 
     def to_dict(self) -> dict[str, Any]:

@@ -209,8 +209,13 @@ def _table(title: str, rows: list[tuple[str, list[str]]], columns: list[str], wi
     return lines
 
 
-SCRIPTED_BACKENDS = ("replay",)  # LLM backends whose replies are scripted, not a model's
-SCRIPTED_NOTE = ("scripted replies (replay backend), not a model's: these figures show the pipeline "
+def is_scripted(llm: Any) -> bool:
+    """A recipe's ``[llm]`` table replays hand-written replies (the replay backend's
+    ``scripted`` mode), not a model's (a recorded run replayed is still the model's)."""
+    return isinstance(llm, dict) and llm.get("backend") == "replay" and llm.get("mode") == "scripted"
+
+
+SCRIPTED_NOTE = ("scripted replies (the replay backend's scripted mode), not a model's: these figures show the pipeline "
                  "at work, not what a model can do")
 
 

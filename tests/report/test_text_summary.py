@@ -115,3 +115,11 @@ def test_a_scripted_runs_summary_and_comparison_say_their_replies_are_scripted()
     table = format_comparison([("quickstart", scripted), ("gpt", real)])
     assert table.splitlines()[-1] == f"quickstart: {SCRIPTED_NOTE}"
     assert SCRIPTED_NOTE not in format_comparison([("gpt", real)])
+
+
+def test_only_the_replay_backends_scripted_mode_counts_as_scripted():
+    from geak_core.report import is_scripted
+
+    assert is_scripted({"backend": "replay", "mode": "scripted", "source": "s.toml"})
+    assert not is_scripted({"backend": "replay", "mode": "strict", "source": "runs/r1"})  # a model's replies
+    assert not is_scripted({"backend": "openai", "model": "gpt-4.1"}) and not is_scripted(None)
