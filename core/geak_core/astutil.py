@@ -1,8 +1,28 @@
-"""Reading Python source with ``ast``: helpers the suites' static checks share."""
+"""Reading Python source with ``ast``: helpers the suites' static checks share, and the one
+``parse`` every in-process parse goes through."""
 
 from __future__ import annotations
 
 import ast
+import threading
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_source(code: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse``, one thread at a time, and tried again on CPython's spurious "AST
+    constructor recursion depth mismatch" (before 3.11.8 and 3.12.1 the AST converter keeps
+    its depth in interpreter-wide state, which another thread's parse resets midway: the
+    agent's lineages extract code, and the judge checks sources, in several threads at once;
+    one such error stopped a run)."""
+    for attempt in range(3):
+        try:
+            with _PARSE_LOCK:
+                return ast.parse(code, filename=filename)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def dotted_name(node: ast.AST, *, calls: bool = False) -> str:

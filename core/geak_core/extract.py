@@ -17,6 +17,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from geak_core.astutil import parse_source
+
 PYTHON_LANGS = frozenset({"", "python", "py", "python3", "py3", "triton", "pytorch", "torch"})
 STRATEGY_KEYS = ("strategy", "plan", "reasoning", "explanation", "analysis")
 _STRATEGY_LIMIT = 4000
@@ -135,7 +137,7 @@ def _fenced_blocks(text: str) -> list[_Block]:
 def _safe_to_join(block: _Block) -> bool:
     """Only definitions and imports: no top-level statements that would run on import."""
     try:
-        tree = ast.parse(block.code)
+        tree = parse_source(block.code)
     except SyntaxError:
         return False
     for node in tree.body:
@@ -152,7 +154,7 @@ def _safe_to_join(block: _Block) -> bool:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_source(code)
     except SyntaxError:
         return False
     return True

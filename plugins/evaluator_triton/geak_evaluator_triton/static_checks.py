@@ -11,10 +11,9 @@ introspection, the judge's own packages).
 from __future__ import annotations
 
 import ast
-import threading
 from dataclasses import dataclass
 
-from geak_core.astutil import dotted_name
+from geak_core.astutil import dotted_name, parse_source
 
 FORBIDDEN_MODULES = {
     "ctypes": "raw memory access",
@@ -96,22 +95,11 @@ def check_source(code: str, *, forbid_constructs: bool = True) -> StaticFinding 
     return None
 
 
-_PARSE_LOCK = threading.Lock()
 
 
 def parse(code: str) -> ast.Module:
-    """``ast.parse``, one thread at a time and tried again on CPython's spurious
-    "AST constructor recursion depth mismatch" (before 3.11.8 and 3.12.1, the AST
-    converter keeps its depth in interpreter-wide state, which another thread's parse
-    resets midway: the judge checks several candidates' sources at once)."""
-    for attempt in range(3):
-        try:
-            with _PARSE_LOCK:
-                return ast.parse(code)
-        except SystemError as exc:
-            if "recursion depth mismatch" not in str(exc) or attempt == 2:
-                raise
-    raise AssertionError("unreachable")
+    """``geak_core.astutil.parse_source`` (one parse at a time in this process)."""
+    return parse_source(code)
 
 
 def _decorator_name(node: ast.expr) -> str:

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from geak_core.astutil import parse_source
 from geak_core.tasks import Task
 
 from geak_retriever_codesim.corpus import CorpusEntry, split_docstring
@@ -40,7 +41,7 @@ def signatures(code: str) -> set[tuple[str, tuple[str, ...]]]:
     """(normalised name, normalised parameter names) of every function defined in ``code``."""
     found: set[tuple[str, tuple[str, ...]]] = set()
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except SyntaxError:  # crawled code may not parse; fall back to a regex over `def` lines
         for name, params in _DEF.findall(code):
             names = [p.split(":")[0].split("=")[0].strip() for p in params.split(",")]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geak_core.astutil import parse_source
 from geak_core.errors import InputError
 
 BUILTIN_DIR = Path(__file__).parent / "corpus"
@@ -48,7 +49,7 @@ class CorpusEntry:
 def split_docstring(text: str) -> tuple[str, str]:
     """(module docstring, code without it); ("", text) when there is none or it does not parse."""
     try:
-        tree = ast.parse(text)
+        tree = parse_source(text)
     except SyntaxError:
         return "", text
     doc = ast.get_docstring(tree, clean=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 
-from geak_core.astutil import dotted_name
+from geak_core.astutil import dotted_name, parse_source
 
 FORBIDDEN_NAMES = {
     "quantize_per_tensor", "quantize_per_tensor_dynamic", "quantize_per_channel",
@@ -88,7 +88,7 @@ def _kernel_evidence(kernels: list[ast.AST]) -> tuple[bool, bool]:
 def check(code: str) -> list[str]:
     """What the source lacks or does that the quantization contract forbids (empty: passes)."""
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except SyntaxError as exc:
         return [f"the source does not parse (line {exc.lineno}: {exc.msg})"]
     problems: list[str] = []

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geak_core.astutil import parse_source
 from geak_core.errors import InputError
 from geak_core.tasks import CATEGORIES, OutlierSpec, Requirement, Task, lookup_task
 from geak_suite_tritonbench.records import code_from_reply, reply_of
@@ -120,7 +121,7 @@ def has_outlier_mode(test_source: str) -> bool:
     """Whether a test part draws inputs in the benchmark's outlier mode (the string
     ``"outlier"`` as a constant: ``for mode in ("standard", "outlier")`` or ``mode="outlier"``)."""
     try:
-        tree = ast.parse(test_source)
+        tree = parse_source(test_source)
     except SyntaxError:
         return False
     return any(isinstance(n, ast.Constant) and n.value == OUTLIER_MODE for n in ast.walk(tree))
@@ -136,7 +137,7 @@ def precision_of(stem: str, stems: set[str]) -> tuple[str | None, str | None]:
 
 def _docstring(task_file: TaskFile, name: str) -> str:
     try:
-        tree = ast.parse(task_file.kernel_source)
+        tree = parse_source(task_file.kernel_source)
     except SyntaxError:
         return ""
     for node in tree.body:

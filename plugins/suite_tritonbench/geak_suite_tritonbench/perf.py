@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geak_core.astutil import parse_source
+
 from geak_suite_tritonbench import perf_base
 from geak_suite_tritonbench.seeding import seed_all
 
@@ -172,7 +174,7 @@ class PerfScript:
         where = str(self.path)
         try:
             source = self.path.read_text(encoding="utf-8")
-            tree = ast.parse(source, filename=where)
+            tree = parse_source(source, filename=where)
         except (OSError, UnicodeDecodeError) as exc:
             raise PerfScriptError(f"{where}: cannot be read ({exc})") from None
         except SyntaxError as exc:

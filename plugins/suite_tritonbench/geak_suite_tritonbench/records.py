@@ -20,6 +20,8 @@ import ast
 from collections.abc import Sequence
 from typing import Any
 
+from geak_core.astutil import parse_source
+
 from geak_suite_tritonbench.taskfile import find_separator
 
 
@@ -37,7 +39,7 @@ def _calls_a_test(node: ast.stmt) -> bool:
 def drop_module_level_test_calls(code: str) -> str:
     """``code`` without its module-level statements calling a ``test_*`` function."""
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except SyntaxError:
         return code
     spans = [(node.lineno, node.end_lineno or node.lineno, _calls_a_test(node)) for node in tree.body]

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from geak_core.astutil import dotted_name
+from geak_core.astutil import dotted_name, parse_source
 
 PROTOCOL_SEED = 42  # GEAK-eval's set_seed() default, applied before each file runs
 
@@ -71,7 +71,7 @@ def seed_all(seed: int) -> None:
 def module_seeding_calls(source: str) -> list[tuple[str, int]]:
     """``(generator, seed)`` of every module-level seeding call with a literal integer seed."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return []
     found = []

@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from geak_core.astutil import parse_source
 from geak_core.tasks import EntryPoint
 
 from geak_suite_tritonbench.interpreter import interpreter_blockers
@@ -91,7 +92,7 @@ def split_source(text: str, where: str = "<task>") -> tuple[str, str, int]:
 def parse_part(source: str, where: str, part: str, line_offset: int = 0) -> ast.Module:
     """Parse one part; line numbers in the error are those of the whole file."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError as exc:
         line = (exc.lineno or 0) + line_offset
         raise TaskFileError(f"{where}:{line}: syntax error in the {part}: {exc.msg}") from None
