@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from geak_core import __version__
-from geak_core.cli_options import ConventionCommand, json_flag, out_option
+from geak_core.cli_options import ConventionCommand, json_flag, out_option, progress_echo
 from geak_core.errors import GeakError, InputError, RecipeError
 
 
@@ -34,13 +34,6 @@ class _Group(click.Group):
         except KeyboardInterrupt:  # Ctrl-C: what was done is kept (the run says how to resume)
             click.echo("stopped (Ctrl-C)", err=True)
             ctx.exit(130)
-
-
-def _progress_echo(as_json: bool) -> Any:
-    """Where a command's progress lines go: stderr when stdout carries its JSON."""
-    if as_json:
-        return lambda message="", **kwargs: click.echo(message, err=True)
-    return click.echo
 
 
 def _plugins():
@@ -108,7 +101,7 @@ def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, 
         loaded.run.output_dir = output_dir
         loaded.data["run"]["output_dir"] = output_dir
     summary = run_recipe(loaded, plugins, resume=resume, dry_run=dry_run, allow_changes=allow_changes,
-                         echo=_progress_echo(as_json))
+                         echo=progress_echo(as_json))
     if summary is None:
         return
     if out:
@@ -441,7 +434,7 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str 
             raise InputError(f"no such recipe: {path}")
         loaded.append(load_recipe(path, plugins))
     rows = []
-    echo = _progress_echo(as_json)
+    echo = progress_echo(as_json)
     for path, recipe in zip(recipes, loaded, strict=True):
         if output_dir:
             recipe.run.output_dir = output_dir

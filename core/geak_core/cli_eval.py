@@ -42,7 +42,7 @@ from typing import Any
 
 import click
 
-from geak_core.cli_options import ConventionCommand, json_flag, out_option
+from geak_core.cli_options import ConventionCommand, json_flag, out_option, progress_echo
 from geak_core.components import EvalJob
 from geak_core.errors import GeakError, InputError, OptionError
 from geak_core.model import Candidate, EvalResult, pass_at_k
@@ -575,8 +575,7 @@ def eval_command(
         sys.exit(2)
 
     pairs: list[tuple[Task, EvalResult]] = []
-    # With --json, stdout carries the summary alone: verdict lines go to stderr.
-    echo = (lambda message="", **kwargs: click.echo(message, err=True)) if as_json else click.echo
+    echo = progress_echo(as_json)  # with --json, stdout carries the summary alone
     progress = EvalProgress(len(entries), tty=sys.stderr.isatty(), echo=echo, evaluator=evaluator)
 
     def record(task: Task, result: EvalResult) -> None:
@@ -594,11 +593,6 @@ def eval_command(
     try:
         for job, result in evaluator.evaluate_many(jobs):
             record(job.task, result)
-    except KeyboardInterrupt:  # Ctrl-C: the children run in groups of their own; stop them now
-        from geak_core.sandbox import stop_running_jobs
-
-        stop_running_jobs()
-        raise
     finally:
         progress.close()
         evaluator.close()

@@ -57,4 +57,12 @@ def out_option(help_text: str) -> Any:
 
 
 def json_flag(help_text: str = "Print JSON on stdout (progress goes to stderr).") -> Any:
+    """``--json``: the command's data as JSON on stdout (see ``progress_echo``)."""
     return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def progress_echo(as_json: bool) -> Any:
+    """Where a command's progress lines go: stderr when ``--json`` gives stdout to its JSON."""
+    if as_json:
+        return lambda message="", **kwargs: click.echo(message, err=True)
+    return click.echo

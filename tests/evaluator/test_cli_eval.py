@@ -229,6 +229,39 @@ def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
     assert "timed out" in names[5], names[5]
 
 
+def test_ctrl_c_stops_eval_at_once_with_a_candidate_in_flight(tmp_path):
+    """SIGINT while a candidate hangs (its child in a process group of its own, which the
+    terminal's Ctrl-C never reaches): the judge kills it and exits 130 at once, not when the
+    candidate's 90 s budget runs out."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    (folder / "add__hangs.py").write_text(ADD_HANGS_IN_LAUNCH)
+    script = (
+        "import sys, minisuite\n"
+        "from geak_core.plugins import PluginManager, reset_plugin_manager\n"
+        "reset_plugin_manager(PluginManager(extra_plugins=[('minisuite', minisuite)]))\n"
+        "from geak_core.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    args = ["eval", "--suite", "mini", "--mode", "interpreter", "--workers", "1", "--pythonpath", str(FIXTURES),
+            "--seeds", "0", "--timeout", "90", str(folder)]
+    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env={**__import__("os").environ, "PYTHONPATH": str(FIXTURES)})
+    time.sleep(12)  # the candidate's child is up and stuck in its launch
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert time.monotonic() - sent < 30, out
+    assert "stopped (Ctrl-C)" in out
+
+
 def test_resume_keeps_the_verdicts_in_the_json_and_judges_only_the_rest(mini_cli, tmp_path, monkeypatch):
     import geak_core.cli_eval as cli_eval
 

@@ -34,7 +34,7 @@ from typing import Any
 from geak_core.components import EvalJob, HardwareProfile
 from geak_core.confinement import landlock_abi
 from geak_core.model import Candidate, EvalResult
-from geak_core.sandbox import SandboxResult, namespaces_available
+from geak_core.sandbox import SandboxResult, namespaces_available, stop_running_jobs
 from geak_core.tasks import Task
 
 from geak_evaluator_triton.baseline_timer import TimerPool
@@ -103,23 +103,36 @@ def judge_jobs(evaluate: Any, jobs: Iterable[EvalJob], parallel: int, may_start:
     if not waiting:
         return
     parallel = max(1, parallel)
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="geak-judge") as pool:
+        try:
+            yield from _judge_pending(pool, evaluate, waiting, parallel, may_start, ready)
+        except KeyboardInterrupt:
+            # Ctrl-C reaches this process, not the children (process groups of their own): kill
+            # them, or leaving the pool would wait for every verdict in flight to reach its budget.
+            stop_running_jobs()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _judge_pending(pool: ThreadPoolExecutor, evaluate: Any, waiting: list[EvalJob], parallel: int,
+                   may_start: Any, ready: Callable[[EvalJob], bool] | None) -> Iterator[tuple[EvalJob, EvalResult]]:
+    """``judge_jobs``'s loop on ``pool``."""
     finished: set[str] = set()
     running: dict[str, int] = {}
-    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="geak-judge") as pool:
-        pending: dict[Any, EvalJob] = {}
-        while waiting or pending:
-            while waiting and len(pending) < parallel and (may_start is None or may_start()):
-                job = waiting.pop(next_job(waiting, finished, running, ready, 4 * parallel))
-                running[job.task.key] = running.get(job.task.key, 0) + 1
-                pending[pool.submit(evaluate, job.task, job.candidate)] = job
-            if not pending:
-                return  # may_start said no: the rest are left
-            done, _ = wait(pending, return_when=FIRST_COMPLETED, timeout=None if may_start is None else 5.0)
-            for future in done:
-                job = pending.pop(future)
-                running[job.task.key] -= 1
-                finished.add(job.task.key)
-                yield job, future.result()
+    pending: dict[Any, EvalJob] = {}
+    while waiting or pending:
+        while waiting and len(pending) < parallel and (may_start is None or may_start()):
+            job = waiting.pop(next_job(waiting, finished, running, ready, 4 * parallel))
+            running[job.task.key] = running.get(job.task.key, 0) + 1
+            pending[pool.submit(evaluate, job.task, job.candidate)] = job
+        if not pending:
+            return  # may_start said no: the rest are left
+        done, _ = wait(pending, return_when=FIRST_COMPLETED, timeout=None if may_start is None else 5.0)
+        for future in done:
+            job = pending.pop(future)
+            running[job.task.key] -= 1
+            finished.add(job.task.key)
+            yield job, future.result()
 
 
 class TritonEvaluator:
