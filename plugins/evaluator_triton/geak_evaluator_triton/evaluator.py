@@ -470,9 +470,8 @@ class TritonEvaluator:
             unique.setdefault(task.key, task)
         costs = {key: self.references.expected_cost(task, runtime) for key, task in unique.items()}
         order = sorted(unique.values(), key=lambda t: -costs[t.key])  # stable: job order on ties
-        seen: set[str] = set()
+        count = 0
         for task in order:
-            seen.add(task.key)
             while not (stop is not None and stop.is_set()):
                 started = [p for p in started if not p.done]
                 if len(started) < limit:
@@ -480,11 +479,12 @@ class TritonEvaluator:
                 started[0].wait_finished(0.5)
             if stop is not None and stop.is_set():
                 break
-            slot = runtime.slots[len(seen) % len(runtime.slots)]
+            count += 1
+            slot = runtime.slots[count % len(runtime.slots)]
             pending = self.references.begin(task, runtime, slot, timing=timing)
             if pending is not None and not pending.done:
                 started.append(pending)
-        return len(seen)
+        return count
 
     def close(self) -> None:
         self.references.clear()

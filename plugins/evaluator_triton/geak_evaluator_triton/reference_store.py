@@ -33,6 +33,7 @@ from geak_evaluator_triton.references import (
     candidate_budget,
     compile_work,
     nbytes_of,
+    scaled_budget,
 )
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
 
@@ -210,8 +211,9 @@ class ReferenceStore:
                 raise failed
             if run is None:
                 began = time.monotonic()
+                budget = self.budget(key)
                 earlier = self.times.timed_out(key)
-                if earlier is not None and earlier["budget_s"] < self.budget(key):
+                if earlier is not None and earlier["budget_s"] < budget:
                     earlier = None  # more time now: try again
                 try:
                     if earlier is not None:
@@ -219,7 +221,7 @@ class ReferenceStore:
                             f"the reference of {task.key} did not finish in {earlier['budget_s']:.0f} s when a "
                             f"judge ran it on {earlier['when']}, and is not run again with no more time: raise "
                             f"reference_timeout_s, or remove {self.times.path(key)}, to try again")
-                    run = self._compute(task, runtime, slot, key, timing, live)
+                    run = self._compute(task, runtime, slot, key, budget, timing, live)
                 except JudgeError as exc:
                     with self._lock:
                         self._failed[key] = exc
@@ -268,11 +270,8 @@ class ReferenceStore:
         never run here before; for one an earlier judge ran (``ReferenceTimes``), scaled from
         its own seconds as a candidate's budget is (``budget_scale``, at least
         ``budget_floor_s``), at most ``reference_timeout_s``."""
-        own = self.times.own_s(key)
-        ceiling = self.options.reference_timeout_s
-        if own <= 0 or self.options.budget_scale <= 0:
-            return ceiling
-        return min(ceiling, max(self.options.budget_floor_s, self.options.budget_scale * own))
+        return scaled_budget(self.times.own_s(key), self.options.reference_timeout_s, self.options.budget_scale,
+                             self.options.budget_floor_s)
 
     def _key_lock(self, key: str) -> threading.Lock:
         """One lock per reference key: the candidates of one task wait for one reference run."""
@@ -289,7 +288,7 @@ class ReferenceStore:
         while len(self._runs) > 1 and sum(r.nbytes for r in self._runs.values()) > limit:
             self._runs.popitem(last=False)
 
-    def _compute(self, task: Task, runtime: Runtime, slot: Slot, key: str, timing: bool = True,
+    def _compute(self, task: Task, runtime: Runtime, slot: Slot, key: str, budget_s: float, timing: bool = True,
                  live: PendingReference | None = None) -> ReferenceRun:
         seeds = self.seeds_for(task)
         fixed = [s for s in seeds if s not in self.secret_seeds]
@@ -305,7 +304,7 @@ class ReferenceStore:
                 cached = {}
             else:  # the timing seed is secret and never on disk: its runs are always computed
                 run = self.run(task, runtime, slot, missing if cached else seeds, all_seeds=seeds,
-                               timing_seed=timing_seed, live=live, timeout_s=self.budget(key))
+                               timing_seed=timing_seed, live=live, timeout_s=budget_s)
         except JudgeError as exc:
             # A reference that fails only under the judge's extra seeds is judged on the
             # task's own first seed alone, with a flag (published harnesses often hold

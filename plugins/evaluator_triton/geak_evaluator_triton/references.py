@@ -254,13 +254,21 @@ def atomic_write(path: str, data: bytes) -> None:
 TIMED_CASE_S = 1.0  # a candidate's budget grows by this per timed case (warm-up and blocks)
 
 
+def scaled_budget(own_s: float, ceiling_s: float, scale: float, floor_s: float, extra_s: float = 0.0) -> float:
+    """``scale`` times a reference's own seconds, at least ``floor_s``, plus ``extra_s``, at
+    most ``ceiling_s``; ``ceiling_s`` alone when ``scale`` is 0 or the time is unknown (0).
+    A candidate's budget (``candidate_budget``) and a reference's rerun (``ReferenceStore.budget``)."""
+    if scale <= 0 or own_s <= 0:
+        return ceiling_s
+    return min(ceiling_s, max(floor_s, scale * own_s) + extra_s)
+
+
 def candidate_budget(ref: ReferenceRun, timeout_s: float, scale: float, floor_s: float) -> tuple[float, str]:
     """A candidate's wall-clock budget for this reference, and the clause that explains it:
-    ``scale`` times the reference child's own seconds, at least ``floor_s``, plus
-    TIMED_CASE_S a timed case, at most ``timeout_s``; ``timeout_s`` alone when ``scale`` is
-    0 or the reference's time is unknown."""
+    ``scaled_budget`` with TIMED_CASE_S a timed case added, at most ``timeout_s``;
+    ``timeout_s`` alone when ``scale`` is 0 or the reference's time is unknown."""
     if scale <= 0 or ref.own_s <= 0:
         return timeout_s, ""
-    budget = min(timeout_s, max(floor_s, scale * ref.own_s) + TIMED_CASE_S * len(ref.timed))
+    budget = scaled_budget(ref.own_s, timeout_s, scale, floor_s, TIMED_CASE_S * len(ref.timed))
     return budget, (f"its budget: {scale:g} x the reference's {ref.own_s:.1f} s, at least {floor_s:.0f} s, "
                     f"+{TIMED_CASE_S:g} s a timed case, at most {timeout_s:.0f} s")
