@@ -114,22 +114,19 @@ class AnthropicServer(ScriptedServer):
         return self.root_url
 
     def respond(self, record: RecordedRequest) -> tuple[int, dict[str, str], bytes, float]:
-        def fail(reply: Reply) -> tuple[int, dict[str, str], bytes, float]:
-            return (*self.encode(reply, None), 0.0)
-
         if record.path != "/v1/messages":
-            return fail(anthropic_error(404, f"Not found: {record.path}"))
+            return self.refuse(anthropic_error(404, f"Not found: {record.path}"))
         if self.api_key is not None and record.headers.get("x-api-key") != self.api_key:
-            return fail(anthropic_error(401, "invalid x-api-key"))
+            return self.refuse(anthropic_error(401, "invalid x-api-key"))
         if not record.headers.get("anthropic-version"):
-            return fail(anthropic_error(400, "anthropic-version: header is required"))
+            return self.refuse(anthropic_error(400, "anthropic-version: header is required"))
         body = record.body
         problem = self._invalid(body)
         if problem:
-            return fail(anthropic_error(400, problem))
+            return self.refuse(anthropic_error(400, problem))
         item = self.next_item(record)
         if item is None:
-            return fail(anthropic_error(400, f"no scripted reply left for request #{len(self.requests)}"))
+            return self.refuse(anthropic_error(400, f"no scripted reply left for request #{len(self.requests)}"))
         reply = as_reply(item, 1)
         delay = reply.delay_s
         if reply.then is not None:

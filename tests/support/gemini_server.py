@@ -84,28 +84,25 @@ class GeminiServer(ScriptedServer):
         return self.root_url
 
     def respond(self, record: RecordedRequest) -> tuple[int, dict[str, str], bytes, float]:
-        def fail(reply: Reply) -> tuple[int, dict[str, str], bytes, float]:
-            return (*self.encode(reply, None), 0.0)
-
         path = record.path
         if not (path.startswith("/v1beta/models/") and path.endswith(":generateContent")):
-            return fail(gemini_error(404, f"Path {path} was not found."))
+            return self.refuse(gemini_error(404, f"Path {path} was not found."))
         model = path[len("/v1beta/models/"):-len(":generateContent")]
         body = record.body
         if not isinstance(body, dict) or not isinstance(body.get("contents"), list):
-            return fail(gemini_error(400, "Invalid JSON payload: contents is required."))
+            return self.refuse(gemini_error(400, "Invalid JSON payload: contents is required."))
         if self.api_key is not None and record.headers.get("x-goog-api-key") != self.api_key:
-            return fail(gemini_error(
+            return self.refuse(gemini_error(
                 400, "API key not valid. Please pass a valid API key.",
                 details=[{"@type": ERROR_INFO, "reason": "API_KEY_INVALID"}],
             ))
         config = body.get("generationConfig") or {}
         count = int(config.get("candidateCount", 1))
         if self.max_candidates is not None and count > self.max_candidates:
-            return fail(gemini_error(400, f"Multiple candidates is not enabled for models/{model}"))
+            return self.refuse(gemini_error(400, f"Multiple candidates is not enabled for models/{model}"))
         item = self.next_item(record)
         if item is None:
-            return fail(gemini_error(400, f"no scripted reply left for request #{len(self.requests)}"))
+            return self.refuse(gemini_error(400, f"no scripted reply left for request #{len(self.requests)}"))
         reply = as_reply(item, count)
         delay = reply.delay_s
         if reply.then is not None:

@@ -205,6 +205,10 @@ class ScriptedServer:
     def respond(self, record: RecordedRequest) -> tuple[int, dict[str, str], bytes, float]:
         raise NotImplementedError
 
+    def refuse(self, reply: Reply) -> tuple[int, dict[str, str], bytes, float]:
+        """A ``respond`` answer for a request the server turns down: ``reply`` at once."""
+        return (*self.encode(reply, None), 0.0)
+
     @staticmethod
     def encode(reply: Reply, default_json: Any) -> tuple[int, dict[str, str], bytes]:
         headers = {"Content-Type": reply.content_type, **reply.headers}
@@ -237,28 +241,25 @@ class OpenAIServer(ScriptedServer):
         return self.root_url + "/v1"
 
     def respond(self, record: RecordedRequest) -> tuple[int, dict[str, str], bytes, float]:
-        def fail(reply: Reply) -> tuple[int, dict[str, str], bytes, float]:
-            return (*self.encode(reply, None), 0.0)
-
         if record.path.rstrip("/") != "/v1/chat/completions":
-            return fail(Reply.error(404, f"Unknown path {record.path}", code="not_found"))
+            return self.refuse(Reply.error(404, f"Unknown path {record.path}", code="not_found"))
         body = record.body
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return fail(Reply.error(400, "request body must be a JSON object with messages"))
+            return self.refuse(Reply.error(400, "request body must be a JSON object with messages"))
         if self.api_key is not None and record.headers.get("authorization") != f"Bearer {self.api_key}":
-            return fail(Reply.error(401, "Incorrect API key provided.", code="invalid_api_key"))
+            return self.refuse(Reply.error(401, "Incorrect API key provided.", code="invalid_api_key"))
         for name in sorted(self.reject_params):
             if name in body:
-                return fail(Reply.error(
+                return self.refuse(Reply.error(
                     400, f"Unsupported parameter: '{name}' is not supported with this model.",
                     param=name, code="unsupported_parameter",
                 ))
         n = record.n
         if self.max_n is not None and n > self.max_n:
-            return fail(Reply.error(400, f"n must be at most {self.max_n}, got {n}", param="n"))
+            return self.refuse(Reply.error(400, f"n must be at most {self.max_n}, got {n}", param="n"))
         item = self.next_item(record)
         if item is None:
-            return fail(Reply.error(400, f"no scripted reply left for request #{len(self.requests)}"))
+            return self.refuse(Reply.error(400, f"no scripted reply left for request #{len(self.requests)}"))
         reply = as_reply(item, n)
         delay = reply.delay_s
         if reply.then is not None:
