@@ -145,12 +145,20 @@ def test_a_references_expected_cost_is_its_last_time_else_its_compile_work(store
     heavy = tmp_path / "heavy.py"
     heavy.write_text("import triton\n@triton.autotune(configs=[triton.Config({}, num_warps=1),\n"
                      "    triton.Config({}, num_warps=2)], key=[])\n@triton.jit\ndef k(): pass\n"
-                     "@jit\ndef j(): pass\n")
-    assert compile_work(str(heavy)) == 4 and compile_work(str(tmp_path / "missing.py")) == 0
+                     "@jit\ndef j(): pass\n"
+                     "@triton.autotune(configs=[triton.Config({'B': b}, num_warps=w)\n"
+                     "    for b in [32, 64, 128] for w in (4, 8)], key=[])\n@triton.jit\n"
+                     "def mm(a, b):\n    for k in range(4):\n        acc = tl.dot(a, b)\n")
+    # k: 2 configs; j: 1; mm: 6 configs x (1 + one dot) x (1 + one loop)
+    assert compile_work(str(heavy)) == 2 + 1 + 6 * 2 * 2
+    assert compile_work(str(tmp_path / "missing.py")) == 0
+    broken = tmp_path / "broken.py"
+    broken.write_text("@triton.jit\ndef k(:\n triton.Config({})\n")  # kernels and configs counted
+    assert compile_work(str(broken)) == 2
     task = mini_tasks["add"]
     key = store.store.key(task, store.runtime)
     guess = store.store.expected_cost(task, store.runtime)
-    assert guess == 2.0 * compile_work(task.to_dict()["reference"]) > 0
+    assert guess == 1.0 * compile_work(task.to_dict()["reference"]) > 0
     store.store.times.store(key, 311.0, failed=True)  # it ran out of its budget last time
     assert store.store.expected_cost(task, store.runtime) == 311.0
     assert store.store.budget(key) == 300.0  # a failed run gives no scaled budget

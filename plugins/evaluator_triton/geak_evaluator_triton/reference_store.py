@@ -180,10 +180,10 @@ class ReferenceStore:
 
     def expected_cost(self, task: Task, runtime: Runtime) -> float:
         """Roughly how long the reference of ``task`` will take, for ordering only: its seconds
-        last time when an earlier judge ran it (a failed run's too), else two seconds per
-        kernel and autotuner config in its file (``compile_work``)."""
+        last time when an earlier judge ran it (a failed run's too), else a second per unit of
+        its file's ``compile_work`` (about the median on the published TritonBench-G set)."""
         known = self.times.cost_s(self.key(task, runtime))
-        return known if known > 0 else 2.0 * compile_work(task_payload(task).get("reference"))
+        return known if known > 0 else 1.0 * compile_work(task_payload(task).get("reference"))
 
     def known(self, task: Task, runtime: Runtime) -> bool:
         """The reference of ``task`` is decided here: kept, or failed."""
