@@ -445,7 +445,10 @@ class TritonEvaluator:
             return 0
         if choice >= 0:
             return choice
-        return max(1, len(runtime.slots) // 2) if runtime.mode == "gpu" else 0
+        # A cold start waits on references compiling on the CPU (every candidate needs its
+        # own): as many at once as there are slots, up to half the host's cores.
+        cores = max(2, os.cpu_count() or 2)
+        return max(1, min(len(runtime.slots), cores // 2)) if runtime.mode == "gpu" else 0
 
     def _reference_known(self, job: EvalJob) -> bool:
         try:
