@@ -4,7 +4,6 @@ kept for the task's other candidates, and a budget remembered from an earlier ju
 from __future__ import annotations
 
 import os
-
 import threading
 import time
 from types import SimpleNamespace
