@@ -64,7 +64,7 @@ from geak_core.prompts import PromptRenderer
 from geak_core.recipe import Recipe, dotted, dump_toml
 from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
 from geak_core.report import format_summary, is_scripted, summarize_run, summarize_task
-from geak_core.scaling import accuracy_by_iteration, best_speedups
+from geak_core.scaling import best_speedups, sequential_scaling
 from geak_core.store import (
     RECIPE_FILE,
     SUMMARY_FILE,
@@ -395,8 +395,8 @@ class Agent:
             status, _, note = self.stop_reason.partition(": ")
         judged = [j for task in tasks if task.id not in skipped
                   for s in self._ordered(states[task.id]) for j in s.judged]
-        curve = accuracy_by_iteration(judged, {t.id: lineages for t in tasks if t.id not in skipped},
-                                      self.recipe.agent.iterations)
+        curve = sequential_scaling(judged, {t.id: lineages for t in tasks if t.id not in skipped},
+                                   self.recipe.agent.iterations)
         summary = summarize_run(self.store.run_id, status, summaries, lineages, self.store.usage(), note,
                                 by_iteration=curve)
         summary.seed = self.recipe.run.seed

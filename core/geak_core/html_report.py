@@ -1,7 +1,7 @@
 """``geak-core report``: stored runs as one self-contained HTML page.
 
 The page holds a summary and per-task tables, the scaling curves of the GEAK
-paper (accuracy per iteration; pass@k over lineages, call and execution), the
+paper (accuracy and speedup per iteration; pass@k over lineages, call and execution), the
 speedup distribution, a roofline plot per hardware profile, breakdowns by
 category and difficulty, an ablation table when several runs are given, and
 each task's best kernel with its diff from the first correct version.
@@ -33,11 +33,11 @@ from geak_core.rundata import CandidateRow, RunData
 from geak_core.scaling import (
     SPEEDUP_METHODS,
     Judged,
-    accuracy_by_iteration,
     best_speedups,
     lineage_counts,
     mean_speedups,
     pass_at_k_curve,
+    sequential_scaling,
 )
 
 TEMPLATE = Path(__file__).with_name("assets") / "report.html.j2"
@@ -136,7 +136,8 @@ def _lineages(run: RunData, stats: list[TaskStat]) -> dict[str, int]:
 
 
 def scaling_curves(run: RunData, stats: list[TaskStat]) -> dict[str, Any]:
-    """Sequential (per iteration) and parallel (pass@k, k = 1 .. lineages) curves."""
+    """Sequential (accuracy and speedup per iteration: ``scaling.sequential_scaling``) and
+    parallel (pass@k, k = 1 .. lineages) curves."""
     judged = _judged(run)
     lineages = _lineages(run, stats)
     counts = lineage_counts(judged, lineages)
@@ -145,7 +146,7 @@ def scaling_curves(run: RunData, stats: list[TaskStat]) -> dict[str, Any]:
         by_task[j.task_id].append(j)
     return {
         "speedups": mean_speedups(best_speedups(by_task.get(task, [])) for task in lineages),
-        "by_iteration": accuracy_by_iteration(judged, lineages, run.iterations),
+        "by_iteration": sequential_scaling(judged, lineages, run.iterations),
         "pass_at_k": pass_at_k_curve([(n, e) for n, _, e in counts.values()]),
         "call_pass_at_k": pass_at_k_curve([(n, c) for n, c, _ in counts.values()]),
     }
@@ -242,6 +243,40 @@ def sequential_chart(charts: _Charts, runs: list[RunData], curves: dict[str, dic
     fig.update_xaxes(title="iterations", dtick=1)
     fig.update_yaxes(title="accuracy (%)", range=[0, 105])
     return charts.html(fig, "sequential")
+
+
+_METHOD_DASH = {"sum": None, "geomean": "dash", "mean_ratio": "dot"}
+
+
+def sequential_speedup_chart(charts: _Charts, runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str | None:
+    """Mean over tasks of the best correct candidate's speedup after i iterations, one line
+    per run and aggregate; None where no run timed a correct candidate."""
+    go = charts.go
+    fig = go.Figure()
+    values: list[float] = []
+    for i, run in enumerate(runs):
+        points = curves[run.run_id]["by_iteration"]
+        if not any(p["speedup_tasks"] for p in points):
+            continue
+        colour = _COLOURS[i % len(_COLOURS)]
+        x = [p["iteration"] for p in points]
+        label = _label(run, runs)
+        for method in SPEEDUP_METHODS:
+            y = [p["speedups"][method] for p in points]
+            values += [v for v in y if v is not None]
+            fig.add_trace(go.Scatter(
+                x=x, y=y, name=f"{label}: {method}", mode="lines+markers",
+                line={"color": colour, "dash": _METHOD_DASH[method]},
+                customdata=[p["speedup_tasks"] for p in points],
+                hovertemplate=f"{method}" + " %{y:.3f}x after %{x} iterations<br>"
+                              "mean over %{customdata} tasks<extra></extra>"))
+    if not values:
+        return None
+    fig.add_hline(y=1.0, line_dash="dash", line_color="grey")
+    fig.update_layout(title="Sequential scaling: speedup after i iterations")
+    fig.update_xaxes(title="iterations", dtick=1)
+    fig.update_yaxes(title="mean speedup of each task's best (x)", rangemode="tozero")
+    return charts.html(fig, "sequential-speedup")
 
 
 def parallel_chart(charts: _Charts, runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str:
@@ -525,6 +560,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
         generated=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
         runs=runs, summaries=summaries, stats=stats, labels={r.run_id: _label(r, runs) for r in runs},
         sequential=sequential_chart(charts, runs, curves),
+        sequential_speedup=sequential_speedup_chart(charts, runs, curves),
         parallel=parallel_chart(charts, runs, curves),
         speedup=speedup_chart(charts, runs, stats),
         rooflines=rooflines,

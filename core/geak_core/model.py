@@ -239,8 +239,11 @@ class RunSummary:
     code_metrics: dict[str, float | None] = field(default_factory=dict)
     pass_at_k: dict[str, float] = field(default_factory=dict)  # execution: "pass@1" .. "pass@<lineages>"
     call_pass_at_k: dict[str, float] = field(default_factory=dict)  # call accuracy, same keys
-    # sequential scaling: {"iteration": i, "call_accuracy", "execution_accuracy"} after i rounds
-    by_iteration: list[dict[str, float]] = field(default_factory=list)
+    # sequential scaling after i rounds (geak_core.scaling.sequential_scaling): {"iteration": i,
+    # "call_accuracy", "execution_accuracy", "mean_speedup" (under speedup_method), "speedups" (sum,
+    # geomean, mean_ratio), "speedup_tasks" (tasks with a correct timed candidate by then, those
+    # the speedup means are over)}
+    by_iteration: list[dict[str, Any]] = field(default_factory=list)
     by_difficulty: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_category: dict[str, dict[str, Any]] = field(default_factory=dict)
     llm_calls: int = 0

@@ -68,9 +68,9 @@ def _rates(tasks: list[TaskSummary]) -> dict[str, Any]:
 
 def summarize_run(
     run_id: str, status: str, tasks: list[TaskSummary], lineages: int, usage: dict[str, Any], note: str = "",
-    *, by_iteration: list[dict[str, float]] | None = None,
+    *, by_iteration: list[dict[str, Any]] | None = None,
 ) -> RunSummary:
-    """The run's tables; ``by_iteration`` is ``scaling.accuracy_by_iteration`` of its candidates."""
+    """The run's tables; ``by_iteration`` is ``scaling.sequential_scaling`` of its candidates."""
     rates = _rates(tasks)
     summary = RunSummary(
         run_id=run_id, status=status, tasks=tasks,
@@ -123,6 +123,26 @@ def _speedups(speedups: dict[str, float | None]) -> str:
     return ", ".join(f"{m} {_speed(speedups.get(m))}" for m in SPEEDUP_METHODS)
 
 
+def _speed_curve(values: list[float | None]) -> str:
+    return " ".join(_speed(v) for v in values)
+
+
+def format_iteration_speedups(points: list[dict[str, Any]]) -> list[str]:
+    """The speedup after each round (``scaling.speedup_by_iteration``) under each aggregate,
+    and how many tasks the means are over; nothing for a summary written before these
+    figures were kept. The run's headline figure (``mean_speedup``) is the aggregate named
+    by its ``speedup_method``."""
+    if not points or "speedup_tasks" not in points[0]:
+        return []
+    if not any(p["speedup_tasks"] for p in points):
+        return ["  speedup             n/m after every round (no correct candidate was timed)"]
+    lines = [f"  speedup {method:<11} " + _speed_curve([p["speedups"].get(method) for p in points])
+             for method in SPEEDUP_METHODS]
+    lines.append("  tasks with speedup  " + " ".join(str(p["speedup_tasks"]) for p in points)
+                 + "  (mean over these of each one's best correct candidate so far)")
+    return lines
+
+
 def format_scaling(summary: RunSummary) -> list[str]:
     """The scaling curves and the three speedup aggregates, one line each."""
     lines = []
@@ -130,6 +150,7 @@ def format_scaling(summary: RunSummary) -> list[str]:
         lines.append("after each round (sequential scaling), rounds 1.." f"{len(summary.by_iteration)}:")
         lines.append("  call accuracy       " + _curve([p["call_accuracy"] for p in summary.by_iteration]))
         lines.append("  execution accuracy  " + _curve([p["execution_accuracy"] for p in summary.by_iteration]))
+        lines.extend(format_iteration_speedups(summary.by_iteration))
     if summary.pass_at_k:
         lines.append(f"pass@k for k = 1..{len(summary.pass_at_k)} (parallel scaling over lineages):")
         if summary.call_pass_at_k:
@@ -252,6 +273,11 @@ def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
             lines += _table(f"{label} accuracy after each round (sequential scaling)",
                             [(n, [_pct(p[field]).strip() for p in s.by_iteration]) for n, s in rows],
                             columns, width)
+        lines += _table("speedup after each round (mean over tasks of the best correct candidate so far, "
+                        "under each run's speedup method; tasks without one left out)",
+                        [(n, [_speed(p.get("mean_speedup")) if "speedup_tasks" in p else "-"
+                              for p in s.by_iteration]) for n, s in rows],
+                        columns, width)
     scripted = [name for name, s in rows if s.scripted]
     if scripted:
         lines += ["", f"{', '.join(scripted)}: {SCRIPTED_NOTE}"]

@@ -6,7 +6,13 @@ The GEAK paper reports its scaling results as curves:
   (``accuracy_by_iteration``). A lineage counts at iteration ``i`` when one of
   its candidates from rounds ``0 .. i-1`` passed; the value is the mean over
   tasks of the share of lineages that did, which is pass@1 at a budget of
-  ``i`` rounds (one lineage: plain accuracy).
+  ``i`` rounds (one lineage: plain accuracy). Beside it, the speedup after
+  each iteration (``speedup_by_iteration``): per task, the best correct
+  candidate of rounds ``0 .. i-1`` over all its lineages, averaged over the
+  tasks that have a timed correct one by then, as the paper averages over
+  correct kernels (a task without one is left out, not counted as 0 or 1;
+  ``speedup_tasks`` says how many were in). ``sequential_scaling`` gives both
+  in one entry per iteration, as ``summary.json``'s ``by_iteration``.
 * **parallel scaling**: pass@k for every k from 1 to the number of lineages,
   for call and for execution accuracy (``pass_at_k_curve``), with the unbiased
   estimator of ``geak_core.model.pass_at_k`` over each task's lineages.
@@ -111,7 +117,12 @@ def result_speedups(result: EvalResult) -> dict[str, float | None]:
 
 @dataclass(frozen=True)
 class Judged:
-    """One judged candidate, as the scaling curves see it (iteration counts from 0)."""
+    """One judged candidate, as the scaling curves see it (iteration counts from 0).
+
+    ``speedups``: its three aggregates (``result_speedups``); ``speedup``: the judge's
+    headline figure, ``EvalResult.speedup`` under the verdict's ``speedup_method``. Both
+    are empty for a candidate that is not correct.
+    """
 
     task_id: str
     lineage: int
@@ -119,11 +130,13 @@ class Judged:
     call_ok: bool
     correct: bool
     speedups: Mapping[str, float | None] = field(default_factory=dict)
+    speedup: float | None = None
 
     @classmethod
     def from_result(cls, task_id: str, lineage: int, iteration: int, result: EvalResult) -> Judged:
-        return cls(task_id, lineage, iteration, bool(result.call_ok),
-                   bool(result.call_ok and result.correct), result_speedups(result))
+        correct = bool(result.call_ok and result.correct)
+        return cls(task_id, lineage, iteration, bool(result.call_ok), correct, result_speedups(result),
+                   result.speedup if correct else None)
 
 
 def judged_from_store(store: RunStore) -> list[Judged]:
@@ -184,6 +197,63 @@ def accuracy_by_iteration(
             "execution_accuracy": sum(share(first_exec, t, n, i) for t, n in tasks) / len(tasks),
         })
     return curve
+
+
+def _best(values: Iterable[float | None]) -> float | None:
+    found = [v for v in values if v is not None]
+    return max(found) if found else None
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    found = [v for v in values if v is not None]
+    return sum(found) / len(found) if found else None
+
+
+def speedup_by_iteration(
+    judged: Iterable[Judged], lineages: Mapping[str, int], iterations: int
+) -> list[dict[str, Any]]:
+    """Speedup after 1 .. ``iterations`` rounds, the paper's sequential-scaling speedup.
+
+    For each task of ``lineages`` (skipped ones left out) and each ``i``, the best speedup
+    among its correct candidates of rounds ``0 .. i-1``, over all its lineages, as the run's
+    summary takes a task's best; then the mean over the tasks that have one. A task with
+    no correct timed candidate yet is left out of that mean (the paper's mean speedup is
+    over correct kernels), so the figure can fall when a task's first, slow kernel joins.
+    Each entry is ``{"iteration": i, "mean_speedup": ..., "speedups": {"sum": ...,
+    "geomean": ..., "mean_ratio": ...}, "speedup_tasks": n}``: ``mean_speedup`` averages
+    the judge's headline figure (``EvalResult.speedup``, under the run's
+    ``speedup_method``), ``speedups`` each aggregate, and ``speedup_tasks`` counts the
+    tasks with a correct timed candidate so far, those the means are over (the judge draws
+    the headline and every aggregate from the same timed shapes). None and 0 where nothing
+    was timed, as under the Triton interpreter.
+    """
+    if not lineages or iterations < 1:
+        return []
+    grouped = _by_task(j for j in judged if j.correct and j.task_id in lineages)
+    curve = []
+    for i in range(1, iterations + 1):
+        so_far = {task: [j for j in grouped.get(task, []) if j.iteration < i] for task in lineages}
+        headline = [_best(j.speedup for j in found) for found in so_far.values()]
+        per_method = [best_speedups(found) for found in so_far.values()]
+        curve.append({
+            "iteration": i,
+            "mean_speedup": _mean(headline),
+            "speedups": {m: _mean(b[m] for b in per_method) for m in SPEEDUP_METHODS},
+            "speedup_tasks": sum(1 for h, b in zip(headline, per_method, strict=True)
+                                 if h is not None or any(v is not None for v in b.values())),
+        })
+    return curve
+
+
+def sequential_scaling(
+    judged: Iterable[Judged], lineages: Mapping[str, int], iterations: int
+) -> list[dict[str, Any]]:
+    """One entry per iteration 1 .. ``iterations``: ``accuracy_by_iteration`` and
+    ``speedup_by_iteration`` side by side (``summary.json``'s ``by_iteration``)."""
+    judged = list(judged)
+    return [{**accuracy, **speedup} for accuracy, speedup in
+            zip(accuracy_by_iteration(judged, lineages, iterations),
+                speedup_by_iteration(judged, lineages, iterations), strict=True)]
 
 
 # ---------------------------------------------------------------------------
@@ -255,7 +325,7 @@ def mean_speedups(per_task: Iterable[Mapping[str, float | None]]) -> dict[str, f
 def scaling_summary(judged: Iterable[Judged], lineages: Mapping[str, int], iterations: int) -> dict[str, Any]:
     """The scaling data of one run, as ``summary.json`` stores it under ``scaling``.
 
-    ``by_iteration``: ``accuracy_by_iteration``; ``pass_at_k`` / ``call_pass_at_k``:
+    ``by_iteration``: ``sequential_scaling``; ``pass_at_k`` / ``call_pass_at_k``:
     ``pass_at_k_curve`` for execution and call accuracy, keyed ``"1" .. "n"``;
     ``speedups``: ``mean_speedups`` of each task's ``best_speedups``.
     """
@@ -263,7 +333,7 @@ def scaling_summary(judged: Iterable[Judged], lineages: Mapping[str, int], itera
     counts = lineage_counts(judged, lineages)
     grouped = _by_task(judged)
     return {
-        "by_iteration": accuracy_by_iteration(judged, lineages, iterations),
+        "by_iteration": sequential_scaling(judged, lineages, iterations),
         "pass_at_k": {str(k): v for k, v in pass_at_k_curve([(n, e) for n, _, e in counts.values()]).items()},
         "call_pass_at_k": {str(k): v for k, v in pass_at_k_curve([(n, c) for n, c, _ in counts.values()]).items()},
         "speedups": mean_speedups(best_speedups(grouped.get(task, [])) for task in lineages),
@@ -282,7 +352,9 @@ __all__ = [
     "pass_at_k_curve",
     "result_speedups",
     "scaling_summary",
+    "sequential_scaling",
     "speedup_aggregates",
+    "speedup_by_iteration",
     "speedup_geomean",
     "speedup_mean_ratio",
     "speedup_sum",

@@ -15,7 +15,9 @@ from geak_core.scaling import (
     pass_at_k_curve,
     result_speedups,
     scaling_summary,
+    sequential_scaling,
     speedup_aggregates,
+    speedup_by_iteration,
 )
 from geak_core.store import RunStore
 
@@ -60,6 +62,45 @@ def test_accuracy_by_iteration_is_cumulative_pass_at_1_over_lineages():
     assert [c["execution_accuracy"] for c in curve] == [0.0, 0.25, 0.5]
 
 
+def _timed(task, lineage, iteration, speedup, correct=True):
+    figures = {"sum": speedup, "geomean": speedup / 2, "mean_ratio": speedup * 2}
+    return Judged(task, lineage, iteration, True, correct, figures if correct else {},
+                  speedup if correct else None)
+
+
+def test_speedup_by_iteration_averages_each_tasks_best_so_far_over_the_tasks_that_have_one():
+    judged = [
+        _timed("t", 0, 0, 2.0),
+        _timed("t", 1, 1, 3.0),  # another lineage, faster: the task's best from round 2 on
+        _timed("t", 0, 2, 9.0, correct=False),  # wrong: never counts, however fast
+        _timed("u", 0, 1, 0.5),  # u's first correct kernel joins in round 2, slow: the mean falls
+        _timed("gone", 0, 0, 50.0),  # not a task of the run (skipped): left out
+    ]
+    curve = speedup_by_iteration(judged, {"t": 2, "u": 2, "never": 2}, 3)
+    assert [p["iteration"] for p in curve] == [1, 2, 3]
+    assert [p["speedup_tasks"] for p in curve] == [1, 2, 2]  # "never" has no correct kernel
+    assert [p["mean_speedup"] for p in curve] == [2.0, (3.0 + 0.5) / 2, (3.0 + 0.5) / 2]
+    assert [p["speedups"]["sum"] for p in curve] == [2.0, 1.75, 1.75]
+    assert [p["speedups"]["geomean"] for p in curve] == [1.0, 0.875, 0.875]
+    assert [p["speedups"]["mean_ratio"] for p in curve] == [4.0, 3.5, 3.5]
+
+
+def test_without_a_timed_correct_candidate_every_round_has_no_speedup_over_no_tasks():
+    judged = [Judged("t", 0, 0, True, True, dict.fromkeys(("sum", "geomean", "mean_ratio"))),
+              Judged("t", 0, 1, True, False)]
+    curve = speedup_by_iteration(judged, {"t": 1}, 2)
+    assert curve == [{"iteration": i, "mean_speedup": None, "speedup_tasks": 0,
+                      "speedups": {"sum": None, "geomean": None, "mean_ratio": None}} for i in (1, 2)]
+
+
+def test_sequential_scaling_puts_accuracy_and_speedup_in_one_entry_per_iteration():
+    judged = [Judged("t", 0, 0, True, False), _timed("t", 0, 1, 1.5)]
+    (first, second) = sequential_scaling(judged, {"t": 1}, 2)
+    assert (first["execution_accuracy"], first["mean_speedup"], first["speedup_tasks"]) == (0.0, None, 0)
+    assert (second["execution_accuracy"], second["mean_speedup"], second["speedup_tasks"]) == (1.0, 1.5, 1)
+    assert speedup_by_iteration([], {}, 3) == [] and speedup_by_iteration(judged, {"t": 1}, 0) == []
+
+
 def test_pass_at_k_curve_runs_from_1_to_the_number_of_lineages():
     curve = pass_at_k_curve([(4, 1), (4, 0), (4, 4)])
     assert sorted(curve) == [1, 2, 3, 4]
@@ -87,7 +128,10 @@ def test_scaling_summary_of_one_run():
     data = scaling_summary(judged, {"t": 2}, 2)
     assert data["pass_at_k"] == {"1": 0.5, "2": 1.0}
     assert data["call_pass_at_k"] == {"1": 0.5, "2": 1.0}
-    assert data["by_iteration"][0] == {"iteration": 1, "call_accuracy": 0.5, "execution_accuracy": 0.5}
+    first = data["by_iteration"][0]
+    assert {k: first[k] for k in ("iteration", "call_accuracy", "execution_accuracy")} == {
+        "iteration": 1, "call_accuracy": 0.5, "execution_accuracy": 0.5}
+    assert first["speedups"] == speedup_aggregates(SHAPES) and first["speedup_tasks"] == 1
     assert math.isclose(data["speedups"]["mean_ratio"], 1.25)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -66,6 +67,34 @@ def test_the_quickstart_tasks_pass_in_their_second_iteration(quickstart_run):
     assert [p["call_accuracy"] for p in curves["by_iteration"]] == [0.5, 1.0, 1.0]
     assert [p["execution_accuracy"] for p in curves["by_iteration"]] == [0.0, 1.0, 1.0]
     assert curves["pass_at_k"] == {1: 1.0}
+
+
+def test_the_quickstart_under_the_interpreter_has_no_speedup_after_any_round_and_says_so(quickstart_run, tmp_path):
+    summary = json.loads((quickstart_run / "summary.json").read_text())
+    assert [(p["speedup_tasks"], p["mean_speedup"]) for p in summary["by_iteration"]] == [(0, None)] * 3
+    assert all(set(p["speedups"].values()) == {None} for p in summary["by_iteration"])
+    shown = CliRunner().invoke(main, ["runs", "show", str(quickstart_run)])
+    assert "  speedup             n/m after every round (no correct candidate was timed)" in shown.output
+    out = tmp_path / "report.html"
+    assert CliRunner().invoke(main, ["report", str(quickstart_run), "-o", str(out)]).exit_code == 0
+    scaling = out.read_text().split('<section id="scaling">', 1)[1].split("</section>", 1)[0]
+    assert 'id="chart-sequential-speedup"' not in scaling
+    assert "No correct candidate was timed, so there is no speedup after each iteration to show." in scaling
+
+
+def test_the_speedup_after_each_round_of_a_timed_run_takes_each_tasks_best_so_far(timed_runs):
+    run = load_run(timed_runs[0])
+    curves = scaling_curves(run, task_stats(run))
+    # both tasks fail in round 1, are fixed in round 2 and made faster in round 3
+    assert [p["speedup_tasks"] for p in curves["by_iteration"]] == [0, 2, 2]
+    for i, point in enumerate(curves["by_iteration"]):
+        best = [max((r.result.speedup_sum for r in run.rows_of(task)
+                     if r.result.correct and r.candidate.iteration <= i), default=None)
+                for task in ("vector_add", "matmul")]
+        found = [b for b in best if b is not None]
+        expected = sum(found) / len(found) if found else None
+        assert point["speedups"]["sum"] == pytest.approx(expected)
+        assert point["mean_speedup"] == pytest.approx(expected)  # the verdicts' own method is sum
 
 
 def test_the_best_kernel_is_the_fastest_correct_one_and_its_diff_starts_at_the_first_correct(timed_runs):

@@ -91,7 +91,8 @@ def test_the_quickstart_report_renders_its_charts_without_errors(browser, quicks
 def test_a_timed_ablation_report_renders_speedups_rooflines_and_responds(browser, timed_runs, tmp_path):
     view = Page(browser, _report(tmp_path, *timed_runs))
     traces = view.rendered_traces()
-    assert {"sequential", "parallel", "speedup", "roofline-0", "category", "difficulty"} <= set(traces)
+    assert {"sequential", "sequential-speedup", "parallel", "speedup", "roofline-0", "category",
+            "difficulty"} <= set(traces)
     assert all(n > 0 for n in traces.values()), traces
     assert view.errors == [] and view.outside == []
     page = view.page

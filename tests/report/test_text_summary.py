@@ -123,3 +123,13 @@ def test_only_the_replay_backends_scripted_mode_counts_as_scripted():
     assert is_scripted({"backend": "replay", "mode": "scripted", "source": "s.toml"})
     assert not is_scripted({"backend": "replay", "mode": "strict", "source": "runs/r1"})  # a model's replies
     assert not is_scripted({"backend": "openai", "model": "gpt-4.1"}) and not is_scripted(None)
+
+
+def test_a_summary_written_before_speedups_were_kept_per_round_prints_its_accuracy_only():
+    _, _, summary = _summary()
+    summary.by_iteration = [{"iteration": 1, "call_accuracy": 1.0, "execution_accuracy": 0.5}]
+    text = format_summary(summary)
+    assert "  execution accuracy  50.00%" in text
+    assert "  speedup " not in text and "tasks with speedup" not in text
+    table = format_comparison([("old", summary)])
+    assert table.split("speedup after each round", 1)[1].splitlines()[2].split() == ["old", "-"]
