@@ -3,7 +3,9 @@
 Everything is validated before any work starts. Each problem names the file,
 the line, the dotted key and what would be valid. ``include = "base.toml"``
 (path relative to the including file) merges a base recipe underneath, so an
-ablation is a few lines.
+ablation is a few lines. A path option may name environment variables,
+``path = "${GEAK_TRITONBENCH_DATA}"``, so that one recipe serves machines whose
+data lie in different places; an unset one is a problem naming the variable.
 """
 
 from __future__ import annotations
@@ -369,6 +371,14 @@ def validate_options(
             problem(f"{prefix}.{key}", f"invalid value {wrong[0]!r}", "valid: " + ", ".join(map(repr, choices)))
             continue
         if fields[key].metadata.get("path") and isinstance(coerced, str) and coerced:
+            coerced, unset = expand_env(coerced)
+            if unset:
+                names = ", ".join(unset)
+                problem(f"{prefix}.{key}",
+                        f"environment variable{'s' if len(unset) > 1 else ''} {names} "
+                        f"{'are' if len(unset) > 1 else 'is'} not set (the path is {value!r})",
+                        "; ".join(f"export {name}=..." for name in unset))
+                continue
             coerced = _resolve_path(coerced, source.where(f"{prefix}.{key}")[0])
             if not os.path.exists(os.path.expanduser(coerced)):  # every path option names an input
                 problem(f"{prefix}.{key}", f"no such file or folder: {coerced}",
@@ -407,6 +417,25 @@ def validate_options(
                         f"export {var}=... or name another variable in {prefix}.{name}",
                     )
     return instance
+
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_env(value: str) -> tuple[str, list[str]]:
+    """``value`` with each ``${NAME}`` replaced by the environment variable NAME, and the
+    names that are unset or empty (left in place, in order, once each)."""
+    unset: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        found = os.environ.get(match[1])
+        if found:
+            return found
+        if match[1] not in unset:
+            unset.append(match[1])
+        return match[0]
+
+    return _ENV_REFERENCE.sub(replace, value), unset
 
 
 def _resolve_path(value: str, recipe_file: str) -> str:

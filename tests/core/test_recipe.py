@@ -228,6 +228,26 @@ def test_path_options_resolve_relative_to_the_recipe_that_sets_them(tmp_path):
     assert recipe.components["retriever"].options.source == str(tmp_path / "sub" / "data" / "x.jsonl")
 
 
+def test_a_path_option_reads_environment_variables_and_names_the_unset_ones(tmp_path, monkeypatch):
+    pm = PluginManager(load_entry_points=False, extra_plugins=[("t", _Plugin()), ("p", _PathPlugin())])
+    path = write(tmp_path, "r.toml", '[llm]\nbackend = "echo"\nmodel = "m"\n[retriever]\nname = "files"\n'
+                                     'source = "${GEAK_TEST_DATA}/${GEAK_TEST_FILE}"\n')
+    monkeypatch.delenv("GEAK_TEST_DATA", raising=False)
+    monkeypatch.setenv("GEAK_TEST_FILE", "")  # empty counts as unset
+    (problem,) = problems_of(path, pm)
+    assert (problem.file, problem.line, problem.key) == (str(path), 6, "retriever.source")
+    assert problem.message == ("environment variables GEAK_TEST_DATA, GEAK_TEST_FILE are not set "
+                               "(the path is '${GEAK_TEST_DATA}/${GEAK_TEST_FILE}')")
+    assert problem.hint == "export GEAK_TEST_DATA=...; export GEAK_TEST_FILE=..."
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.jsonl").write_text("")
+    monkeypatch.setenv("GEAK_TEST_DATA", "data")  # relative: to the recipe, as a written path
+    monkeypatch.setenv("GEAK_TEST_FILE", "x.jsonl")
+    recipe = load_recipe(path, pm)
+    assert recipe.components["retriever"].options.source == str(tmp_path / "data" / "x.jsonl")
+    assert recipe.data["retriever"]["source"] == str(tmp_path / "data" / "x.jsonl")  # stored resolved
+
+
 def test_a_default_api_key_variable_is_required_for_the_providers_own_host(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     pm = PluginManager()
