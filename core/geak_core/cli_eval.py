@@ -338,7 +338,7 @@ def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
         "geomean_speedup": (math.exp(sum(math.log(x) for x in speedups if x > 0) / len(speedups))
                             if speedups and all(x > 0 for x in speedups) else None),
         "undecided": [{"task": t.id, "candidate": r.candidate_id,
-                       "kind": "judge_error" if "judge_error" in r.flags else "skipped",
+                       "kind": undecided_kind(r),
                        "reason": (r.reason or "").splitlines()[0] if r.reason else ""}
                       for t, r in pairs if "skipped" in r.flags or "judge_error" in r.flags],
         "mean_speedup_vs_eager": sum(eager) / len(eager) if eager else None,
@@ -463,6 +463,17 @@ def verdict_line(task: Task, result: EvalResult) -> str:
     speed = f"  speedup {result.speedup:.3f}x" if result.speedup is not None else ""
     reason = f"  {clip(result.reason.splitlines()[0], 160)}" if result.reason and not result.correct else ""
     return f"{task.id:<32} {clip_left(result.candidate_id, 40):<40} {verdict}{speed}{reason}"
+
+
+def undecided_kind(result: EvalResult) -> str:
+    """Why a record has no verdict: ``unusable_task`` (the suite cannot judge its task),
+    ``skipped`` (nothing of it can run here), ``reference_failed`` (its task's reference
+    fails, or does not finish, whatever the candidate: the benchmark's, not the candidate's)
+    or ``judge_error`` (the judge itself failed)."""
+    for kind in ("unusable_task", "skipped", "reference_failed"):
+        if kind in result.flags:
+            return kind
+    return "judge_error"
 
 
 def summary_lines(summary: dict[str, Any]) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from geak_core.cli_eval import eval_command, summarize
+from geak_core.cli_eval import eval_command, summarize, summary_lines
 from geak_core.code_metrics import code_metrics
 from geak_core.model import EvalResult
 from judge_support import ADD_HANGS_IN_LAUNCH, CHEATS, FIXTURES
@@ -134,14 +134,21 @@ def test_the_summary_counts_pass_at_k_per_task_and_leaves_out_skips():
         (b, EvalResult("b", "3", call_ok=False)),
         (b, EvalResult("b", "4", call_ok=True, correct=True, speedup=1.0)),
         (b, EvalResult("b", "5", flags=["skipped"])),
+        (b, EvalResult("b", "6", flags=["judge_error", "reference_failed"], reason="judge error: the reference")),
+        (b, EvalResult("b", "7", flags=["judge_error"], reason="internal judge error: KeyError")),
+        (b, EvalResult("b", "8", flags=["skipped", "unusable_task"])),
     ]
     code = (REFERENCES / "add.py").read_text()
     summary = summarize(pairs, [1, 2, 3], codes={"1": code})
-    assert summary["judged"] == 4 and summary["skipped"] == 1
+    assert summary["judged"] == 4 and summary["skipped"] == 2 and summary["judge_errors"] == 2
     assert summary["call_accuracy"] == 0.75 and summary["execution_accuracy"] == 0.5
     assert summary["mean_speedup"] == 1.5
     assert summary["geomean_speedup"] == pytest.approx(2 ** 0.5)
-    assert summary["undecided"] == [{"task": "b", "candidate": "5", "kind": "skipped", "reason": ""}]
+    assert [(u["candidate"], u["kind"]) for u in summary["undecided"]] == [
+        ("5", "skipped"), ("6", "reference_failed"), ("7", "judge_error"), ("8", "unusable_task")]
+    assert summary["undecided"][1]["reason"] == "judge error: the reference"
+    text = "\n".join(summary_lines(summary))
+    assert "undecided 4:" in text and "1 x reference_failed: judge error: the reference" in text
     assert summary["mean_speedup_vs_eager"] == 5.0
     assert summary["pass_at_k"] == {"1": 0.5, "2": 1.0}
     per_task = {t["task_id"]: t for t in summary["per_task"]}

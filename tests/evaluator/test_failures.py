@@ -123,7 +123,7 @@ def test_a_failing_reference_is_a_judge_error_not_a_verdict_on_the_candidate(min
                                                     code=open(mini_tasks["add"].reference).read()))
     finally:
         evaluator.close()
-    assert "judge_error" in result.flags
+    assert "judge_error" in result.flags and "reference_failed" in result.flags
     assert result.failed_stage is None
     assert "reference" in result.reason and "reference is broken" in result.error
 
@@ -144,7 +144,7 @@ def test_an_unknown_harness_is_a_judge_error(mini_tasks):
                                                     code=open(mini_tasks["add"].reference).read()))
     finally:
         evaluator.close()
-    assert "judge_error" in result.flags
+    assert "judge_error" in result.flags  # the reference child cannot load it: the task fails, not the candidate
     assert "NoSuchHarness" in result.reason or "NoSuchHarness" in (result.error or "")
 
 

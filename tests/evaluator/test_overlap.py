@@ -95,7 +95,7 @@ def test_a_reference_redone_on_the_protocol_seed_alone_has_the_candidate_judged_
     redone on the task's first seed alone, and the child that ran on the first plan is
     discarded."""
     from geak_core.model import Candidate
-    from geak_evaluator_triton.comparison import JudgeError
+    from geak_evaluator_triton.comparison import ReferenceFailed
     from geak_evaluator_triton.reference_store import ReferenceStore
 
     task = mini_tasks["add"]
@@ -105,9 +105,7 @@ def test_a_reference_redone_on_the_protocol_seed_alone_has_the_candidate_judged_
         result = original(self, task_, runtime, slot, seeds, **kwargs)
         extra = [s for s in seeds if s not in task_.seeds]
         if extra:  # as if the reference had crashed on the secret seed, after its table
-            error = JudgeError(f"the reference of {task_.key} failed at stage1 seed {extra[0]}")
-            error.seed = extra[0]
-            raise error
+            raise ReferenceFailed(f"the reference of {task_.key} failed at stage1 seed {extra[0]}", seed=extra[0])
         return result
 
     monkeypatch.setattr(ReferenceStore, "run", run)

@@ -33,7 +33,7 @@ def _run(own_s: float = 0.5):
 
 
 def test_a_failed_reference_is_run_once_and_every_later_candidate_gets_its_error(store, mini_tasks):
-    from geak_evaluator_triton.comparison import JudgeError
+    from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed
 
     calls: list[float] = []
 
@@ -199,16 +199,15 @@ def test_a_reference_that_ran_out_of_its_budget_is_not_run_again_with_no_more_ti
     import dataclasses
 
     from geak_evaluator_triton.children import Children
-    from geak_evaluator_triton.comparison import JudgeError
+    from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed
     from geak_evaluator_triton.reference_store import ReferenceStore
 
     calls: list[float] = []
 
     def never_finishes(*args, **kwargs):
         calls.append(kwargs.get("timeout_s"))
-        failure = JudgeError("the reference of mini/add did not finish: timed out after 300 s")
-        failure.timed_out_s = kwargs.get("timeout_s")
-        raise failure
+        raise ReferenceFailed("the reference of mini/add did not finish: timed out after 300 s",
+                              timed_out_s=kwargs.get("timeout_s"))
 
     task = mini_tasks["add"]
     store.store.run = never_finishes

@@ -22,6 +22,17 @@ class JudgeError(Exception):
     """The judge could not judge (bad setup, failing reference): not the candidate's fault."""
 
 
+class ReferenceFailed(JudgeError):
+    """The task's reference failed, or did not finish in its budget: whatever the candidate,
+    its task cannot be judged here (verdict flags ``judge_error`` and ``reference_failed``).
+    ``seed``: the seed it failed on, when known; ``timed_out_s``: the budget it was killed at."""
+
+    def __init__(self, message: str, seed: int | None = None, timed_out_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.seed = seed
+        self.timed_out_s = timed_out_s
+
+
 def overrides_for(task: Task, case: Case) -> dict[str, Any]:
     return {**task.tolerances, **case.tolerances}
 

@@ -41,7 +41,7 @@ from geak_evaluator_triton.baseline_timer import TimerPool
 from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
 from geak_evaluator_triton.child import device_facts, is_interpreter
 from geak_evaluator_triton.children import Children, task_payload
-from geak_evaluator_triton.comparison import JudgeError, compare_outputs, overrides_for, tail
+from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed, compare_outputs, overrides_for, tail
 from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible, visible_devices
 from geak_evaluator_triton.eager import EagerStore
 from geak_evaluator_triton.options import TritonEvaluatorOptions
@@ -393,6 +393,8 @@ class TritonEvaluator:
                 self._slots.put(slot)
         except JudgeError as exc:
             result.flags.append("judge_error")
+            if isinstance(exc, ReferenceFailed):
+                result.flags.append("reference_failed")
             result.reason = f"judge error: {str(exc).splitlines()[0]}"
             result.error = trim_traceback(str(exc))
         except Exception as exc:  # never let the judge's own bugs escape

@@ -23,7 +23,7 @@ from geak_core.tasks import Case, Task
 
 from geak_evaluator_triton.candidate_run import Gating
 from geak_evaluator_triton.children import Children, task_payload
-from geak_evaluator_triton.comparison import JudgeError, tail
+from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed, tail
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.protocol import GO, FrameHandler, where
 from geak_evaluator_triton.references import (
@@ -217,7 +217,7 @@ class ReferenceStore:
                     earlier = None  # more time now: try again
                 try:
                     if earlier is not None:
-                        raise JudgeError(
+                        raise ReferenceFailed(
                             f"the reference of {task.key} did not finish in {earlier['budget_s']:.0f} s when a "
                             f"judge ran it on {earlier['when']}, and is not run again with no more time: raise "
                             f"reference_timeout_s, or remove {self.times.path(key)}, to try again")
@@ -227,7 +227,7 @@ class ReferenceStore:
                         self._failed[key] = exc
                     if earlier is None:
                         self.times.store(key, time.monotonic() - began, failed=True,
-                                         timed_out_s=getattr(exc, "timed_out_s", 0.0))
+                                         timed_out_s=exc.timed_out_s if isinstance(exc, ReferenceFailed) else 0.0)
                     raise
                 self.times.store(key, run.own_s)
                 if phases is not None:
@@ -310,7 +310,7 @@ class ReferenceStore:
             # task's own first seed alone, with a flag (published harnesses often hold
             # references that index out of bounds for other inputs).
             protocol_seed = seeds[0]
-            failed_seed = getattr(exc, "seed", None)
+            failed_seed = exc.seed if isinstance(exc, ReferenceFailed) else None
             if failed_seed is None or failed_seed == protocol_seed:
                 raise
             if live is not None:
@@ -379,11 +379,9 @@ class ReferenceStore:
         if reader.failure is not None:
             raise reader.failure
         if reader.table is None or not result.completed:
-            failure = JudgeError(f"the reference of {task.key} did not finish: {result.describe_exit()}"
-                                 + tail(result.stderr))
-            if result.timed_out:
-                failure.timed_out_s = timeout_s or self.options.reference_timeout_s  # type: ignore[attr-defined]
-            raise failure
+            raise ReferenceFailed(f"the reference of {task.key} did not finish: {result.describe_exit()}"
+                                  + tail(result.stderr),
+                                  timed_out_s=(timeout_s or self.options.reference_timeout_s) if result.timed_out else 0.0)
         run = self._from_table(reader.table, reader, seeds, timing_seed)
         run.wall_s = time.monotonic() - started
         run.phases = {"start": (reader.table_at or started) - started, "runs": reader.runs_s}
@@ -493,7 +491,6 @@ class _ReferenceFrames(FrameHandler):
 
     def _fail(self, frame: dict[str, Any], location: str) -> None:
         if self.failure is None:
-            self.failure = JudgeError(
+            self.failure = ReferenceFailed(
                 f"the reference of {self.task.key} failed{location}: {describe_exception(frame)}\n"
-                + (trim_traceback(frame.get("error")) or ""))
-            self.failure.seed = frame.get("seed")  # type: ignore[attr-defined]
+                + (trim_traceback(frame.get("error")) or ""), seed=frame.get("seed"))
