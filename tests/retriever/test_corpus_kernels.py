@@ -15,6 +15,7 @@ import pytest
 import torch
 from geak_core.tasks import DeviceInfo, Requirement, unmet_requirement
 from geak_retriever_codesim.corpus import BUILTIN_DIR, load_builtin
+from geak_retriever_codesim.kinds import ENTRY_KINDS
 
 ENTRIES = sorted(p.stem for p in BUILTIN_DIR.glob("*.py") if not p.name.startswith("_"))
 CHECKS: dict[str, Callable[[ModuleType], None]] = {}
@@ -58,10 +59,18 @@ def _(m: ModuleType) -> None:
     close(m.add_vectors(a, b, alpha=0.5), a + 0.5 * b)
 
 
-@check("scaled_subtract")
+@check("lerp")
 def _(m: ModuleType) -> None:
-    a, b = randn(200), randn(200, seed=1)
-    close(m.subtract_scaled(a, b, 777.0), a - 777.0 * b, atol=1e-3, rtol=1e-5)
+    a, b, w = randn(300), randn(300, seed=1), torch.rand(300, generator=rng(2))
+    close(m.lerp(a, b, w), torch.lerp(a, b, w))
+    close(m.lerp(a, b, 0.25), torch.lerp(a, b, 0.25))
+    h = a.half()
+    close(
+        m.lerp(h, b.half(), 0.5),
+        torch.lerp(h.float(), b.half().float(), 0.5).half(),
+        atol=1e-3,
+        rtol=1e-3,
+    )
 
 
 @check("gelu")
@@ -114,10 +123,16 @@ def _(m: ModuleType) -> None:
     close(m.row_sum(h), h.float().sum(dim=1), atol=1e-3, rtol=1e-4)
 
 
-@check("tile_max_block_ptr")
+@check("column_minmax")
 def _(m: ModuleType) -> None:
-    x = randn(12, 20) - 5.0  # all negative: zero padding would win if it leaked
-    close(m.tile_row_max(x), x.max(dim=1).values)
+    x = randn(70, 45) - 5.0  # all negative: a leaked masked lane would win the maximum
+    lo, hi = m.column_minmax(x)
+    close(lo, x.min(dim=0).values)
+    close(hi, x.max(dim=0).values)
+    wide = randn(30, 80)
+    lo, hi = m.column_minmax(wide[:, 10:50])  # a column slice: row stride 80
+    close(lo, wide[:, 10:50].min(dim=0).values)
+    close(hi, wide[:, 10:50].max(dim=0).values)
 
 
 @check("argmax_rows")
@@ -153,15 +168,13 @@ def _(m: ModuleType) -> None:
     close(rstd, torch.rsqrt(x.var(dim=1, unbiased=False) + 1e-5), atol=1e-4, rtol=1e-4)
 
 
-@check("rms_norm_forward")
+@check("rms_norm_residual")
 def _(m: ModuleType) -> None:
-    x, g = randn(7, 40), randn(40, seed=1)
-    inv = torch.rsqrt(x.pow(2).mean(dim=1) + 1e-6)
-    y, inv_rms = m.rms_norm_fwd(x, g)
-    close(y, x * inv[:, None] * g, atol=1e-5, rtol=1e-4)
-    close(inv_rms, inv, atol=1e-5, rtol=1e-5)
-    y1, _ = m.rms_norm_fwd(x, g, zero_centered=True)
-    close(y1, x * inv[:, None] * (g + 1), atol=1e-5, rtol=1e-4)
+    x, r, w = randn(6, 40), randn(6, 40, seed=1), randn(40, seed=2)
+    s = x + r
+    y, summed = m.add_rms_norm(x, r, w)
+    close(summed, s)
+    close(y, s * torch.rsqrt(s.pow(2).mean(dim=1, keepdim=True) + 1e-6) * w, atol=1e-5, rtol=1e-4)
 
 
 @check("rms_norm_backward")
@@ -199,12 +212,6 @@ def _(m: ModuleType) -> None:
     close(m.online_softmax(x), torch.softmax(x, dim=1))
 
 
-@check("softmax_three_pass")
-def _(m: ModuleType) -> None:
-    x = randn(3, 70) * 10
-    close(m.softmax_three_pass(x), torch.softmax(x, dim=1))
-
-
 @check("log_softmax")
 def _(m: ModuleType) -> None:
     x = randn(4, 33) * 30
@@ -228,16 +235,14 @@ def _(m: ModuleType) -> None:
 def _(m: ModuleType) -> None:
     kernel = m.grouped_matmul_kernel
     configs = list(kernel.configs)
-    a, b = randn(70, 48), randn(48, 40, seed=1)
-    a_scale, b_scale = torch.tensor(0.5), torch.tensor(3.0)
+    a, b, bias = randn(70, 48), randn(48, 40, seed=1), randn(40, seed=2)
     try:
         for config in configs:  # one config at a time: the interpreter cannot benchmark
             kernel.configs = [config]
             close(m.grouped_matmul(a, b), a @ b, atol=1e-4, rtol=1e-4)
-            expected = torch.nn.functional.leaky_relu(a @ b * 1.5, 0.01)
             close(
-                m.grouped_matmul(a, b, a_scale, b_scale, leaky_relu=True),
-                expected,
+                m.grouped_matmul(a, b, bias, relu=True),
+                torch.relu(a @ b + bias),
                 atol=1e-4,
                 rtol=1e-4,
             )
@@ -259,63 +264,19 @@ def _(m: ModuleType) -> None:
     close(m.bmm(a, b), torch.bmm(a, b), atol=1e-4, rtol=1e-4)
 
 
+@check("gemv")
+def _(m: ModuleType) -> None:
+    w, x = randn(37, 100), randn(100, seed=1)
+    close(m.gemv(w, x), w @ x, atol=1e-4, rtol=1e-4)
+    h = w.half()
+    close(m.gemv(h, x.half()), (h.float() @ x.half().float()).half(), atol=1e-2, rtol=1e-2)
+
+
 @check("matmul_block_ptr")
 def _(m: ModuleType) -> None:
     a, b = randn(50, 40, dtype=torch.float16), randn(40, 36, dtype=torch.float16, seed=1)
     expected = a.float() @ b.float()
     close(m.block_ptr_matmul(a, b, out_dtype=torch.float32), expected, atol=1e-3, rtol=1e-3)
-
-
-@check("matmul_single_tile")
-def _(m: ModuleType) -> None:
-    a = randn(32, 16, dtype=torch.float16)
-    b = randn(
-        64, 16, dtype=torch.float16, seed=1
-    ).t()  # column-major, as block order (0, 1) prefers
-    expected = a.float() @ b.float()
-    close(m.one_tile_matmul(a, b), expected, atol=1e-3, rtol=1e-3)
-    close(
-        m.one_tile_matmul(a, b, fp16_out=True, block_ptr_store=False),
-        expected.half(),
-        atol=1e-2,
-        rtol=1e-2,
-    )
-    z = randn(16, 16)
-    expected_z = z @ z
-    close(m.square_in_place(z), expected_z, atol=1e-4, rtol=1e-4)
-
-
-@check("skinny_matmul_reduce")
-def _(m: ModuleType) -> None:
-    a, b, bias = randn(3, 100), randn(100, 70, seed=1), randn(3, seed=2)
-    close(m.skinny_matmul(a, b), a @ b, atol=1e-4, rtol=1e-4)
-    close(m.skinny_matmul(a, b, bias), a @ b + bias[:, None], atol=1e-4, rtol=1e-4)
-
-
-@check("rowwise_vecmat")
-def _(m: ModuleType) -> None:
-    a, b = randn(10, 20), randn(10, 18, 20, seed=1)
-    close(m.rowwise_vecmat(a, b), torch.einsum("mk,mnk->mn", a, b), atol=1e-4, rtol=1e-4)
-
-
-@check("matmul_mixed_dtype")
-def _(m: ModuleType) -> None:
-    a, b = randn(20, 40), randn(40, 24, dtype=torch.float16, seed=1)
-    close(
-        m.mixed_matmul(a, b, torch.float16),
-        (a.half().float() @ b.float()).half(),
-        atol=1e-2,
-        rtol=1e-2,
-    )
-    close(m.mixed_matmul(a.double(), b, torch.float32), a @ b.float(), atol=1e-4, rtol=1e-4)
-
-
-@check("chained_matmul")
-def _(m: ModuleType) -> None:
-    a = (randn(20, 16) > 0).half()
-    b, c = (randn(40, 16, seed=1) > 0).half(), (randn(40, 16, seed=2) > 0).half()
-    expected = ((a.float() @ b.float().t()) @ c.float()).half()
-    close(m.chained_matmul(a, b, c), expected, atol=0, rtol=0)
 
 
 @check("moe_expert_matmul")
@@ -339,23 +300,7 @@ def _(m: ModuleType) -> None:
     close(m.block_scaled_matmul(a_q, a_scale, b), a @ b, atol=1e-3, rtol=1e-4)
 
 
-@check("scaled_two_dot")
-def _(m: ModuleType) -> None:
-    q, k = randn(2, 20, 16) * 0.5, randn(2, 40, 16, seed=1) * 0.5
-    v = randn(2, 40, 16, seed=2) * 0.5
-    s = (q @ k.transpose(1, 2)) * 0.5
-    expected = (s.half().float() @ v.half().float()) * 2.0
-    close(m.scaled_two_dot(q, k, v, 0.5, 2.0), expected, atol=1e-2, rtol=1e-2)
-    # fp8 e4m3 keeps 3 mantissa bits: each product may be off by (1 + 2**-3)**2 - 1 < 0.3
-    # relative (the interpreter truncates where hardware rounds), so bound the error by that.
-    got8 = m.scaled_two_dot(q, k, v, 0.5, 2.0, use_fp8=True)
-    exact = (s @ v) * 2.0
-    bound = 0.3 * (s.abs() @ v.abs()) * 2.0 + 1e-3
-    assert bool(((got8 - exact).abs() <= bound).all())
-    assert not torch.allclose(got8, expected, atol=1e-4)  # the fp8 path really ran
-
-
-# --- attention, scans, sorting --------------------------------------------------
+# --- attention, scans, top-k --------------------------------------------------
 
 
 @check("flash_attention_causal")
@@ -382,15 +327,6 @@ def _(m: ModuleType) -> None:
     close(m.running_max(x), torch.cummax(x, dim=1).values)
 
 
-@check("sort_rows")
-def _(m: ModuleType) -> None:
-    x = randn(4, 32)
-    close(m.sort_rows(x), x.sort(dim=1).values)
-    close(m.sort_rows(x, descending=True), x.sort(dim=1, descending=True).values)
-    ints = torch.randint(0, 100, (2, 16), generator=rng(1), dtype=torch.int32)
-    assert torch.equal(m.sort_rows(ints), ints.sort(dim=1).values)
-
-
 @check("topk_rows")
 def _(m: ModuleType) -> None:
     x = randn(5, 50)
@@ -398,12 +334,6 @@ def _(m: ModuleType) -> None:
     expected = x.topk(3, dim=1)
     close(values, expected.values)
     assert torch.equal(indices, expected.indices)
-
-
-@check("reverse_rows")
-def _(m: ModuleType) -> None:
-    x = randn(3, 130)
-    assert torch.equal(m.flip_rows(x), x.flip(dims=(1,)))
 
 
 # --- random numbers ---------------------------------------------------------------
@@ -427,21 +357,6 @@ def uniform_from_word(word: int) -> float:
     return float((-signed - 1 if signed < 0 else signed) * 4.6566127342e-10)
 
 
-@check("random_int_fill")
-def _(m: ModuleType) -> None:
-    got = m.randint_fill(300, 42).view(torch.uint32).tolist()
-    assert got == [philox_first_word(42, i) for i in range(300)]
-
-
-@check("random_uniform_fill")
-def _(m: ModuleType) -> None:
-    for wide in (False, True):
-        got = m.uniform_fill(300, 7, wide_offsets=wide)
-        expected = torch.tensor([uniform_from_word(philox_first_word(7, i)) for i in range(300)])
-        close(got, expected, atol=1e-7, rtol=1e-6)
-        assert 0.0 <= float(got.min()) and float(got.max()) < 1.0
-
-
 @check("dropout")
 def _(m: ModuleType) -> None:
     x = randn(500)
@@ -449,6 +364,17 @@ def _(m: ModuleType) -> None:
     draws = torch.tensor([uniform_from_word(philox_first_word(11, i)) for i in range(500)])
     close(out, torch.where(draws >= 0.3, x / 0.7, torch.zeros_like(x)))
     assert torch.equal(out, m.seeded_dropout(x, 0.3, seed=11))
+
+
+@check("gaussian_noise")
+def _(m: ModuleType) -> None:
+    x = torch.zeros(20000)
+    noise = m.add_gaussian_noise(x, 1.0, seed=5)
+    assert abs(float(noise.mean())) < 0.05 and abs(float(noise.std()) - 1.0) < 0.05
+    assert torch.equal(noise, m.add_gaussian_noise(x, 1.0, seed=5))  # same seed, same noise
+    assert not torch.equal(noise, m.add_gaussian_noise(x, 1.0, seed=6))
+    y = randn(20000, seed=1)
+    close(m.add_gaussian_noise(y, 0.5, seed=5), y + 0.5 * noise, atol=1e-6, rtol=1e-6)
 
 
 # --- quantisation -------------------------------------------------------------------
@@ -497,17 +423,6 @@ def _(m: ModuleType) -> None:
     assert float(y.float().abs().max()) == 448.0
 
 
-@check("mx_fp4_decode")
-def _(m: ModuleType) -> None:
-    table = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
-    g = rng(2)
-    packed = torch.randint(0, 256, (5, 16), generator=g, dtype=torch.uint8)
-    scales = torch.randint(120, 135, (5,), generator=g, dtype=torch.uint8)
-    nibbles = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(5, 32).long()
-    expected = table[nibbles] * torch.exp2(scales.float() - 127)[:, None]
-    close(m.decode_e2m1(packed, scales), expected, atol=0, rtol=0)
-
-
 # --- indexing, layout, convolution, pooling, loss ---------------------------------------
 
 
@@ -526,37 +441,17 @@ def _(m: ModuleType) -> None:
     close(m.scatter_add_rows(src, index, 6), expected, atol=1e-5, rtol=1e-5)
 
 
-@check("block_ptr_copy_pad")
-def _(m: ModuleType) -> None:
-    src = randn(40)
-    zero = m.padded_copy(src, 80, "zero")
-    assert torch.equal(zero[:40], src) and torch.equal(zero[40:], torch.zeros(40))
-    nan = m.padded_copy(src, 80, "nan")
-    assert torch.equal(nan[:40], src) and bool(nan[40:].isnan().all())
-
-
 @check("transpose_tiled")
 def _(m: ModuleType) -> None:
     x = randn(19, 37)
     assert torch.equal(m.transpose(x), x.t())
 
 
-def swizzle_expected(n_i: int, n_j: int, group: int) -> torch.Tensor:
-    out = torch.full((n_i, n_j), -1, dtype=torch.int32)
-    for i in range(n_i):
-        for j in range(n_j):
-            linear = i * n_j + j
-            band, within = divmod(linear, group * n_j)
-            first = band * group
-            rows = min(n_i - first, group)
-            out[first + within % rows, within // rows] = linear
-    return out
-
-
-@check("tile_swizzle_map")
+@check("roll_rows")
 def _(m: ModuleType) -> None:
-    for shape in ((5, 7, 3), (4, 4, 2), (6, 3, 4)):
-        assert torch.equal(m.swizzle_map(*shape), swizzle_expected(*shape)), shape
+    x = randn(3, 130)
+    for shift in (0, 1, 57, 129, -5, 300):
+        assert torch.equal(m.roll_rows(x, shift), torch.roll(x, shift, dims=1)), shift
 
 
 @check("conv1d_direct")
@@ -597,6 +492,10 @@ def _(m: ModuleType) -> None:
 
 def test_every_corpus_entry_has_a_check() -> None:
     assert sorted(CHECKS) == ENTRIES
+
+
+def test_every_corpus_entry_has_a_kind() -> None:
+    assert sorted(ENTRY_KINDS) == ENTRIES
 
 
 def test_every_corpus_entry_has_a_one_paragraph_description() -> None:

@@ -3,9 +3,9 @@ grid enumerates C tiles in "super-rows" of GROUP_M tile-rows, so programs
 that run at the same time share A rows and B columns in cache (better L2
 reuse than row-major order). @triton.autotune picks block sizes per (M, N,
 K) and @triton.heuristics derives EVEN_K, which drops the K mask when K is a
-multiple of BLOCK_K. Optional per-tensor dequantisation scales (scalar
-pointers) multiply the float32 accumulator, and an optional leaky-ReLU is
-applied before the store. Tuned keys (BLOCK_*, GROUP_M) must not be passed
+multiple of BLOCK_K. The epilogue adds an optional bias vector (one value
+per output column, broadcast down the tile) and an optional ReLU to the
+float32 accumulator before the single store. Tuned keys (BLOCK_*, GROUP_M) must not be passed
 at launch: the autotuner supplies them."""
 
 import torch
@@ -30,8 +30,7 @@ def grouped_matmul_kernel(
     a_ptr,
     b_ptr,
     c_ptr,
-    a_scale_ptr,
-    b_scale_ptr,
+    bias_ptr,
     M,
     N,
     K,
@@ -41,8 +40,8 @@ def grouped_matmul_kernel(
     stride_bn,
     stride_cm,
     stride_cn,
-    SCALED: tl.constexpr,
-    LEAKY_RELU: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    RELU: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr,
@@ -75,18 +74,17 @@ def grouped_matmul_kernel(
         acc = tl.dot(a, b, acc)
         a_tile += BLOCK_K * stride_ak
         b_tile += BLOCK_K * stride_bk
-    if SCALED:
-        acc = acc * tl.load(a_scale_ptr) * tl.load(b_scale_ptr)
-    if LEAKY_RELU:
-        acc = tl.where(acc >= 0, acc, 0.01 * acc)
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
+    if RELU:
+        acc = tl.maximum(acc, 0.0)
     out = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
     tl.store(out, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-def grouped_matmul(a: torch.Tensor, b: torch.Tensor, a_scale=None, b_scale=None, leaky_relu=False):
+def grouped_matmul(a: torch.Tensor, b: torch.Tensor, bias=None, relu=False):
     (M, K), N = a.shape, b.shape[1]
-    c = torch.empty((M, N), dtype=torch.float32 if a.dtype == torch.int8 else a.dtype)
-    scaled = a_scale is not None and b_scale is not None
+    c = torch.empty((M, N), dtype=a.dtype)
 
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
@@ -95,8 +93,7 @@ def grouped_matmul(a: torch.Tensor, b: torch.Tensor, a_scale=None, b_scale=None,
         a,
         b,
         c,
-        a_scale,
-        b_scale,
+        bias,
         M,
         N,
         K,
@@ -106,7 +103,7 @@ def grouped_matmul(a: torch.Tensor, b: torch.Tensor, a_scale=None, b_scale=None,
         b.stride(1),
         c.stride(0),
         c.stride(1),
-        SCALED=scaled,
-        LEAKY_RELU=leaky_relu,
+        HAS_BIAS=bias is not None,
+        RELU=relu,
     )
     return c
