@@ -4,6 +4,7 @@ suites' own test fixtures (no real benchmark data here) and the API key is a dum
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -39,10 +40,15 @@ def data_variables(tmp_path) -> dict[str, str]:
     originals.mkdir()
     (originals / "test_add_kernel.py").write_text(
         (REFERENCES / "add_kernel.py").read_text() + SEPARATOR + "\nraise SystemExit('test part')\n")
+    train = tmp_path / "TritonBench-train"  # TritonBench's data/ folder: its two training files
+    train.mkdir()
+    kernel = (REFERENCES / "add_kernel.py").read_text()
+    for name in ("train_crawl", "train_synth"):
+        (train / f"{name}.json").write_text(json.dumps([{"code": kernel, "file": f"{name}_add.py"}]))
     return {
         "GEAK_TRITONBENCH_DATA": str(TRITONBENCH),
         "GEAK_TRITONBENCH_JSON": str(TRITONBENCH / "TritonBench_G_v1.json"),
-        "GEAK_TRITONBENCH_TRAIN": str(TRITONBENCH / "TritonBench_G_v1.json"),  # TritonBench's record format
+        "GEAK_TRITONBENCH_TRAIN": str(train),
         "GEAK_ROCM_BASELINE": str(originals),
         "GEAK_KERNELBENCHX_DATA": str(KERNELBENCHX),
     }
