@@ -585,6 +585,15 @@ def _add_optional_commands() -> None:
 _add_optional_commands()
 
 
+def _add_corpus_commands() -> None:
+    from geak_core.cli_corpus import corpus_group
+
+    main.add_command(corpus_group)
+
+
+_add_corpus_commands()
+
+
 def entry() -> None:
     """Console-script entry: adds plugin-provided commands, then runs the CLI."""
     try:

@@ -106,6 +106,59 @@ class Retriever(Protocol):
     def retrieve(self, query: RetrievalQuery) -> list[Example]: ...
 
 
+@dataclass(frozen=True)
+class Closest:
+    """How close one corpus entry comes to the tasks of one suite, against one kind of code:
+    the task with the highest similarity and the task the retriever scores highest."""
+
+    suite: str
+    against: str  # "reference" (Task.reference) or "original" (Task.timing_baseline)
+    similarity: float
+    similarity_task: str  # task id; "" when no task shares anything with the entry
+    score: float
+    score_task: str  # "" when the retriever scores the entry 0 for every task
+
+
+@dataclass(frozen=True)
+class EntryAudit:
+    entry: str  # Example.id
+    closest: list[Closest]
+
+
+@dataclass(frozen=True)
+class Excess:
+    """A corpus entry whose similarity to a task's code exceeds the threshold: the retriever
+    never gives it to that task."""
+
+    entry: str
+    task: str  # Task.key
+    against: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class CorpusAudit:
+    """What ``geak-core corpus audit`` reports: every corpus entry against every task given."""
+
+    measure: str  # what ``similarity`` is, in words
+    threshold: float  # above it, an entry is never retrieved for the task
+    compared: dict[str, int]  # "<suite> <against>" -> tasks compared
+    entries: list[EntryAudit]
+    exceeding: list[Excess]
+
+
+@runtime_checkable
+class AuditableRetriever(Protocol):
+    """A retriever whose corpus can be measured against benchmark tasks."""
+
+    def audit(
+        self, tasks: Sequence[Task], progress: Callable[[int, int], None] | None = None
+    ) -> CorpusAudit:
+        """Every entry's similarity to each task's reference (and original, where the task
+        has a ``timing_baseline``); ``progress(done, total)`` after each task."""
+        ...
+
+
 @dataclass
 class KnowledgeContext:
     task: Task

@@ -371,18 +371,21 @@ def validate_options(
             problem(f"{prefix}.{key}", f"invalid value {wrong[0]!r}", "valid: " + ", ".join(map(repr, choices)))
             continue
         if fields[key].metadata.get("path") and isinstance(coerced, str) and coerced:
+            about = fields[key].metadata.get("help")  # what the path names, for the hints
             coerced, unset = expand_env(coerced)
             if unset:
                 names = ", ".join(unset)
                 problem(f"{prefix}.{key}",
                         f"environment variable{'s' if len(unset) > 1 else ''} {names} "
                         f"{'are' if len(unset) > 1 else 'is'} not set (the path is {value!r})",
-                        "; ".join(f"export {name}=..." for name in unset))
+                        "; ".join(f"export {name}=..." for name in unset)
+                        + (f"; {key}: {about}" if about else ""))
                 continue
             coerced = _resolve_path(coerced, source.where(f"{prefix}.{key}")[0])
             if not os.path.exists(os.path.expanduser(coerced)):  # every path option names an input
                 problem(f"{prefix}.{key}", f"no such file or folder: {coerced}",
-                        "a relative path is relative to the recipe file")
+                        "a relative path is relative to the recipe file"
+                        + (f"; {key}: {about}" if about else ""))
                 continue
         kwargs[key] = coerced
     missing = False

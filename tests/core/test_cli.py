@@ -22,7 +22,8 @@ def test_every_command_has_help():
     runner = CliRunner()
     for args in (["--help"], ["run", "--help"], ["plugins", "--help"], ["recipe", "check", "--help"],
                  ["recipe", "show", "--help"], ["runs", "list", "--help"], ["runs", "show", "--help"], ["runs", "log", "--help"],
-                 ["doctor", "--help"], ["suites", "--help"], ["tasks", "--help"], ["task", "show", "--help"]):
+                 ["doctor", "--help"], ["suites", "--help"], ["tasks", "--help"], ["task", "show", "--help"],
+                 ["corpus", "audit", "--help"]):
         result = runner.invoke(main, args)
         assert result.exit_code == 0, (args, result.output)
         assert "Usage:" in result.output

@@ -192,11 +192,15 @@ def test_the_same_name_with_other_parameters_is_not_an_interface_match(fixture_t
     assert not ContaminationGuard(fixture_task).judge(entry(renamed)).contaminated
 
 
-def test_a_higher_threshold_lets_partial_overlaps_through(fixture_task: Task) -> None:
+def test_higher_thresholds_let_partial_overlaps_through(fixture_task: Task) -> None:
     copy = entry(NEAR_COPY.replace("hinge_rows_kernel", "row_hinge"))  # interface rule aside
     overlap = ContaminationGuard(fixture_task).judge(copy).overlap
     assert 0.7 <= overlap < 1.0
-    assert not ContaminationGuard(fixture_task, threshold=1.0).judge(copy).contaminated
+    relaxed = ContaminationGuard(fixture_task, threshold=1.0, similarity_threshold=1.0)
+    assert not relaxed.judge(copy).contaminated
+    # with the overlap rule relaxed alone, the 5-token similarity still recognises the copy
+    verdict = ContaminationGuard(fixture_task, threshold=1.0).judge(copy)
+    assert verdict.contaminated and verdict.reason.startswith("5-token Jaccard")
 
 
 def test_without_a_reference_file_only_the_interface_rule_applies(fixture_task: Task) -> None:

@@ -1,19 +1,26 @@
-"""Keeps a task's own reference (or a near copy of it) out of its one-shot example.
+"""Keeps a task's own code (or a near copy of it) out of its one-shot example.
 
-An entry is contaminated for a task when either holds:
+A task's code is its reference file (``Task.reference``) and, where the suite
+times candidates against a published original (``Task.timing_baseline``, the
+ROCm suite's ``baseline``), that original too; both are read as text, never
+imported, without their module docstring. An entry is contaminated for a
+task when any of these holds against either code:
 
-* **overlap**: of the shingles (runs of 8 consecutive Python tokens, comments
-  and module docstring left out) of the task's reference file
-  (``Task.reference``), the share also found in the entry reaches the
-  threshold. Measuring containment of the reference (rather than symmetric
-  Jaccard) also catches a crawled file that embeds the reference amid tests
-  and helpers; the symmetric Jaccard is reported alongside for the log.
+* **overlap**: of the shingles (runs of 8 consecutive Python tokens,
+  comments and module docstring left out) of the task's code, the share also
+  found in the entry reaches ``threshold``. Measuring containment of the
+  task's code (rather than symmetric Jaccard) also catches a crawled file
+  that embeds it amid tests and helpers; the symmetric Jaccard is reported
+  alongside for the log.
+* **similarity**: the Jaccard of 5-token shingles over the retrieval tokens
+  (``tokens.token_shingles``, the measure ``geak-core corpus audit``
+  reports) exceeds ``similarity_threshold``. These tokens ignore numbers,
+  punctuation, keywords and how names are cased or joined, so an edit of
+  those alone, which breaks the 8-token shingles, leaves this measure whole.
 * **interface**: the entry defines a function with a task entry point's name
   and the same parameter names in the same order (names compared without
   case and underscores). An independent example of the same operation has
   its own names; one with the task's exact interface was made from the task.
-
-The reference is read only as text, never imported.
 """
 
 from __future__ import annotations
@@ -27,19 +34,23 @@ from geak_core.astutil import parse_source
 from geak_core.tasks import Task
 
 from geak_retriever_codesim.corpus import CorpusEntry, split_docstring
-from geak_retriever_codesim.tokens import code_shingles
+from geak_retriever_codesim.tokens import code_shingles, jaccard, token_shingles
 
 DEFAULT_THRESHOLD = 0.7
+DEFAULT_SIMILARITY_THRESHOLD = 0.4
 _DEF = re.compile(r"^\s*def\s+([A-Za-z_]\w*)\s*\(([^)]*)\)", re.MULTILINE)
+
+Shingles = frozenset[tuple[str, ...]]
+Signature = tuple[str, tuple[str, ...]]
 
 
 def _norm(name: str) -> str:
     return name.replace("_", "").lower()
 
 
-def signatures(code: str) -> set[tuple[str, tuple[str, ...]]]:
+def signatures(code: str) -> set[Signature]:
     """(normalised name, normalised parameter names) of every function defined in ``code``."""
-    found: set[tuple[str, tuple[str, ...]]] = set()
+    found: set[Signature] = set()
     try:
         tree = parse_source(code)
     except SyntaxError:  # crawled code may not parse; fall back to a regex over `def` lines
@@ -55,56 +66,101 @@ def signatures(code: str) -> set[tuple[str, tuple[str, ...]]]:
 
 
 @dataclass(frozen=True)
+class TaskCode:
+    """One text of a task that an example must not give away."""
+
+    role: str  # "reference" (Task.reference) or "original" (Task.timing_baseline)
+    path: str
+    code: str  # without the module docstring
+
+
+def task_codes(task: Task) -> list[TaskCode]:
+    """The task's reference and original, those whose file exists, read as text. An original
+    that defines no function (a stand-in module that only says why the original is missing)
+    is left out: there is nothing in it to give away."""
+    found = []
+    for role, path in (("reference", task.reference), ("original", task.timing_baseline)):
+        if path and Path(path).is_file():
+            code = split_docstring(Path(path).read_text(encoding="utf-8", errors="replace"))[1]
+            if role == "reference" or _DEF.search(code):
+                found.append(TaskCode(role, path, code))
+    return found
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What the guard compares of a corpus entry; computed once per entry and reused."""
+
+    lexeme_shingles: Shingles
+    token_shingles: Shingles
+    signatures: frozenset[Signature]
+
+    @classmethod
+    def of(cls, code: str) -> Fingerprint:
+        return cls(
+            frozenset(code_shingles(code)),
+            frozenset(token_shingles(code)),
+            frozenset(signatures(code)),
+        )
+
+
+@dataclass(frozen=True)
 class Verdict:
     contaminated: bool
-    overlap: float  # share of the reference's shingles found in the entry
-    jaccard: float
+    overlap: float  # highest share of a task code's 8-token shingles found in the entry
+    jaccard: float  # symmetric Jaccard of those shingles, for the same task code
+    similarity: float = 0.0  # highest 5-token shingle Jaccard with a task code (the audit's)
     reason: str = ""
 
 
 class ContaminationGuard:
-    """Judges corpus entries against one task's reference and entry points."""
+    """Judges corpus entries against one task's code and entry points."""
 
-    def __init__(self, task: Task, threshold: float = DEFAULT_THRESHOLD):
+    def __init__(
+        self,
+        task: Task,
+        threshold: float = DEFAULT_THRESHOLD,
+        similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+    ):
         self.task = task
         self.threshold = threshold
-        self.reference_code = self._read_reference(task)
-        self._ref_shingles = code_shingles(self.reference_code) if self.reference_code else set()
+        self.similarity_threshold = similarity_threshold
+        self.codes = task_codes(task)
+        self._lexemes = [(c.role, frozenset(code_shingles(c.code))) for c in self.codes]
+        self._tokens = [(c.role, frozenset(token_shingles(c.code))) for c in self.codes]
         self._interfaces = {
             (_norm(e.name), tuple(_norm(p) for p in e.params))
             for e in task.entry_points
             if e.params
         }
 
-    @staticmethod
-    def _read_reference(task: Task) -> str:
-        if not task.reference:
-            return ""
-        path = Path(task.reference)
-        if not path.is_file():
-            return ""
-        # Corpus entries are compared without their module docstring; so is the reference.
-        return split_docstring(path.read_text(encoding="utf-8", errors="replace"))[1]
-
-    def judge(
-        self, entry: CorpusEntry, entry_shingles: set[tuple[str, ...]] | None = None
-    ) -> Verdict:
-        """``entry_shingles``: the entry's code shingles when the caller has them cached."""
-        overlap = jaccard = 0.0
-        if self._ref_shingles:
-            mine = code_shingles(entry.code) if entry_shingles is None else entry_shingles
-            common = len(self._ref_shingles & mine)
-            overlap = common / len(self._ref_shingles)
-            union = len(self._ref_shingles | mine)
-            jaccard = common / union if union else 0.0
-            if overlap >= self.threshold:
-                return Verdict(
-                    True, overlap, jaccard, f"shares {overlap:.0%} of the reference's shingles"
-                )
-        clash = self._interfaces & signatures(entry.code)
-        if clash:
-            name = next(iter(clash))[0]
-            return Verdict(
-                True, overlap, jaccard, f"defines entry point {name!r} with the task's parameters"
+    def judge(self, entry: CorpusEntry, fingerprint: Fingerprint | None = None) -> Verdict:
+        """``fingerprint``: the entry's, when the caller has it cached."""
+        mine = fingerprint or Fingerprint.of(entry.code)
+        overlap = jac = similarity = 0.0
+        overlap_role = similar_role = ""
+        for role, theirs in self._lexemes:
+            if not theirs:
+                continue
+            common = len(theirs & mine.lexeme_shingles)
+            if common / len(theirs) > overlap or not overlap_role:
+                overlap, overlap_role = common / len(theirs), role
+                union = len(theirs | mine.lexeme_shingles)
+                jac = common / union if union else 0.0
+        for role, theirs in self._tokens:
+            value = jaccard(theirs, mine.token_shingles)
+            if value > similarity or not similar_role:
+                similarity, similar_role = value, role
+        found = Verdict(False, overlap, jac, similarity)
+        if overlap_role and overlap >= self.threshold:
+            reason = f"shares {overlap:.0%} of the {overlap_role}'s shingles"
+        elif similar_role and similarity > self.similarity_threshold:
+            reason = (
+                f"5-token Jaccard {similarity:.2f} with the task's {similar_role} exceeds "
+                f"{self.similarity_threshold}"
             )
-        return Verdict(False, overlap, jaccard)
+        elif clash := self._interfaces & mine.signatures:
+            reason = f"defines entry point {next(iter(clash))[0]!r} with the task's parameters"
+        else:
+            return found
+        return Verdict(True, overlap, jac, similarity, reason)

@@ -1,6 +1,6 @@
 """Corpus entries and where they come from.
 
-Three sources, one shape (``CorpusEntry``):
+Four sources, one shape (``CorpusEntry``):
 
 * the built-in corpus, ``corpus/*.py`` next to this module: one Triton
   example per file, its module docstring is the description;
@@ -9,7 +9,11 @@ Three sources, one shape (``CorpusEntry``):
 * a JSON file (a list of records, or an object holding one under ``data``,
   ``records``, ``items`` or ``examples``) or a JSONL file (one record a line),
   whose code and description sit under the first present field of
-  ``code_fields`` / ``description_fields``.
+  ``code_fields`` / ``description_fields``;
+* TritonBench's training set (``train_crawl.json``, kernels crawled from
+  GitHub, and ``train_synth.json``, synthesised ones: JSON lists of records
+  with the code under ``code``), found in a user's checkout and read as the
+  JSON corpora are.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ DEFAULT_DESCRIPTION_FIELDS: tuple[str, ...] = (
     "summary",
     "prompt",
 )
+TRITONBENCH_TRAIN_FILES: tuple[str, ...] = ("train_crawl.json", "train_synth.json")
 ID_FIELDS: tuple[str, ...] = ("id", "name", "file", "task_id")
 _LIST_KEYS: tuple[str, ...] = ("data", "records", "items", "examples")
 
@@ -154,3 +159,37 @@ def load_corpus(
     raise InputError(
         f"corpus path {str(path)!r}: expected a folder of .py files, a .json or a .jsonl file"
     )
+
+
+def tritonbench_train_files(path: Path) -> list[Path]:
+    """The training files ``path`` names: a ``.json``/``.jsonl`` file itself, else those of
+    ``TRITONBENCH_TRAIN_FILES`` in the folder or in its ``data/`` (a TritonBench checkout)."""
+    wanted = " and ".join(TRITONBENCH_TRAIN_FILES)
+    if path.is_file():
+        if path.suffix in (".json", ".jsonl"):
+            return [path]
+        raise InputError(f"{path} is not a JSON file (expected TritonBench's {wanted})")
+    if not path.is_dir():
+        raise InputError(
+            f"{path} does not exist (expected the folder holding TritonBench's {wanted})"
+        )
+    for folder in (path, path / "data"):
+        found = [folder / name for name in TRITONBENCH_TRAIN_FILES if (folder / name).is_file()]
+        if found:
+            return found
+    raise InputError(
+        f"{path} holds neither {' nor '.join(TRITONBENCH_TRAIN_FILES)}, nor does its data/ "
+        f"folder (expected TritonBench's data/ folder, which has {wanted})"
+    )
+
+
+def load_tritonbench_train(
+    path: Path,
+    code_fields: tuple[str, ...] = DEFAULT_CODE_FIELDS,
+    description_fields: tuple[str, ...] = DEFAULT_DESCRIPTION_FIELDS,
+) -> list[CorpusEntry]:
+    """Entries of TritonBench's training files, ids ``train_crawl:<name>``, ``train_synth:<name>``."""
+    entries = []
+    for file in tritonbench_train_files(path):
+        entries += load_records(file, file.stem, code_fields, description_fields)
+    return entries

@@ -11,24 +11,33 @@ returned.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from geak_core.components import Example, RetrievalQuery
+from geak_core.components import CorpusAudit, Example, RetrievalQuery
 from geak_core.errors import InputError
 from geak_core.tasks import Task
 
+from geak_retriever_codesim.audit import audit_corpus
 from geak_retriever_codesim.bm25 import BM25
-from geak_retriever_codesim.contamination import DEFAULT_THRESHOLD, ContaminationGuard, Verdict
+from geak_retriever_codesim.contamination import (
+    DEFAULT_SIMILARITY_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    ContaminationGuard,
+    Fingerprint,
+    Verdict,
+)
 from geak_retriever_codesim.corpus import (
     DEFAULT_CODE_FIELDS,
     DEFAULT_DESCRIPTION_FIELDS,
     CorpusEntry,
     load_builtin,
     load_corpus,
+    load_tritonbench_train,
+    tritonbench_train_files,
 )
-from geak_retriever_codesim.tokens import code_shingles, tokenize
+from geak_retriever_codesim.tokens import tokenize
 
 QUERY_MODES = ("instruction_then_code", "instruction", "code")
 SECONDARY_WEIGHT = 0.5
@@ -45,7 +54,23 @@ class CodeSimOptions:
     query: str = field(default="instruction_then_code", metadata={"choices": list(QUERY_MODES)})
     corpora: list[str] = field(default_factory=list)
     include_builtin: bool = True
+    tritonbench_train: str = field(
+        default="",
+        metadata={
+            "path": True,
+            "help": "TritonBench's training set, searched with the other corpora: its data/ "
+            "folder (or the checkout) holding train_crawl.json and train_synth.json, or one of "
+            "those files",
+        },
+    )
     contamination_threshold: float = DEFAULT_THRESHOLD
+    similarity_threshold: float = field(
+        default=DEFAULT_SIMILARITY_THRESHOLD,
+        metadata={
+            "help": "5-token shingle Jaccard with a task's reference or original above which an "
+            "entry is never retrieved for that task (what geak-core corpus audit reports)"
+        },
+    )
     code_fields: list[str] = field(default_factory=lambda: list(DEFAULT_CODE_FIELDS))
     description_fields: list[str] = field(default_factory=lambda: list(DEFAULT_DESCRIPTION_FIELDS))
 
@@ -87,8 +112,17 @@ def _check(options: CodeSimOptions) -> None:
             "retriever.contamination_threshold must lie in (0, 1], "
             f"got {options.contamination_threshold}"
         )
+    if not 0.0 < options.similarity_threshold <= 1.0:
+        raise InputError(
+            f"retriever.similarity_threshold must lie in (0, 1], got {options.similarity_threshold}"
+        )
     if not options.code_fields:
         raise InputError("retriever.code_fields must name at least one field")
+    if options.tritonbench_train:
+        try:
+            tritonbench_train_files(Path(options.tritonbench_train).expanduser())
+        except InputError as exc:
+            raise InputError(f"retriever.tritonbench_train: {exc}") from exc
 
 
 class CodeSimRetriever:
@@ -104,6 +138,15 @@ class CodeSimRetriever:
                 )
             except InputError as exc:
                 raise InputError(f"retriever.corpora[{i}]: {exc}") from exc
+        if self.options.tritonbench_train:
+            try:
+                entries += load_tritonbench_train(
+                    Path(self.options.tritonbench_train).expanduser(),
+                    tuple(self.options.code_fields),
+                    tuple(self.options.description_fields),
+                )
+            except InputError as exc:
+                raise InputError(f"retriever.tritonbench_train: {exc}") from exc
         self.entries = _unique_ids(entries)
         # Two fields: what an entry says it does (description and function names) and its
         # code. Instruction queries lean on the first, code queries on the second.
@@ -112,14 +155,26 @@ class CodeSimRetriever:
         )
         self._code = BM25([tokenize(e.code) for e in self.entries])
         self._guards: dict[str, ContaminationGuard] = {}
-        self._shingles: dict[int, set[tuple[str, ...]]] = {}
+        self._fingerprints: dict[int, Fingerprint] = {}
         self._verdicts: dict[tuple[str, int], Verdict] = {}
 
+    @staticmethod
+    def _task_key(task: Task) -> str:
+        return f"{task.key}\0{task.reference}\0{task.timing_baseline}"
+
     def _guard(self, task: Task) -> ContaminationGuard:
-        key = f"{task.key}\0{task.reference}"
+        key = self._task_key(task)
         if key not in self._guards:
-            self._guards[key] = ContaminationGuard(task, self.options.contamination_threshold)
+            self._guards[key] = ContaminationGuard(
+                task, self.options.contamination_threshold, self.options.similarity_threshold
+            )
         return self._guards[key]
+
+    def fingerprint(self, index: int) -> Fingerprint:
+        """The guard's view of entry ``index``, computed on first use."""
+        if index not in self._fingerprints:
+            self._fingerprints[index] = Fingerprint.of(self.entries[index].code)
+        return self._fingerprints[index]
 
     def query_kind(self, query: RetrievalQuery) -> str:
         """What the query ranks by: "instruction", "code" or "code+instruction".
@@ -159,12 +214,10 @@ class CodeSimRetriever:
         return [c + INSTRUCTION_WEIGHT * i for c, i in zip(by_code, by_instruction, strict=True)]
 
     def _verdict(self, task: Task, index: int) -> Verdict:
-        guard = self._guard(task)
-        key = (f"{task.key}\0{task.reference}", index)
+        key = (self._task_key(task), index)
         if key not in self._verdicts:
-            if index not in self._shingles:
-                self._shingles[index] = code_shingles(self.entries[index].code)
-            self._verdicts[key] = guard.judge(self.entries[index], self._shingles[index])
+            guard = self._guard(task)
+            self._verdicts[key] = guard.judge(self.entries[index], self.fingerprint(index))
         return self._verdicts[key]
 
     def ranking(self, query: RetrievalQuery) -> Iterator[Ranked]:
@@ -176,6 +229,12 @@ class CodeSimRetriever:
             if scores[i] <= 0.0:
                 return
             yield Ranked(self.entries[i], scores[i], self._verdict(query.task, i))
+
+    def audit(
+        self, tasks: Sequence[Task], progress: Callable[[int, int], None] | None = None
+    ) -> CorpusAudit:
+        """Every entry's similarity and score against each task's code (``audit.py``)."""
+        return audit_corpus(self, tasks, progress)
 
     def retrieve(self, query: RetrievalQuery) -> list[Example]:
         """The best ``max(top_k, query.k)`` uncontaminated entries."""

@@ -139,3 +139,17 @@ def lexemes(code: str) -> list[str]:
 def code_shingles(code: str, size: int = 8) -> set[tuple[str, ...]]:
     """Shingles of ``code``'s lexemes: what the near-duplicate check compares."""
     return shingles(lexemes(code), size)
+
+
+def token_shingles(code: str, size: int = 5) -> set[tuple[str, ...]]:
+    """Shingles of ``code``'s retrieval tokens (``tokenize``, comments left out): what the
+    corpus audit and the retriever's similarity threshold compare. Unlike ``code_shingles``
+    they ignore what the ranker ignores (numbers, punctuation, keywords, spelling of names),
+    so an edit of those alone leaves them whole."""
+    return shingles(tokenize(strip_comments(code)), size)
+
+
+def jaccard(a: set[tuple[str, ...]], b: set[tuple[str, ...]]) -> float:
+    """Shared shingles over all shingles of either side; 0 when both are empty."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
