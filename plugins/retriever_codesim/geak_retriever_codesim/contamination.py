@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from geak_core.astutil import parse_source
@@ -87,21 +88,25 @@ def task_codes(task: Task) -> list[TaskCode]:
     return found
 
 
-@dataclass(frozen=True)
 class Fingerprint:
-    """What the guard compares of a corpus entry; computed once per entry and reused."""
+    """What the guard compares of a corpus entry, each part computed on first use and kept:
+    the audit reads only the token shingles of every entry, retrieval all three parts of
+    the few entries its ranking reaches."""
 
-    lexeme_shingles: Shingles
-    token_shingles: Shingles
-    signatures: frozenset[Signature]
+    def __init__(self, code: str):
+        self.code = code
 
-    @classmethod
-    def of(cls, code: str) -> Fingerprint:
-        return cls(
-            frozenset(code_shingles(code)),
-            frozenset(token_shingles(code)),
-            frozenset(signatures(code)),
-        )
+    @cached_property
+    def lexeme_shingles(self) -> Shingles:
+        return frozenset(code_shingles(self.code))
+
+    @cached_property
+    def token_shingles(self) -> Shingles:
+        return frozenset(token_shingles(self.code))
+
+    @cached_property
+    def signatures(self) -> frozenset[Signature]:
+        return frozenset(signatures(self.code))
 
 
 @dataclass(frozen=True)
@@ -136,7 +141,7 @@ class ContaminationGuard:
 
     def judge(self, entry: CorpusEntry, fingerprint: Fingerprint | None = None) -> Verdict:
         """``fingerprint``: the entry's, when the caller has it cached."""
-        mine = fingerprint or Fingerprint.of(entry.code)
+        mine = fingerprint or Fingerprint(entry.code)
         overlap = jac = similarity = 0.0
         overlap_role = similar_role = ""
         for role, theirs in self._lexemes:

