@@ -60,6 +60,8 @@ def corpus_audit(suites: tuple[str, ...], originals: str | None, retriever_name:
     manager = get_plugin_manager()
     name, retriever = _retriever(manager, retriever_name, recipe)
     chosen = list(suites) or sorted(manager.components("suite"))
+    for suite in chosen:
+        manager.spec("suite", suite)  # an unknown name is bad input, not a suite without data
     if originals and ORIGINALS_SUITE not in chosen:
         raise InputError(f"--originals compares with the {ORIGINALS_SUITE} suite's originals; "
                          f"add --suite {ORIGINALS_SUITE}")

@@ -350,6 +350,11 @@ def test_originals_without_the_rocm_suite_is_bad_input(tmp_path):
     assert result.exit_code == 2 and "add --suite rocm" in result.output
 
 
+def test_an_unknown_suite_is_bad_input():
+    result = audit_cli("--suite", "rocm", "--suite", "rocn")
+    assert result.exit_code == 2 and "no suite named 'rocn'" in result.output
+
+
 def test_a_retriever_without_a_corpus_is_bad_input():
     result = audit_cli("--retriever", "none", "--suite", "rocm")
     assert result.exit_code == 2 and "retriever 'none' has no corpus to audit" in result.output
