@@ -3,6 +3,7 @@ kept for the task's other candidates, and a budget remembered from an earlier ju
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -196,7 +197,6 @@ def test_a_job_whose_reference_is_decided_goes_before_one_whose_reference_still_
 
 
 def test_a_reference_that_ran_out_of_its_budget_is_not_run_again_with_no_more_time(store, mini_tasks):
-    import dataclasses
 
     from geak_evaluator_triton.children import Children
     from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed
@@ -229,3 +229,72 @@ def test_a_reference_that_ran_out_of_its_budget_is_not_run_again_with_no_more_ti
     roomier.get(task, store.runtime, store.slot)
     assert calls == [300.0, 600.0]
     assert roomier.times.timed_out(key) is None and roomier.budget(key) == 120.0
+
+
+def test_a_references_cost_adds_its_timing_preparation_and_keeps_it_across_runs(tmp_path):
+    from geak_evaluator_triton.references import ReferenceTimes
+
+    times = ReferenceTimes(str(tmp_path))
+    times.store_timing("k", 50.0)  # no reference seconds on record: nothing to add it to
+    assert times.cost_s("k") == 0.0
+    times.store("k", 4.0)
+    times.store_timing("k", 55.5)
+    assert times.cost_s("k") == 59.5 and times.own_s("k") == 4.0
+    times.store("k", 3.0)  # a later run of the reference keeps the preparation's seconds
+    assert times.cost_s("k") == 58.5
+    times.store("k", 9.0, failed=True)  # a failed one forgets it
+    assert times.cost_s("k") == 9.0
+
+
+def test_a_batch_starts_its_costliest_tasks_first_in_the_given_order_among_equals():
+    from geak_core.components import EvalJob
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    evaluator = TritonEvaluator(judge_options())
+    costs = {"a": 2.0, "b": 60.0, "c": 2.0, "d": 300.0}
+    asked: list[str] = []
+
+    def expected_cost(task, runtime):
+        asked.append(task.key)
+        return costs[task.key]
+
+    evaluator.references.expected_cost = expected_cost
+    jobs = [EvalJob(SimpleNamespace(key=k), SimpleNamespace(id=f"{k}{i}"))
+            for i, k in enumerate(["a", "b", "c", "a", "d", "b"])]
+    try:
+        ordered = evaluator._costliest_first(jobs)
+    finally:
+        evaluator.close()
+    assert [job.candidate.id for job in ordered] == ["d4", "b1", "b5", "a0", "c2", "a3"]
+    assert sorted(asked) == ["a", "b", "c", "d"]  # once a task
+
+
+def test_the_first_timing_preparation_of_a_reference_is_recorded(mini_tasks):
+    """A correct candidate's wait for the reference's timed runs and timer lands in the
+    reference's record (what orders the next batch), the first time only."""
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    evaluator = TritonEvaluator(judge_options())
+    task = dataclasses.replace(mini_tasks["add"], eager=None)  # no eager baseline to time
+    try:
+        runtime = evaluator.runtime()
+        key = evaluator.references.key(task, runtime)
+        evaluator.references.times.store(key, 2.0)
+        ref = SimpleNamespace(timing_ready=False, timed=["case"])
+        calls: list[str] = []
+
+        def ensure_timing(task_, runtime_, slot, ref_, phases=None):
+            time.sleep(0.2)
+            ref_.timing_ready = True
+            calls.append("ensure")
+
+        timer = SimpleNamespace(wait_ready=lambda budget: "", release=lambda: None)
+        evaluator.references.ensure_timing = ensure_timing
+        evaluator._start_timer = lambda *args, **kwargs: timer
+        assert evaluator._prepare_timing(task, runtime, runtime.slots[0], ref) == (timer, "")
+        first = evaluator.references.times.cost_s(key)
+        assert 2.2 <= first < 10.0
+        evaluator._prepare_timing(task, runtime, runtime.slots[0], ref)  # ready: not recorded again
+        assert evaluator.references.times.cost_s(key) == first
+    finally:
+        evaluator.close()

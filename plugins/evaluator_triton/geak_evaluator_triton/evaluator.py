@@ -424,13 +424,15 @@ class TritonEvaluator:
         Jobs start in the order given, except that a task none of whose jobs has finished
         (its reference may still be running, or stuck) has one job at a time in flight while
         other tasks' jobs wait: a slow reference holds up its own task's candidates, not
-        every slot (``next_job``). On a GPU the tasks' references are computed ahead of
-        their candidates (``reference_prefetch`` at once, in the jobs' order), and a job
-        whose reference is decided goes before one whose reference still runs."""
+        every slot (``next_job``). On a GPU the jobs are first put in order of their task's
+        expected cost, the costliest first (``_costliest_first``), the tasks' references are
+        computed ahead of their candidates (``reference_prefetch`` at once), and a job whose
+        reference is decided goes before one whose reference still runs."""
         jobs = list(jobs)
         stop = threading.Event()
         prefetching = self._prefetch_count() > 0 and len({job.task.key for job in jobs}) > 1
         if prefetching:
+            jobs = self._costliest_first(jobs)
             threading.Thread(target=self.prefetch, args=([job.task for job in jobs], stop),
                              name="geak-prefetch", daemon=True).start()
         try:
@@ -438,6 +440,21 @@ class TritonEvaluator:
                                   ready=self._reference_known if prefetching else None)
         finally:
             stop.set()
+
+    def _costliest_first(self, jobs: list[EvalJob]) -> list[EvalJob]:
+        """``jobs`` by their task's expected cost, the costliest first, the given order kept
+        among equals: a job that takes minutes (a reference compiling for long, or one whose
+        timed runs and timer take a minute before its candidate can be timed) starts at the
+        beginning rather than ending a batch alone on one GPU while the others idle."""
+        try:
+            runtime = self.runtime()
+        except JudgeError:
+            return jobs
+        costs: dict[str, float] = {}
+        for job in jobs:
+            if job.task.key not in costs:
+                costs[job.task.key] = self.references.expected_cost(job.task, runtime)
+        return sorted(jobs, key=lambda job: -costs[job.task.key])
 
     def _prefetch_count(self) -> int:
         choice = self.options.reference_prefetch
@@ -534,7 +551,9 @@ class TritonEvaluator:
     def _prepare_timing(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
                         phases: dict[str, float] | None = None) -> tuple[Any, str]:
         """For a correct candidate about to be timed: the reference's outputs on the timing seed
-        and the baseline's timer, warm. (timer, "") or (None, why it cannot be timed)."""
+        and the baseline's timer, warm. (timer, "") or (None, why it cannot be timed). The
+        seconds this took the first time are recorded with the reference's (``cost_s``)."""
+        began, first = time.monotonic(), not ref.timing_ready
         try:
             self.references.ensure_timing(task, runtime, slot, ref, phases)
         except JudgeError as exc:
@@ -548,6 +567,8 @@ class TritonEvaluator:
         if problem:
             timer.release()
             return None, problem
+        if first:
+            self.references.times.store_timing(self.references.key(task, runtime), time.monotonic() - began)
         return timer, ""
 
     def _run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot,

@@ -200,12 +200,19 @@ class ReferenceTimes:
             return 0.0
 
     def cost_s(self, key: str) -> float:
-        """Seconds the reference took last time, a failed one's included (0: unknown): what
-        ``TritonEvaluator.prefetch`` orders by."""
+        """Seconds the reference took last time, a failed one's included, plus the seconds its
+        timed runs and the baseline's timer took before a correct candidate could be timed,
+        when an earlier judge got that far (0: unknown): what ``TritonEvaluator`` orders a
+        batch's references and jobs by."""
+        data = self._read(key)
         try:
-            return max(0.0, float(self._read(key)["own_s"]))
+            own = max(0.0, float(data["own_s"]))
         except (KeyError, TypeError, ValueError):
             return 0.0
+        try:
+            return own + max(0.0, float(data.get("timing_s") or 0.0))
+        except (TypeError, ValueError):
+            return own
 
     def timed_out(self, key: str) -> dict[str, Any] | None:
         """When the reference's last run ran out of its budget: {"budget_s", "when"}."""
@@ -224,9 +231,24 @@ class ReferenceTimes:
         gives its candidates that judge error instead of running it again)."""
         if own_s <= 0:
             return
-        record = {"own_s": round(own_s, 3), "failed": failed, "at": time.time()}
+        record: dict[str, Any] = {"own_s": round(own_s, 3), "failed": failed, "at": time.time()}
         if timed_out_s > 0:
             record["timed_out_s"] = round(timed_out_s, 1)
+        earlier = self._read(key).get("timing_s")
+        if not failed and earlier:
+            record["timing_s"] = earlier  # the timing preparation is not redone with every reference
+        self._write(key, record)
+
+    def store_timing(self, key: str, seconds: float) -> None:
+        """Remember how long a correct candidate waited for the reference's timed runs and the
+        baseline's timer (``timing_s``, beside the reference's own seconds)."""
+        record = self._read(key)
+        if seconds <= 0 or "own_s" not in record:
+            return
+        record["timing_s"] = round(seconds, 3)
+        self._write(key, record)
+
+    def _write(self, key: str, record: dict[str, Any]) -> None:
         try:
             atomic_write(self.path(key), json.dumps(record).encode())
         except OSError:
