@@ -197,7 +197,6 @@ def test_a_job_whose_reference_is_decided_goes_before_one_whose_reference_still_
 
 
 def test_a_reference_that_ran_out_of_its_budget_is_not_run_again_with_no_more_time(store, mini_tasks):
-
     from geak_evaluator_triton.children import Children
     from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed
     from geak_evaluator_triton.reference_store import ReferenceStore
