@@ -6,24 +6,7 @@ import os
 
 import pytest
 
-BUNDLED_PLUGINS = (
-    "openai",
-    "gemini",
-    "anthropic",
-    "replay",
-    "codesim",
-    "opro",
-    "hw-rocm-mi300",
-    "hw-nvidia-hopper",
-    "suite-rocm",
-    "suite-tritonbench",
-    "suite-kernelbenchx",
-    "evaluator-triton",
-    "knowledge",
-    "templates",
-    "agent-geak",
-    "executor-ray",
-)
+from tests.support.bundled import BUNDLED_PLUGINS
 
 os.environ["GEAK_LOAD_PLUGINS"] = ",".join(BUNDLED_PLUGINS)
 # No GPU here: Triton kernels run under the interpreter (set before triton is imported).

@@ -11,11 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from geak_core.cli import main
 
-BUNDLED_DISTRIBUTIONS = (
-    "geak-llm-openai", "geak-llm-gemini", "geak-llm-anthropic", "geak-llm-replay", "geak-retriever-codesim",
-    "geak-optimizer-opro", "geak-hw-rocm-mi300", "geak-hw-nvidia-hopper", "geak-suite-rocm",
-    "geak-suite-tritonbench", "geak-evaluator-triton", "geak-knowledge-packs", "geak-templates",
-)
+from tests.support.bundled import BUNDLED_DISTRIBUTIONS
 
 
 def test_every_command_has_help():
