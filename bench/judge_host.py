@@ -205,9 +205,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(row), flush=True)
                 results.append(row)
     if args.json:
-        with open(args.json + ".tmp", "w") as handle:
-            json.dump({"args": vars(args), "cpus": os.cpu_count(), "results": results}, handle, indent=1)
-        os.replace(args.json + ".tmp", args.json)
+        from geak_core.store import atomic_write
+
+        atomic_write(args.json, json.dumps({"args": vars(args), "cpus": os.cpu_count(), "results": results},
+                                           indent=1))
     return 0
 
 

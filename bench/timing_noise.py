@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 from typing import Any
+
+from geak_core.store import atomic_write
 
 VARIANTS = ("write", "read", "none", "tight")
 
@@ -197,10 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     def write(row: dict[str, Any]) -> None:
         out["rows"].append(row)
         if args.json_out:
-            tmp = args.json_out + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(out, handle, indent=1)
-            os.replace(tmp, args.json_out)
+            atomic_write(args.json_out, json.dumps(out, indent=1), fsync=False)
 
     for task_id in args.tasks.split(","):
         bench_task(tasks[task_id], args, flush, flush_min_us, write)

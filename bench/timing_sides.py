@@ -49,6 +49,7 @@ from typing import Any
 
 import triton
 import triton.language as tl
+from geak_core.store import atomic_write
 
 SIZES = (4096, 98432, 1 << 20, 1 << 24)
 WORKERS = {  # started in this order: (host microseconds spent per call before its launch, samples)
@@ -236,10 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                       flush=True)
             results["arrangements"][arrangement] = table
             if args.json_out:
-                tmp = args.json_out + ".tmp"
-                with open(tmp, "w") as handle:
-                    json.dump(results, handle, indent=1)
-                os.replace(tmp, args.json_out)
+                atomic_write(args.json_out, json.dumps(results, indent=1), fsync=False)
     finally:
         for process, conn in workers.values():
             try:

@@ -230,10 +230,9 @@ def write_table(path: Path, records: list[dict[str, Any]], columns: tuple[Column
     except ImportError as exc:
         raise InputError("--format parquet needs pyarrow: pip install 'geak-core[export]'") from exc
     table = pa.Table.from_pylist(ordered, schema=_arrow_schema(columns))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp)
-    tmp.replace(path)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    atomic_write(path, sink.getvalue().to_pybytes())
 
 
 def export_run(run: RunData, out_dir: Path, fmt: str, profiles: list[HardwareProfile]) -> dict[str, Any]:

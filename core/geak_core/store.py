@@ -90,16 +90,23 @@ MIGRATIONS: list[str] = [
 ]
 
 
-def atomic_write(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old or the new file, never half."""
+def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True) -> None:
+    """Write ``data`` to ``path`` so that readers see the old or the new file, never half.
+
+    Text is written as UTF-8, bytes as they are. The data goes to a temporary file beside
+    ``path`` (a unique name, so concurrent writers never share one), is flushed to disk
+    (``fsync=False`` skips that, for files rewritten often whose loss on a power cut does
+    not matter) and renamed over ``path``; parent folders are created.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if fsync:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -62,6 +62,16 @@ def test_atomic_write_never_leaves_a_partial_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["f.json"]
 
 
+def test_atomic_write_writes_bytes_as_they_are_and_text_as_utf8(tmp_path):
+    raw = tmp_path / "sub" / "f.bin"
+    atomic_write(raw, b"\x00\xff")
+    assert raw.read_bytes() == b"\x00\xff"
+    text = tmp_path / "f.txt"
+    atomic_write(text, "speedup \u00d7 2\n", fsync=False)
+    assert text.read_bytes() == "speedup \u00d7 2\n".encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt", "sub"]
+
+
 def test_a_killed_writer_leaves_a_consistent_store(tmp_path):
     store = make_store(tmp_path)
     run_dir = store.dir
