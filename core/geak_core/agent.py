@@ -65,6 +65,7 @@ from geak_core.recipe import Recipe, dotted, dump_toml
 from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
 from geak_core.report import format_summary, is_scripted, summarize_run, summarize_task
 from geak_core.scaling import best_speedups, sequential_scaling
+from geak_core.selection import category_problems, in_categories
 from geak_core.store import (
     RECIPE_FILE,
     SUMMARY_FILE,
@@ -133,6 +134,7 @@ class Agent:
     def tasks(self) -> list[Task]:
         wanted = self.recipe.suite.tasks
         chosen = [self.suite.get(task_id) for task_id in wanted] if wanted else self.suite.tasks()
+        chosen = in_categories(chosen, self.recipe.suite.categories)
         limit = self.recipe.suite.limit
         return chosen[:limit] if limit > 0 else chosen
 
@@ -446,11 +448,13 @@ def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
             problems.append(recipe.problem(
                 "suite.tasks", f"unknown task {task_id!r} of suite {comp.name!r}",
                 f"did you mean {close[0]!r}?" if close else f"see: geak-core tasks --suite {comp.name}"))
+    problems += category_problems(recipe, comp.name, list(known.values()))
     if recipe.suite.limit < 0:
         problems.append(recipe.problem("suite.limit", "must be >= 0 (0: every task)"))
     if problems:
         raise RecipeError(problems)
     chosen = [known[t] for t in recipe.suite.tasks] if recipe.suite.tasks else list(known.values())
+    chosen = in_categories(chosen, recipe.suite.categories)
     return chosen[:recipe.suite.limit] if recipe.suite.limit > 0 else chosen
 
 

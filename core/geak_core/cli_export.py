@@ -14,15 +14,17 @@ from geak_core.export import FORMATS
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True,
               help="jsonl: JSON Lines; parquet: Apache Parquet (needs pyarrow).")
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False),
-              help="Folder for candidates.<format> and transitions.<format> (default: <run-id>-export).")
+              help="Folder for candidates.<format>, transitions.<format> and categories.<format> "
+                   "(default: <run-id>-export).")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Where run ids are looked up (a run may also be given as its folder).")
 def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> None:
     """Export RUN (id, unique prefix or folder) for training and analysis: one row per
     candidate (task, round kind, prompt, reply, code, verdict, failed stage, speedup, roofline
     fraction, hardware, model, code metrics), and the transitions it produced (error_to_fix,
-    slow_to_fast). Both load with datasets.load_dataset("json" or "parquet", data_files=...);
-    docs/export.md holds the schema."""
+    slow_to_fast), and, where tasks carry categories, one row per category (tasks, call and
+    execution accuracy, mean speedup, mean max(IOU, MFU)). Each loads with
+    datasets.load_dataset("json" or "parquet", data_files=...); docs/export.md holds the schema."""
     from geak_core.cli_report import hardware_profiles
     from geak_core.export import export_run
     from geak_core.rundata import load_run
@@ -34,3 +36,5 @@ def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> 
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(written["kinds"].items())) or "none"
     click.echo(f"wrote {written['candidates']} candidates to {written['files']['candidates']}")
     click.echo(f"wrote {written['transitions']} transitions ({kinds}) to {written['files']['transitions']}")
+    if written["categories"]:
+        click.echo(f"wrote {written['categories']} categories to {written['files']['categories']}")

@@ -12,6 +12,8 @@ optimisation started from) where the step was
 
 Both tables are written as JSON Lines or Parquet with the columns of
 ``CANDIDATE_COLUMNS`` / ``TRANSITION_COLUMNS`` (documented in docs/export.md);
+a run whose tasks carry categories also gets ``categories``, one row per category
+with the figures of ``geak_core.category_view`` (``CATEGORY_COLUMNS``);
 ``datasets.load_dataset("json" | "parquet", data_files=...)`` loads either.
 """
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geak_core.category_view import category_view, has_categories
 from geak_core.code_metrics import code_metrics
 from geak_core.components import HardwareProfile
 from geak_core.errors import InputError
@@ -123,6 +126,33 @@ _CANDIDATE_TYPES = {c.name: c.type for c in CANDIDATE_COLUMNS}
 TRANSITION_COLUMNS: tuple[Column, ...] = tuple(
     Column(name, _CANDIDATE_TYPES[source] if source else "string", doc) for name, _, source, doc in _PAIR_COLUMNS
 )
+
+
+CATEGORY_COLUMNS: tuple[Column, ...] = (
+    Column("run_id", "string", "the run's id"),
+    Column("suite", "string", "the benchmark suite"),
+    Column("category", "string", "the task category (? for the tasks without one)"),
+    Column("tasks", "int", "the category's judged tasks (skipped ones left out)"),
+    Column("call_accuracy", "float", "share of those tasks with a candidate that compiled and ran (call rate)"),
+    Column("execution_accuracy", "float", "share of those tasks with a correct candidate (exec rate)"),
+    Column("mean_speedup", "float", "mean over the correct tasks whose best candidate was timed of its speedup"),
+    Column("speedup_tasks", "int", "how many tasks mean_speedup is over"),
+    Column("mean_efficiency", "float", "mean over the correct tasks whose best candidate has a roofline "
+                                       "fraction of that fraction: max(IOU, MFU) averaged over its timed shapes"),
+    Column("efficiency_tasks", "int", "how many tasks mean_efficiency is over"),
+)
+
+
+def category_records(run: RunData) -> list[dict[str, Any]]:
+    """One row per task category (``geak_core.category_view``); none where no task has a category."""
+    from geak_core.html_report import category_tasks, task_stats
+
+    tasks = category_tasks(task_stats(run))
+    if not has_categories(tasks):
+        return []
+    suite = str(run.recipe.get("suite", {}).get("name") or "") or None
+    return [{"run_id": run.run_id, "suite": suite, "category": name, **figures}
+            for name, figures in category_view(tasks).items()]
 
 
 def _hardware(row: CandidateRow, profiles: list[HardwareProfile]) -> str | None:
@@ -244,12 +274,16 @@ def export_run(run: RunData, out_dir: Path, fmt: str, profiles: list[HardwarePro
     files = {"candidates": out_dir / f"candidates.{fmt}", "transitions": out_dir / f"transitions.{fmt}"}
     write_table(files["candidates"], candidates, CANDIDATE_COLUMNS, fmt)
     write_table(files["transitions"], transitions, TRANSITION_COLUMNS, fmt)
+    categories = category_records(run)
+    if categories:
+        files["categories"] = out_dir / f"categories.{fmt}"
+        write_table(files["categories"], categories, CATEGORY_COLUMNS, fmt)
     kinds: dict[str, int] = {}
     for t in transitions:
         kinds[t["kind"]] = kinds.get(t["kind"], 0) + 1
     return {"files": {k: str(v) for k, v in files.items()}, "candidates": len(candidates),
-            "transitions": len(transitions), "kinds": kinds}
+            "transitions": len(transitions), "kinds": kinds, "categories": len(categories)}
 
 
-__all__ = ["CANDIDATE_COLUMNS", "FORMATS", "TRANSITION_COLUMNS", "Column", "candidate_record",
-           "export_run", "transition_kind", "transition_records", "write_table"]
+__all__ = ["CANDIDATE_COLUMNS", "CATEGORY_COLUMNS", "FORMATS", "TRANSITION_COLUMNS", "Column",
+           "candidate_record", "category_records", "export_run", "transition_kind", "transition_records", "write_table"]

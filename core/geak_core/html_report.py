@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from geak_core import __version__
+from geak_core.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
 from geak_core.code_metrics import CodeMetrics, code_metrics
 from geak_core.components import HardwareProfile
 from geak_core.errors import InputError
@@ -429,6 +430,33 @@ def breakdown_chart(charts: _Charts, runs: list[RunData], by: dict[str, dict[str
     return charts.html(fig, name, height=340)
 
 
+def category_tasks(stats: list[TaskStat]) -> list[CategoryTask]:
+    return [CategoryTask(s.category, judged=s.skipped_reason is None, call_ok=s.call_ok, correct=s.correct,
+                         speedup=s.best_speedup, efficiency=s.best_roofline) for s in stats]
+
+
+def efficiency_chart(charts: _Charts, runs: list[RunData], by: dict[str, dict[str, dict[str, Any]]]) -> str | None:
+    """Mean max(IOU, MFU) of each category's best candidates, one bar group per run; None
+    where nothing was timed on a GPU a hardware profile knows."""
+    go = charts.go
+    fig = go.Figure()
+    measured = False
+    for i, run in enumerate(runs):
+        groups = by[run.run_id]
+        measured |= any(g["efficiency_tasks"] for g in groups.values())
+        fig.add_trace(go.Bar(
+            x=list(groups), y=[100 * (g["mean_efficiency"] or 0) for g in groups.values()],
+            name=f"{_label(run, runs)}: max(IOU, MFU)", marker={"color": _COLOURS[i % len(_COLOURS)]},
+            text=[f"{g['efficiency_tasks']} of {g['tasks']} task(s)" for g in groups.values()],
+            textposition="inside",
+            hovertemplate="%{x}: %{y:.1f}% of peak, mean over %{text}<extra></extra>"))
+    if not measured:
+        return None
+    fig.update_layout(title="Hardware efficiency by category: mean max(IOU, MFU)", barmode="group")
+    fig.update_yaxes(title="max(IOU, MFU) (% of peak)", rangemode="tozero")
+    return charts.html(fig, "category-efficiency", height=340)
+
+
 def breakdown(stats: list[TaskStat], key: str) -> dict[str, dict[str, Any]]:
     groups: dict[str, list[TaskStat]] = defaultdict(list)
     for s in stats:
@@ -534,7 +562,8 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
     rooflines = []
     for index, group in enumerate(groups):
         rooflines.append({"group": group, "chart": roofline_chart(charts, group, index)})
-    by_category = {run.run_id: breakdown(stats[run.run_id], "category") for run in runs}
+    by_category = {run.run_id: category_view(category_tasks(stats[run.run_id])) for run in runs}
+    categorised = any(has_categories(category_tasks(stats[run.run_id])) for run in runs)
     by_difficulty = {run.run_id: breakdown(stats[run.run_id], "difficulty") for run in runs}
     kernels = []
     for run in runs:
@@ -566,6 +595,8 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
         rooflines=rooflines,
         categories=by_category, difficulties=by_difficulty,
         category_chart=breakdown_chart(charts, runs, by_category, "category", "Execution accuracy by category"),
+        categorised=categorised, category_note=COLUMNS_NOTE,
+        efficiency_chart=efficiency_chart(charts, runs, by_category) if categorised else None,
         difficulty_chart=breakdown_chart(charts, runs, by_difficulty, "difficulty",
                                          "Execution accuracy by difficulty"),
         ablation=ablation, differences=differences,

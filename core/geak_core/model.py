@@ -195,6 +195,8 @@ class TaskSummary:
     # the best correct candidate's speedup under each aggregate (sum, geomean, mean_ratio)
     best_speedups: dict[str, float | None] = field(default_factory=dict)
     best_speedup_vs_eager: float | None = None  # the best candidate's, where the task has a torch equivalent
+    # the best candidate's roofline fraction: mean over its timed shapes of max(IOU, MFU)
+    best_roofline_fraction: float | None = None
     # the best candidate's code metrics (geak_core.code_metrics): cc_mean, cc_max,
     # maintainability_index, sloc
     best_metrics: dict[str, float | None] = field(default_factory=dict)
@@ -245,6 +247,8 @@ class RunSummary:
     # the speedup means are over)}
     by_iteration: list[dict[str, Any]] = field(default_factory=list)
     by_difficulty: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # per category (geak_core.category_view): tasks, call_accuracy, execution_accuracy,
+    # mean_speedup, speedup_tasks, mean_efficiency (max(IOU, MFU)), efficiency_tasks
     by_category: dict[str, dict[str, Any]] = field(default_factory=dict)
     llm_calls: int = 0
     tokens: int = 0

@@ -60,6 +60,8 @@ class AgentOptions:
 class SuiteSection:
     name: str = "rocm"
     tasks: list[str] = field(default_factory=list)  # empty: every task
+    # only tasks of these categories (Task.category; geak_core.selection); empty: every category
+    categories: list[str] = field(default_factory=list)
     limit: int = 0  # at most this many of those tasks, the first ones (0: all; `run --limit`)
 
 

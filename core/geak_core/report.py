@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from geak_core.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
 from geak_core.code_metrics import code_metrics
 from geak_core.model import EvalResult, RunSummary, TaskSummary
 from geak_core.scaling import SPEEDUP_METHODS, mean_speedups, pass_at_k_curve
@@ -45,6 +47,7 @@ def summarize_task(
     best_result = next((r for _, cid, r in results if cid == summary.best_candidate_id), None)
     if best_result is not None:
         summary.best_speedup_vs_eager = best_result.speedup_vs_eager
+        summary.best_roofline_fraction = best_result.roofline_fraction
     if codes and summary.best_candidate_id in codes:
         summary.best_metrics = code_metrics(codes[summary.best_candidate_id]).to_dict()
     return summary
@@ -94,17 +97,22 @@ def summarize_run(
         for name in ("cc_mean", "maintainability_index")
     }
     by_difficulty: dict[str, list[TaskSummary]] = defaultdict(list)
-    by_category: dict[str, list[TaskSummary]] = defaultdict(list)
     for t in tasks:
         by_difficulty[str(t.difficulty) if t.difficulty is not None else "?"].append(t)
-        by_category[t.category or "?"].append(t)
     summary.by_difficulty = {k: _rates(v) for k, v in sorted(by_difficulty.items())}
-    summary.by_category = {k: _rates(v) for k, v in sorted(by_category.items())}
+    summary.by_category = category_view(category_task(t) for t in tasks)
     return summary
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:6.2f}%"
+def category_task(task: TaskSummary) -> CategoryTask:
+    """What the per-category view takes of a task's summary."""
+    return CategoryTask(task.category, judged=task.skipped_reason is None, call_ok=task.call_ok,
+                        correct=task.correct, speedup=task.best_speedup,
+                        efficiency=task.best_roofline_fraction)
+
+
+def _pct(x: float | None) -> str:
+    return f"{100 * x:6.2f}%" if x is not None else f"{'-':>7}"
 
 
 def _speed(x: float | None) -> str:
@@ -183,19 +191,52 @@ def format_task_table(tasks: list[TaskSummary], count: str = "lineages ok") -> l
     return lines
 
 
+CATEGORY_HEADER = f"tasks  call acc  exec acc  {'mean speedup':>16}  {'max(IOU, MFU)':>16}"
+
+
+def _counted(value: str, count: Any) -> str:
+    return f"{value} ({count})" if count is not None else value
+
+
+def format_category_view(by_category: dict[str, dict[str, Any]]) -> list[str]:
+    """The per-category table (``geak_core.category_view``): tasks, call and execution
+    accuracy, mean speedup and mean max(IOU, MFU) with the count of tasks each mean is over,
+    and a note saying what each column averages over. A summary written before the means'
+    counts were kept shows '-' for the efficiency."""
+    width = max([len(k) for k in by_category] + [len("by category")])
+    lines = [f"{'by category':<{width}}  {CATEGORY_HEADER}"]
+    lines += [f"{key:<{width}}  {_category_cells(r)}" for key, r in by_category.items()]
+    lines.extend(textwrap.wrap(f"({COLUMNS_NOTE})", 100))
+    return lines
+
+
+def _category_cells(r: dict[str, Any]) -> str:
+    efficiency = "-" if r.get("mean_efficiency") is None else f"{100 * r['mean_efficiency']:.1f}%"
+    return (f"{r['tasks']:>5}  {_pct(r['call_accuracy'])}  {_pct(r['execution_accuracy'])}"
+            f"  {_counted(_speed(r['mean_speedup']), r.get('speedup_tasks')):>16}"
+            f"  {_counted(efficiency, r.get('efficiency_tasks')):>16}")
+
+
 def format_summary(summary: RunSummary) -> str:
     """Plain-text tables: per task (``format_task_table``), by difficulty, by category,
     overall, scaling curves."""
     lines = [SCRIPTED_NOTE, ""] if summary.scripted else []
     lines += format_task_table(summary.tasks)
-    for title, groups in (("difficulty", summary.by_difficulty), ("category", summary.by_category)):
+    groups = [("difficulty", summary.by_difficulty)]
+    categorised = has_categories(category_task(t) for t in summary.tasks)
+    if not categorised:
+        groups.append(("category", summary.by_category))
+    for title, by in groups:
         lines.append("")
         lines.append(f"{'by ' + title:<16}  tasks  call acc  exec acc  mean speedup")
-        for key, r in groups.items():
+        for key, r in by.items():
             lines.append(
                 f"{key:<16}  {r['tasks']:>5}  {_pct(r['call_accuracy'])}  {_pct(r['execution_accuracy'])}"
                 f"  {_speed(r['mean_speedup'])}"
             )
+    if categorised:
+        lines.append("")
+        lines.extend(format_category_view(summary.by_category))
     lines.append("")
     passes = "  ".join(f"{k} {_pct(v).strip()}" for k, v in summary.pass_at_k.items())
     lines.append(
@@ -278,6 +319,16 @@ def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
                         [(n, [_speed(p.get("mean_speedup")) if "speedup_tasks" in p else "-"
                               for p in s.by_iteration]) for n, s in rows],
                         columns, width)
+    categorised = [(n, s) for n, s in rows if has_categories(category_task(t) for t in s.tasks)]
+    if categorised:
+        keys = sorted({k for _, s in categorised for k in s.by_category})
+        key_width = max([len(k) for k in keys] + [len("category")])
+        lines += ["", "by category",
+                  f"{'recipe':<{width}}  {'category':<{key_width}}  {CATEGORY_HEADER}"]
+        for key in keys:
+            lines += [f"{n:<{width}}  {key:<{key_width}}  {_category_cells(s.by_category[key])}"
+                      for n, s in categorised if key in s.by_category]
+        lines.extend(textwrap.wrap(f"({COLUMNS_NOTE})", 100))
     scripted = [name for name, s in rows if s.scripted]
     if scripted:
         lines += ["", f"{', '.join(scripted)}: {SCRIPTED_NOTE}"]

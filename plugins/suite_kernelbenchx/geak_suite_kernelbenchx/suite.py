@@ -70,10 +70,6 @@ class KernelBenchXOptions:
                   "help": "KernelBench-X checkout, its data/ folder or data/kernelbenchx/ "
                           f"(default: ${PATH_ENV})"},
     )
-    categories: list[str] = field(
-        default_factory=list,
-        metadata={"help": "load only these category folders (default: all 15)"},
-    )
     variants: list[str] = field(
         default_factory=lambda: list(VARIANTS),
         metadata={"help": "which precision variants load: base (the task as named), fp16, "
@@ -97,10 +93,6 @@ class KernelBenchXOptions:
     )
 
     def __post_init__(self) -> None:
-        unknown = [c for c in self.categories if c not in CATEGORIES]
-        if unknown:
-            raise ValueError(f"categories: unknown {', '.join(map(repr, unknown))}; "
-                             f"expected some of {', '.join(CATEGORIES)}")
         wrong = [v for v in self.variants if v not in VARIANTS]
         if wrong:
             raise ValueError(f"variants: unknown {', '.join(map(repr, wrong))}; "
@@ -206,13 +198,10 @@ class KernelBenchXSuite:
         if not files:
             raise InputError(f"[suite] path: {self.layout.tasks_dir} holds no task .py files")
         stems = {p.stem for p in files}
-        wanted = set(self.options.categories)
         tasks: dict[str, Task] = {}
         variants: dict[str, list[str]] = {}
         for path in files:
             category = path.parent.name
-            if wanted and category not in wanted:
-                continue
             suffix, base = precision_of(path.stem, stems)
             if (suffix or "base") not in self.options.variants:
                 continue
