@@ -12,13 +12,13 @@ import ast
 import json
 import os
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from geak_core import tensorio
 from geak_core.astutil import dotted_name, parse_source
+from geak_core.store import atomic_write
 from geak_core.tasks import Case
 
 
@@ -168,7 +168,7 @@ class DiskCache:
                 continue
             runs = [[s, c, v] for (s, c, sd), v in run.outputs.items() if sd == seed and s != "timing"]
             noise = [[s, c, v] for (s, c, sd), v in run.noise.items() if sd == seed]
-            atomic_write(path, tensorio.dumps({"meta": meta, "runs": runs, "noise": noise}))
+            atomic_write(path, tensorio.dumps({"meta": meta, "runs": runs, "noise": noise}), fsync=False)
 
 
 class ReferenceTimes:
@@ -250,7 +250,7 @@ class ReferenceTimes:
 
     def _write(self, key: str, record: dict[str, Any]) -> None:
         try:
-            atomic_write(self.path(key), json.dumps(record).encode())
+            atomic_write(self.path(key), json.dumps(record), fsync=False)
         except OSError:
             pass  # a budget not remembered: the next judge uses the flat one
 
@@ -307,13 +307,6 @@ def _config_count(autotune: ast.AST) -> int:
                     count *= max(1, len(generator.iter.elts))
             products.append(count)
     return max(written, max(products), 1)
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)
 
 
 TIMED_CASE_S = 1.0  # a candidate's budget grows by this per timed case (warm-up and blocks)
