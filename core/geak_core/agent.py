@@ -52,6 +52,7 @@ from geak_core.components import (
     RetrievalQuery,
     RoundContext,
     RoundPlan,
+    as_component,
 )
 from geak_core.errors import GeakError, InputError, OptionError, RecipeError
 from geak_core.extract import extract_code
@@ -102,8 +103,8 @@ class Agent:
         }
         judge = recipe.components["evaluator"]
         try:
-            built["evaluator"] = built["executor"].evaluator(plugins.spec("evaluator", judge.name),
-                                                             judge.options)
+            built["evaluator"] = as_component("evaluator", built["executor"].evaluator(
+                plugins.spec("evaluator", judge.name), judge.options))
         except OptionError as exc:
             raise RecipeError([recipe.problem(f"executor.{exc.key}", exc.message, exc.hint)]) from exc
         self.components: dict[str, Any] = built
@@ -118,11 +119,10 @@ class Agent:
         self.budget = Budget.resumed(run.max_llm_calls, run.max_tokens, run.max_cost_usd, store)
         self.llm = RecordedLLM(built["llm"], recipe.components["llm"].name, store, self.budget)
         self.hardware = resolve_hardware(recipe.hardware.profile, plugins)
-        if hasattr(self.evaluator, "set_hardware"):
-            self.evaluator.set_hardware(self.hardware)
+        self.evaluator.set_hardware(self.hardware)
         self.packs = [plugins.build("knowledge_pack", name) for name in recipe.knowledge.packs]
         self.prompts = PromptRenderer.from_recipe(recipe, plugins)
-        self.eval_slots = threading.BoundedSemaphore(max(1, int(getattr(self.evaluator, "max_parallel", 1))))
+        self.eval_slots = threading.BoundedSemaphore(max(1, int(self.evaluator.max_parallel)))
         self.stop_reason: str | None = None
         self.stop_event = threading.Event()
         self.interrupted = threading.Event()  # Ctrl-C (interrupt)
@@ -289,10 +289,7 @@ class Agent:
 
     def skip_reason(self, task: Task) -> str | None:
         """Why the judge cannot run ``task`` here (asked before any LLM call), or None."""
-        checker = getattr(self.evaluator, "unmet_requirements", None)
-        if checker is None:
-            return None
-        reasons = checker(task)
+        reasons = self.evaluator.unmet_requirements(task)
         return "; ".join(reasons) if reasons else None
 
     def run(self, progress: Progress) -> RunSummary:

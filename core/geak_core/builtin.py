@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.components import ComponentSpec, Evaluator, Example, RetrievalQuery
+from geak_core.components import (
+    ComponentSpec,
+    Evaluator,
+    Example,
+    ExecutorBase,
+    OptimizerBase,
+    RetrievalQuery,
+    RetrieverBase,
+)
 from geak_core.hookspecs import hookimpl
 
 
-class NoRetriever:
+class NoRetriever(RetrieverBase):
     """Retrieves nothing: the 0-shot ablation."""
 
     def __init__(self, options: Any = None) -> None:
@@ -23,7 +31,7 @@ class NoRetriever:
         return []
 
 
-class NoOptimizer:
+class NoOptimizer(OptimizerBase):
     """Never asks for optimisation: lineages stop once a candidate is correct."""
 
     proposals = 0
@@ -38,7 +46,7 @@ class NoOptimizer:
         return {"archive": []}
 
 
-class LocalExecutor:
+class LocalExecutor(ExecutorBase):
     """Judges in this process: the evaluator is built here and starts its sandboxed
     children on this machine (one judge slot per local GPU, or CPU workers)."""
 

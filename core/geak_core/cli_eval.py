@@ -43,7 +43,7 @@ from typing import Any
 import click
 
 from geak_core.cli_options import ConventionCommand, json_flag, out_option, progress_echo
-from geak_core.components import EvalJob
+from geak_core.components import EvalJob, as_component
 from geak_core.errors import GeakError, InputError, OptionError
 from geak_core.model import Candidate, EvalResult, pass_at_k
 from geak_core.plugins import get_plugin_manager, suggest
@@ -63,7 +63,7 @@ class _Entry:
 
 class _Inputs:
     def __init__(self, suite: Any):
-        self.suite = suite
+        self.suite = as_component("suite", suite)
         self._tasks: dict[str, Task] | None = None
 
     def tasks(self) -> dict[str, Task]:
@@ -109,15 +109,6 @@ def _from_paths(paths: Iterable[str], task_id: str | None, inputs: _Inputs) -> l
     return entries
 
 
-def _extract(reply: str, task: Task) -> str | None:
-    try:
-        from geak_core.extract import extract_code
-    except ImportError:
-        return reply
-    found = extract_code(reply, [e.name for e in task.entry_points])
-    return found.code if found is not None else None
-
-
 def _from_jsonl(path_text: str, inputs: _Inputs) -> list[_Entry]:
     path = Path(path_text)
     entries = []
@@ -132,9 +123,8 @@ def _from_jsonl(path_text: str, inputs: _Inputs) -> list[_Entry]:
         if not isinstance(record, dict):
             raise InputError(f"{where}: each line must be a JSON object")
         task_id = record.get("task") or record.get("task_id")
-        resolve = getattr(inputs.suite, "resolve_record", None)
-        if not task_id and callable(resolve):
-            task_id = resolve(record)  # the suite knows its own formats (labels, instructions)
+        if not task_id:
+            task_id = inputs.suite.resolve_record(record)  # the suite knows its own formats
         if not task_id and record.get("file") and "predict" in record:
             task_id = Path(str(record["file"])).stem
         if not task_id:
@@ -147,11 +137,10 @@ def _from_jsonl(path_text: str, inputs: _Inputs) -> list[_Entry]:
             continue
         task = inputs.task(str(task_id), where)
         verdict = None
-        record_code = getattr(inputs.suite, "record_code", None)
         if isinstance(record.get("code"), str):
             code = record["code"]
         elif isinstance(record.get("predict"), str):
-            code = record_code(record, task.id) if callable(record_code) else _extract(record["predict"], task)
+            code = inputs.suite.record_code(record, task.id)
             if code is None:
                 verdict = EvalResult(task_id=task.id, candidate_id=cid, failed_stage="extract",
                                      reason="no code could be found in the reply")
@@ -166,11 +155,10 @@ def _from_jsonl(path_text: str, inputs: _Inputs) -> list[_Entry]:
 
 
 def _unusable_reason(inputs: _Inputs, task_id: str) -> str | None:
-    """Why the suite cannot judge ``task_id`` (its optional ``unusable()``), or None."""
+    """Why the suite cannot judge ``task_id`` (its ``unusable()``), or None."""
     if task_id in inputs.tasks():
         return None
-    unusable = getattr(inputs.suite, "unusable", None)
-    return unusable().get(task_id) if callable(unusable) else None
+    return inputs.suite.unusable().get(task_id)
 
 
 def _unusable_entry(suite_name: str, task_id: str, cid: str, why: str) -> _Entry:
@@ -199,7 +187,7 @@ def build_evaluator(name: str, overrides: dict[str, Any], executor: Any = None) 
     if executor is None:
         return manager.build("evaluator", name, options)
     try:
-        return executor.evaluator(spec, options)
+        return as_component("evaluator", executor.evaluator(spec, options))
     except OptionError as exc:
         raise InputError(f"--executor-option {exc.key}: {exc.message}"
                          + (f" ({exc.hint})" if exc.hint else "")) from exc
@@ -377,7 +365,7 @@ class EvalProgress:
 
         from geak_core.progress import StatusLine
 
-        self.evaluator = evaluator  # its judging(), where it has one, names what is in flight
+        self.evaluator = evaluator  # a built evaluator: its judging() names what is in flight
         self._lock = threading.Lock()
         self._printed = time.monotonic()
         self._stop = threading.Event()
@@ -408,9 +396,8 @@ class EvalProgress:
     def judging_text(self) -> str:
         """What is being judged, where the evaluator says (``judging()``): how many, and the
         one judged longest; else "(judging)"."""
-        report = getattr(self.evaluator, "judging", None) if self.evaluator is not None else None
         try:
-            items = list(report()) if callable(report) else None
+            items = list(self.evaluator.judging()) if self.evaluator is not None else None
         except Exception:  # a progress line never stops the command
             items = None
         if not items:

@@ -46,7 +46,10 @@ class ComponentSpec:
     plugin: str = ""  # filled in by the plugin manager
 
     def build(self, options: Any = None) -> Any:
-        return self.factory(options)
+        """The component, built by the factory from ``options`` and checked against its
+        kind (``as_component``): required members present, optional abilities filled."""
+        where = f" of plugin {self.plugin!r}" if self.plugin else ""
+        return as_component(self.kind, self.factory(options), f"{self.kind} {self.name!r}{where}")
 
 
 class Register(Protocol):
@@ -73,14 +76,22 @@ class LLMBackend(Protocol):
 
     ``identity()`` returns what distinguishes this backend's answers (provider,
     base URL, model); it is part of the key under which calls are recorded and
-    replayed. ``max_concurrency`` bounds simultaneous requests.
+    replayed. Optional abilities are declared, with their defaults, by
+    ``LLMBackendBase``.
     """
-
-    max_concurrency: int
 
     def identity(self) -> dict[str, Any]: ...
 
     def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+class LLMBackendBase:
+    """Base class of LLM backends: the optional abilities and their defaults.
+
+    * ``max_concurrency: int`` [4]: how many requests the agent sends this backend at once.
+    """
+
+    max_concurrency: int = 4
 
 
 @dataclass
@@ -104,6 +115,10 @@ class RetrievalQuery:
 @runtime_checkable
 class Retriever(Protocol):
     def retrieve(self, query: RetrievalQuery) -> list[Example]: ...
+
+
+class RetrieverBase:
+    """Base class of retrievers (no optional abilities yet)."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +189,10 @@ class KnowledgePack(Protocol):
     def render(self, context: KnowledgeContext) -> str: ...
 
 
+class KnowledgePackBase:
+    """Base class of knowledge packs (no optional abilities yet)."""
+
+
 @dataclass(frozen=True)
 class HardwareProfile:
     """Peak figures and tuning facts of one accelerator. Sources are cited."""
@@ -204,17 +223,8 @@ class HardwareProfile:
 
 @runtime_checkable
 class Suite(Protocol):
-    """A benchmark: a named set of tasks.
-
-    ``geak-core eval`` also reads these optional members, found by ``getattr``
-    with the default in brackets, when it judges a file of recorded replies:
-
-    * ``resolve_record(record) -> str | None`` [the record's ``task_id``]: the
-      task a record answers (a suite may know its own file names);
-    * ``record_code(record, task_id) -> str | None`` [code extracted from the
-      record's ``predict``]: the code to judge, for suites whose published
-      protocol judges a reply differently.
-    """
+    """A benchmark: a named set of tasks. Optional abilities are declared, with their
+    defaults, by ``SuiteBase``."""
 
     name: str
     description: str
@@ -222,6 +232,34 @@ class Suite(Protocol):
     def tasks(self) -> list[Task]: ...
 
     def get(self, task_id: str) -> Task: ...
+
+
+class SuiteBase:
+    """Base class of suites: the optional abilities and their defaults. ``geak-core eval``
+    uses them when it judges a file of recorded replies.
+
+    * ``resolve_record(record) -> str | None`` [None: the suite cannot tell]: the task a
+      record answers when it names none in ``task`` or ``task_id`` (a suite may know its
+      own file names or labels);
+    * ``record_code(record, task_id) -> str | None`` [the code extracted from the record's
+      ``predict`` reply]: the code to judge, for suites whose published protocol reads a
+      reply differently; None: the reply holds no code;
+    * ``unusable() -> dict[str, str]`` [none]: ids of tasks the suite found but cannot
+      load, with the reason; a record of one is reported unjudged (``unusable_task``).
+    """
+
+    def resolve_record(self, record: dict[str, Any]) -> str | None:
+        return None
+
+    def record_code(self, record: dict[str, Any], task_id: str) -> str | None:
+        from geak_core.extract import extract_code
+
+        task: Task = self.get(task_id)  # type: ignore[attr-defined]
+        found = extract_code(str(record.get("predict", "")), [e.name for e in task.entry_points])
+        return found.code if found is not None else None
+
+    def unusable(self) -> dict[str, str]:
+        return {}
 
 
 @dataclass
@@ -233,23 +271,39 @@ class EvalJob:
 @runtime_checkable
 class Evaluator(Protocol):
     """Judges candidates. Must never run candidate code in the calling process.
-
-    Core also reads these optional members, found by ``getattr`` with the default
-    in brackets, so a minimal evaluator need not define them:
-
-    * ``max_parallel: int`` [1]: how many ``evaluate`` calls may usefully run at
-      once (the agent holds at most this many candidates in judgement, and
-      ``evaluate_many`` should keep that many busy);
-    * ``unmet_requirements(task) -> list[str]`` [none]: why ``task`` cannot run on
-      this evaluator's device; the agent skips such a task before any LLM call;
-    * ``set_hardware(profile)`` [ignored]: the hardware profile the run resolved.
-    """
+    Optional abilities are declared, with their defaults, by ``EvaluatorBase``."""
 
     def evaluate(self, task: Task, candidate: Candidate) -> EvalResult: ...
 
     def evaluate_many(self, jobs: Iterable[EvalJob]) -> Iterator[tuple[EvalJob, EvalResult]]: ...
 
     def close(self) -> None: ...
+
+
+class EvaluatorBase:
+    """Base class of evaluators: the optional abilities and their defaults.
+
+    * ``max_parallel: int`` [1]: how many ``evaluate`` calls may usefully run at once
+      (the agent holds at most this many candidates in judgement, and
+      ``evaluate_many`` should keep that many busy);
+    * ``unmet_requirements(task) -> list[str]`` [none]: why ``task`` cannot run on this
+      evaluator's device; the agent skips such a task before any LLM call;
+    * ``set_hardware(profile)`` [ignored]: the hardware profile the run resolved
+      (``[hardware] profile``, or the one matching the device), for roofline figures;
+    * ``judging() -> list[(task, candidate, seconds)]`` [none]: what is being judged now,
+      longest first, for progress lines.
+    """
+
+    max_parallel: int = 1
+
+    def unmet_requirements(self, task: Task) -> list[str]:
+        return []
+
+    def set_hardware(self, profile: HardwareProfile | None) -> None:
+        return None
+
+    def judging(self) -> list[tuple[str, str, float]]:
+        return []
 
 
 @runtime_checkable
@@ -271,6 +325,10 @@ class Executor(Protocol):
     def evaluator(self, spec: ComponentSpec, options: Any) -> Evaluator: ...
 
 
+class ExecutorBase:
+    """Base class of executors (no optional abilities yet)."""
+
+
 @runtime_checkable
 class TemplateSet(Protocol):
     """Jinja template sources by name (``system``, ``generate``, ``reflect``, ``optimize``)."""
@@ -278,6 +336,10 @@ class TemplateSet(Protocol):
     def names(self) -> Sequence[str]: ...
 
     def source(self, name: str) -> str: ...
+
+
+class TemplateSetBase:
+    """Base class of template sets (no optional abilities yet)."""
 
 
 @dataclass
@@ -311,6 +373,10 @@ class Optimizer(Protocol):
     def record(self, task_id: str, candidate: Candidate, result: EvalResult) -> None: ...
 
     def context(self, task_id: str) -> dict[str, Any]: ...
+
+
+class OptimizerBase:
+    """Base class of optimizers (no optional abilities yet)."""
 
 
 # ---------------------------------------------------------------------------
@@ -383,6 +449,10 @@ class Generator(Protocol):
     def messages(self, round: RoundContext) -> list[Message]: ...
 
 
+class GeneratorBase:
+    """Base class of generators (no optional abilities yet)."""
+
+
 @runtime_checkable
 class Reflector(Protocol):
     """Writes the prompt that asks to fix a failed candidate, and keeps what failures taught.
@@ -396,6 +466,10 @@ class Reflector(Protocol):
 
     def remember(self, iteration: int, kind: str, candidate: Candidate, result: EvalResult,
                  reply: str) -> Reflection: ...
+
+
+class ReflectorBase:
+    """Base class of reflectors (no optional abilities yet)."""
 
 
 @runtime_checkable
@@ -415,6 +489,10 @@ class Policy(Protocol):
                     judged: list[tuple[Candidate, EvalResult]]) -> bool: ...
 
 
+class PolicyBase:
+    """Base class of round policies (no optional abilities yet)."""
+
+
 # ---------------------------------------------------------------------------
 # The component kinds: one table drives hooks, registries, recipe sections and wiring
 # ---------------------------------------------------------------------------
@@ -431,7 +509,8 @@ class ComponentKind:
     keys are the chosen component's options; otherwise the section is one of
     core's (``[hardware]``, ``[knowledge]``, ``[prompts]``) and ``key`` names the
     component(s) there. ``many``: the key holds a list of names; ``extra``:
-    values accepted beside the registered names (``"auto"``).
+    values accepted beside the registered names (``"auto"``). ``base`` is the class that
+    declares the kind's optional abilities with their defaults (see ``as_component``).
     """
 
     name: str
@@ -444,35 +523,152 @@ class ComponentKind:
     options: bool = True
     many: bool = False
     extra: tuple[str, ...] = ()
+    base: type | None = None  # declares the optional abilities (None: the kind has none)
 
 
 COMPONENT_KINDS: tuple[ComponentKind, ...] = (
     ComponentKind("llm_backend", "geak_register_llm_backends", LLMBackend, "LLM backends", "llm",
-                  key="backend"),
-    ComponentKind("suite", "geak_register_suites", Suite, "benchmark suites", "suite", default="rocm"),
+                  key="backend", base=LLMBackendBase),
+    ComponentKind("suite", "geak_register_suites", Suite, "benchmark suites", "suite", default="rocm",
+                  base=SuiteBase),
     ComponentKind("evaluator", "geak_register_evaluators", Evaluator, "evaluators (judges)", "evaluator",
-                  default="triton"),
+                  default="triton", base=EvaluatorBase),
     ComponentKind("retriever", "geak_register_retrievers", Retriever, "example retrievers", "retriever",
-                  default="none"),
+                  default="none", base=RetrieverBase),
     ComponentKind("knowledge_pack", "geak_register_knowledge_packs", KnowledgePack, "knowledge packs",
-                  "knowledge", key="packs", options=False, many=True),
+                  "knowledge", key="packs", options=False, many=True, base=KnowledgePackBase),
     ComponentKind("hardware_profile", "geak_register_hardware_profiles", HardwareProfile,
                   "hardware profiles", "hardware", key="profile", default="auto", options=False,
                   extra=("auto",)),
     ComponentKind("prompt_templates", "geak_register_prompt_templates", TemplateSet,
-                  "prompt template sets", "prompts", key="set", default="default", options=False),
+                  "prompt template sets", "prompts", key="set", default="default", options=False,
+                  base=TemplateSetBase),
     ComponentKind("generator", "geak_register_generators", Generator, "generators (new-code prompts)",
-                  "generator", default="geak"),
+                  "generator", default="geak", base=GeneratorBase),
     ComponentKind("reflector", "geak_register_reflectors", Reflector, "reflectors (fix prompts, memory)",
-                  "reflector", default="geak"),
+                  "reflector", default="geak", base=ReflectorBase),
     ComponentKind("optimizer", "geak_register_optimizers", Optimizer, "optimizers", "optimizer",
-                  default="none"),
+                  default="none", base=OptimizerBase),
     ComponentKind("policy", "geak_register_policies", Policy, "round policies (debugging trap)",
-                  "policy", default="geak"),
+                  "policy", default="geak", base=PolicyBase),
     ComponentKind("executor", "geak_register_executors", Executor, "executors (where judgements run)",
-                  "executor", default="local"),
+                  "executor", default="local", base=ExecutorBase),
 )
 
 KIND_BY_NAME: dict[str, ComponentKind] = {k.name: k for k in COMPONENT_KINDS}
 KINDS: tuple[str, ...] = tuple(KIND_BY_NAME)
 HOOK_FOR_KIND: dict[str, str] = {k.name: k.hook for k in COMPONENT_KINDS}
+
+
+# ---------------------------------------------------------------------------
+# Optional abilities: declared once, by each kind's base class, never probed
+# ---------------------------------------------------------------------------
+
+
+def optional_abilities(kind: ComponentKind) -> tuple[str, ...]:
+    """The optional abilities of ``kind``: the public members its base class defines."""
+    if kind.base is None:
+        return ()
+    return tuple(sorted(n for n in vars(kind.base) if not n.startswith("_")))
+
+
+def required_members(kind: ComponentKind) -> tuple[str, ...]:
+    """The members of ``kind``'s protocol: its methods and attributes (none for a kind without
+    a base, whose components are instances of the protocol class)."""
+    if kind.base is None:
+        return ()
+    own = vars(kind.protocol)
+    return tuple(sorted(n for n in {*own, *own.get("__annotations__", {})} if not n.startswith("_")))
+
+
+def _edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def misspelt_abilities(kind: ComponentKind, names: Iterable[str]) -> list[tuple[str, str]]:
+    """``(name, ability)`` for each public name that is not a member of ``kind`` but lies
+    within a small edit distance of one of its optional abilities (one edit for an ability
+    of fewer than 10 characters, two otherwise): a misspelt ability would otherwise be
+    ignored and its default used."""
+    abilities = optional_abilities(kind)
+    known = {*abilities, *required_members(kind)}
+    found = []
+    for name in sorted(set(names)):
+        if name.startswith("_") or name in known:
+            continue
+        for ability in abilities:
+            if 0 < _edit_distance(name, ability) <= (1 if len(ability) < 10 else 2):
+                found.append((name, ability))
+    return found
+
+
+def check_abilities(kind: ComponentKind, names: Iterable[str], label: str) -> None:
+    """Raise ``PluginError`` naming every misspelt ability among ``names``."""
+    from geak_core.errors import PluginError
+
+    misspelt = misspelt_abilities(kind, names)
+    if misspelt:
+        said = "; ".join(f"{name!r} looks like the optional ability {ability!r}" for name, ability in misspelt)
+        raise PluginError(f"{label}: {said} of {kind.base.__name__ if kind.base else kind.name} "
+                          f"(rename it to the ability, or to something not so close)")
+
+
+class _Filled:
+    """A component that does not subclass its kind's base: its own members first, then the
+    base's defaults for the optional abilities it does not define."""
+
+    def __init__(self, component: Any) -> None:
+        object.__setattr__(self, "_component", component)
+
+    def __getattr__(self, name: str) -> Any:  # only for names the wrapper itself lacks
+        if name == "_component":
+            raise AttributeError(name)
+        return getattr(self._component, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._component, name, value)
+
+    def __repr__(self) -> str:
+        return repr(self._component)
+
+
+def _delegate(name: str) -> property:
+    return property(lambda self: getattr(self._component, name))
+
+
+_FILLED: dict[tuple[type, frozenset[str]], type] = {}
+
+
+def as_component(kind_name: str, component: Any, label: str = "") -> Any:
+    """``component`` as a ``kind_name`` component: every optional ability present.
+
+    A component that subclasses its kind's base class is returned as it is. One that does
+    not (a third-party class written against the protocol alone) is returned wrapped: its
+    own members are used, and the base's defaults stand in for the abilities it lacks.
+    Either way a public name within a small edit distance of an optional ability
+    (``misspelt_abilities``) raises ``PluginError``. Required members are not checked here:
+    a component lacking one fails where it is used, as a protocol promises nothing more.
+    """
+    kind = KIND_BY_NAME.get(kind_name)
+    if kind is None or kind.base is None:
+        return component
+    label = label or f"{kind_name} {type(component).__name__}"
+    present = set(dir(component))
+    check_abilities(kind, present, label)
+    if isinstance(component, kind.base):
+        return component
+    abilities = optional_abilities(kind)
+    own = frozenset(a for a in abilities if a in present)
+    if own == set(abilities):
+        return component
+    key = (kind.base, own)
+    if key not in _FILLED:
+        members = {name: _delegate(name) for name in own}
+        _FILLED[key] = type(f"Filled{kind.base.__name__}", (_Filled, kind.base), members)
+    return _FILLED[key](component)

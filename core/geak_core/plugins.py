@@ -152,6 +152,9 @@ class PluginManager:
                     f"{existing.plugin!r} and {plugin_name!r}; uninstall one or restrict "
                     f"{LOAD_ENV}"
                 )
+            if isinstance(factory, type):  # a class: its misspelt abilities are known now
+                components.check_abilities(components.KIND_BY_NAME[kind], dir(factory),
+                                           f"{kind} {name!r} of plugin {plugin_name!r}")
             spec = ComponentSpec(kind, name, factory, options, description, plugin_name)
             self._registry[kind][name] = spec
             info = self.plugins.get(plugin_name)

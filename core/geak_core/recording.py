@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from geak_core.components import as_component
 from geak_core.errors import GeakError
 from geak_core.llm import ChatRequest, ChatResponse, LLMError
 from geak_core.store import RunStore
@@ -82,12 +83,12 @@ class RecordedLLM:
     """Wraps a backend: serves recorded slots, records live calls, enforces the budget."""
 
     def __init__(self, backend: Any, backend_name: str, store: RunStore, budget: Budget):
-        self.backend = backend
+        self.backend = as_component("llm_backend", backend)
         self.name = backend_name
         self.store = store
         self.budget = budget
         self.identity = backend.identity()
-        self._semaphore = threading.BoundedSemaphore(max(1, int(getattr(backend, "max_concurrency", 4))))
+        self._semaphore = threading.BoundedSemaphore(max(1, int(self.backend.max_concurrency)))
 
     def complete(self, request: ChatRequest, slot: dict[str, Any]) -> tuple[str, ChatResponse]:
         call_key = slot_key(**slot)

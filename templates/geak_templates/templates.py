@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from importlib import resources
 
+from geak_core.components import TemplateSetBase
 
-class DirectoryTemplateSet:
+
+class DirectoryTemplateSet(TemplateSetBase):
     """Templates read from a package folder: ``<name>.j2`` files."""
 
     def __init__(self, package: str, folder: str):

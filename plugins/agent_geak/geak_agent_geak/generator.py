@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.components import RoundContext
+from geak_core.components import GeneratorBase, RoundContext
 from geak_core.llm import Message
 
 
-class GeakGenerator:
+class GeakGenerator(GeneratorBase):
     def __init__(self, options: Any = None) -> None:
         pass
 

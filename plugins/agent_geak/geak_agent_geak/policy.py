@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from geak_core.components import RoundPlan
+from geak_core.components import PolicyBase, RoundPlan
 from geak_core.lineage import LineageState
 from geak_core.model import Candidate, EvalResult
 
@@ -38,7 +38,7 @@ class PolicyOptions:
                 f"policy.max_perf_debug_attempts must be 0 or more, got {self.max_perf_debug_attempts}")
 
 
-class GeakPolicy:
+class GeakPolicy(PolicyBase):
     def __init__(self, options: PolicyOptions | None = None) -> None:
         self.options = options or PolicyOptions()
 

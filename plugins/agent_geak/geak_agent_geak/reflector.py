@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from geak_core.components import Reflection, RoundContext
+from geak_core.components import Reflection, ReflectorBase, RoundContext
 from geak_core.llm import Message
 from geak_core.model import Candidate, EvalResult
 
@@ -80,7 +80,7 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-class GeakReflector:
+class GeakReflector(ReflectorBase):
     def __init__(self, options: ReflectorOptions | None = None) -> None:
         self.options = options or ReflectorOptions()
 

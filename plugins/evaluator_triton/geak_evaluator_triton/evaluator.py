@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
-from geak_core.components import EvalJob, HardwareProfile
+from geak_core.components import EvalJob, EvaluatorBase, HardwareProfile
 from geak_core.confinement import landlock_abi
 from geak_core.model import Candidate, EvalResult
 from geak_core.sandbox import SandboxResult, namespaces_available, stop_running_jobs
@@ -135,7 +135,7 @@ def _judge_pending(pool: ThreadPoolExecutor, evaluate: Any, waiting: list[EvalJo
             yield job, future.result()
 
 
-class TritonEvaluator:
+class TritonEvaluator(EvaluatorBase):
     """Judges candidates in sandboxed children; never raises out of ``evaluate``."""
 
     def __init__(self, options: TritonEvaluatorOptions | None = None) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.components import ComponentSpec, Evaluator
+from geak_core.components import ComponentSpec, Evaluator, ExecutorBase
 
 from geak_executor_ray.cluster import Connection
 from geak_executor_ray.options import RayExecutorOptions
 
 
-class RayExecutor:
+class RayExecutor(ExecutorBase):
     """Connects to the cluster and starts the judges when the run asks for its evaluator."""
 
     def __init__(self, options: RayExecutorOptions | None = None) -> None:

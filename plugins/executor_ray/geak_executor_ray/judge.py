@@ -53,9 +53,9 @@ class JudgeWorker:
         if load_plugins is not None:
             os.environ[LOAD_ENV] = load_plugins
         self.judge = PluginManager().build("evaluator", evaluator, options)
-        if hardware is not None and hasattr(self.judge, "set_hardware"):
+        if hardware is not None:
             self.judge.set_hardware(hardware)
-        self.capacity = max(1, int(getattr(self.judge, "max_parallel", 1)))
+        self.capacity = max(1, int(self.judge.max_parallel))
         self.pool = ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="geak-judge")
         self.in_flight = 0
         self.judged = 0
@@ -93,15 +93,12 @@ class JudgeWorker:
     async def unmet_requirements(self, task: dict[str, Any]) -> list[str]:
         from geak_core.tasks import Task
 
-        checker = getattr(self.judge, "unmet_requirements", None)
-        if checker is None:
-            return []
         # not on the judging pool: a busy judge still answers at once
-        return list(await asyncio.get_running_loop().run_in_executor(None, checker, Task.from_dict(task)))
+        return list(await asyncio.get_running_loop().run_in_executor(
+            None, self.judge.unmet_requirements, Task.from_dict(task)))
 
     async def set_hardware(self, hardware: Any) -> None:
-        if hasattr(self.judge, "set_hardware"):
-            self.judge.set_hardware(hardware)
+        self.judge.set_hardware(hardware)
 
     async def close(self) -> None:
         self.judge.close()

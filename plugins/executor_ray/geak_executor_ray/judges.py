@@ -31,7 +31,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.components import EvalJob
+from geak_core.components import EvalJob, EvaluatorBase
 from geak_core.errors import GeakError, OptionError
 from geak_core.model import Candidate, EvalResult
 from geak_core.plugins import LOAD_ENV
@@ -82,7 +82,7 @@ def _first_error_line(exc: BaseException) -> str:
     return lines[-1] if lines else type(exc).__name__
 
 
-class RayJudges:
+class RayJudges(EvaluatorBase):
     """The ``Evaluator`` the ray executor returns: ``evaluate`` and ``evaluate_many`` judge on
     the cluster; ``close`` stops the judges and the connection this evaluator opened."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from geak_core.components import HardwareProfile, KnowledgeContext
+from geak_core.components import HardwareProfile, KnowledgeContext, KnowledgePackBase
 
 _TEXT = resources.files("geak_knowledge_packs") / "text"
 
@@ -22,7 +22,7 @@ def text(name: str) -> str:
     return (_TEXT / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
-class TritonCorePack:
+class TritonCorePack(KnowledgePackBase):
     """What every Triton kernel author needs: masks, offsets, tl.dot, reductions, tuning."""
 
     title = "Triton essentials"
@@ -96,7 +96,7 @@ def vendor_sections(profile: HardwareProfile) -> list[str]:
     return out
 
 
-class HardwarePack:
+class HardwarePack(KnowledgePackBase):
     """The target accelerator: its figures, how to tune for its vendor and arch, its notes."""
 
     title = "Target hardware"

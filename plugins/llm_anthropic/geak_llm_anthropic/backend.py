@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from geak_core.components import LLMBackendBase
 from geak_core.errors import InputError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
 from geak_core.llm_http import (
@@ -216,7 +217,7 @@ class AnthropicOptions:
             )
 
 
-class AnthropicBackend:
+class AnthropicBackend(LLMBackendBase):
     """``LLMBackend`` for ``POST {base_url}/v1/messages``."""
 
     def __init__(

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from geak_core.components import LLMBackendBase
 from geak_core.errors import InputError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
 from geak_core.llm_http import (
@@ -76,7 +77,7 @@ class GeminiOptions:
         check_http_options(self)
 
 
-class GeminiBackend:
+class GeminiBackend(LLMBackendBase):
     """``LLMBackend`` for ``POST {base_url}/v1beta/models/{model}:generateContent``."""
 
     def __init__(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from geak_core.components import LLMBackendBase
 from geak_core.errors import InputError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
 from geak_core.llm_http import (
@@ -98,7 +99,7 @@ class OpenAIOptions:
         check_http_options(self)
 
 
-class OpenAIBackend:
+class OpenAIBackend(LLMBackendBase):
     """``LLMBackend`` for ``POST {base_url}/chat/completions``."""
 
     def __init__(

@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from geak_core.components import LLMBackendBase
 from geak_core.errors import InputError
 from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
 
@@ -84,7 +85,7 @@ def _describe_meta(meta: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in (shown or meta).items()) or "no meta"
 
 
-class ReplayBackend:
+class ReplayBackend(LLMBackendBase):
     """``LLMBackend`` that answers from recordings or a script."""
 
     def __init__(self, options: ReplayOptions) -> None:

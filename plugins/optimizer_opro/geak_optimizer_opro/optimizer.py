@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from geak_core.components import OptimizerBase
 from geak_core.errors import InputError
 from geak_core.model import Candidate, EvalResult
 
@@ -45,7 +46,7 @@ class OproOptions:
             )
 
 
-class OproOptimizer:
+class OproOptimizer(OptimizerBase):
     def __init__(self, options: OproOptions | None = None):
         self.options = options or OproOptions()
         self.proposals = self.options.proposals

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from geak_core.components import CorpusAudit, Example, RetrievalQuery
+from geak_core.components import CorpusAudit, Example, RetrievalQuery, RetrieverBase
 from geak_core.errors import InputError
 from geak_core.tasks import Task
 
@@ -125,7 +125,7 @@ def _check(options: CodeSimOptions) -> None:
             raise InputError(f"retriever.tritonbench_train: {exc}") from exc
 
 
-class CodeSimRetriever:
+class CodeSimRetriever(RetrieverBase):
     def __init__(self, options: CodeSimOptions | None = None):
         self.options = options or CodeSimOptions()
         entries: list[CorpusEntry] = load_builtin() if self.options.include_builtin else []

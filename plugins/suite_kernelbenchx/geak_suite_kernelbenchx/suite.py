@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from geak_core.astutil import parse_source
+from geak_core.components import SuiteBase
 from geak_core.errors import InputError
 from geak_core.tasks import CATEGORIES, OutlierSpec, Requirement, Task, lookup_task
 from geak_suite_tritonbench.records import code_from_reply, reply_of
@@ -174,7 +175,7 @@ def _instruction(task_file: TaskFile, category: str, info: dict[str, Any] | None
     return "\n".join(lines)
 
 
-class KernelBenchXSuite:
+class KernelBenchXSuite(SuiteBase):
     name = SUITE_NAME
     description = (
         "KernelBench-X (184 PyTorch operators in 15 categories, multi-precision variants, "

@@ -28,6 +28,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from geak_core.components import SuiteBase
 from geak_core.errors import InputError
 from geak_core.harness import Harness as BaseHarness
 from geak_core.tasks import Task, lookup_task
@@ -81,7 +82,7 @@ def _load_task(module_name: str) -> Task:
     )
 
 
-class RocmSuite:
+class RocmSuite(SuiteBase):
     name = SUITE_NAME
     description = (
         "ROCm Triton Benchmark (GEAK): 31 kernels from AMD's open-source repositories, "

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geak_core.components import SuiteBase
 from geak_core.errors import InputError
 from geak_core.tasks import Requirement, Task, lookup_task
 
@@ -137,7 +138,7 @@ def _generated_instruction(task_file: TaskFile) -> str:
     )
 
 
-class TritonBenchSuite:
+class TritonBenchSuite(SuiteBase):
     name = SUITE_NAME
     description = (
         "TritonBench-G / TritonBench-revised (184 real-world Triton tasks) read from your own "
