@@ -444,7 +444,7 @@ def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
             close = difflib.get_close_matches(task_id, list(known), n=1, cutoff=0.6)
             problems.append(recipe.problem(
                 "suite.tasks", f"unknown task {task_id!r} of suite {comp.name!r}",
-                f"did you mean {close[0]!r}?" if close else f"see: geak-core tasks --suite {comp.name}"))
+                f"did you mean {close[0]!r}?" if close else f"see: geak-core tasks {comp.name}"))
     problems += category_problems(recipe, comp.name, list(known.values()))
     if recipe.suite.limit < 0:
         problems.append(recipe.problem("suite.limit", "must be >= 0 (0: every task)"))

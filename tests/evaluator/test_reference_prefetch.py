@@ -34,7 +34,7 @@ def _run(own_s: float = 0.5):
 
 
 def test_a_failed_reference_is_run_once_and_every_later_candidate_gets_its_error(store, mini_tasks):
-    from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed
+    from geak_evaluator_triton.comparison import JudgeError
 
     calls: list[float] = []
 

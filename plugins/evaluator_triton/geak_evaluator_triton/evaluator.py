@@ -41,7 +41,13 @@ from geak_evaluator_triton.baseline_timer import TimerPool
 from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
 from geak_evaluator_triton.child import device_facts, is_interpreter
 from geak_evaluator_triton.children import Children, task_payload
-from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed, compare_outputs, overrides_for, tail
+from geak_evaluator_triton.comparison import (
+    JudgeError,
+    ReferenceFailed,
+    compare_outputs,
+    overrides_for,
+    tail,
+)
 from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible, visible_devices
 from geak_evaluator_triton.eager import EagerStore
 from geak_evaluator_triton.options import TritonEvaluatorOptions
