@@ -12,22 +12,10 @@ from geak_retriever_codesim.contamination import ContaminationGuard, signatures
 from geak_retriever_codesim.corpus import CorpusEntry
 from geak_retriever_codesim.retriever import CodeSimOptions, CodeSimRetriever
 
+from tests.support.kernels import HINGE_ROWS
+
 # The fixture task's reference: a row-wise "squared hinge" kernel nothing in the corpus does.
-REFERENCE = """
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def hinge_rows_kernel(score_ptr, label_ptr, loss_ptr, n_cols, stride, margin, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    valid = cols < n_cols
-    score = tl.load(score_ptr + row * stride + cols, mask=valid, other=0.0).to(tl.float32)
-    label = tl.load(label_ptr + row * stride + cols, mask=valid, other=0.0).to(tl.float32)
-    gap = tl.maximum(margin - label * score, 0.0)
-    tl.store(loss_ptr + row, tl.sum(gap * gap, axis=0) / n_cols)
-"""
+REFERENCE = HINGE_ROWS
 
 # The same kernel lightly edited: comments, spacing, one renamed local, plus test code around it.
 NEAR_COPY = '''"""Squared hinge loss per row (found in a crawl)."""

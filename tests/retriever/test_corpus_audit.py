@@ -25,27 +25,15 @@ from geak_retriever_codesim.contamination import (
 from geak_retriever_codesim.corpus import CorpusEntry
 from geak_retriever_codesim.retriever import CodeSimOptions, CodeSimRetriever
 
+from tests.support.kernels import HINGE_ROWS
+
 ROOT = Path(__file__).resolve().parents[2]
 TRITONBENCH_FIXTURE = ROOT / "plugins/suite_tritonbench/tests/fixtures/TritonBench/data"
 KERNELBENCHX_FIXTURE = ROOT / "plugins/suite_kernelbenchx/tests/fixtures/KernelBenchX"
 SEPARATOR = "#" * 146
 
 # A reference nothing in the built-in corpus resembles: row-wise squared hinge loss.
-REFERENCE = """
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def hinge_rows_kernel(score_ptr, label_ptr, loss_ptr, n_cols, stride, margin, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    valid = cols < n_cols
-    score = tl.load(score_ptr + row * stride + cols, mask=valid, other=0.0).to(tl.float32)
-    label = tl.load(label_ptr + row * stride + cols, mask=valid, other=0.0).to(tl.float32)
-    gap = tl.maximum(margin - label * score, 0.0)
-    tl.store(loss_ptr + row, tl.sum(gap * gap, axis=0) / n_cols)
-
+REFERENCE = HINGE_ROWS + """
 
 def hinge_rows(score, label, margin=1.0):
     rows, cols = score.shape
