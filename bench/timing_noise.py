@@ -57,8 +57,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def _profile() -> Any:
     """The hardware profile the judge would match to this device (None: none matched)."""
     import torch
+    from geak_core.hardware import match_profile
     from geak_core.plugins import get_plugin_manager
-    from geak_evaluator_triton.performance import match_profile
 
     profiles = [spec.build(None) for spec in get_plugin_manager().components("hardware_profile").values()]
     props = torch.cuda.get_device_properties(0)

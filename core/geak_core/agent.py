@@ -56,6 +56,7 @@ from geak_core.components import (
 )
 from geak_core.errors import GeakError, InputError, OptionError, RecipeError
 from geak_core.extract import extract_code
+from geak_core.hardware import resolve_profile, visible_device
 from geak_core.lineage import LineageState
 from geak_core.llm import ChatRequest, FatalLLMError, LLMError
 from geak_core.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
@@ -408,24 +409,9 @@ class Agent:
 
 
 def resolve_hardware(profile: str, plugins: PluginManager) -> HardwareProfile | None:
-    """The named profile, or for "auto" the one matching the visible GPU (None on CPU)."""
-    profiles = plugins.components("hardware_profile")
-    if profile != "auto":
-        return plugins.build("hardware_profile", profile)
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            return None
-        device_name = torch.cuda.get_device_name(0)
-        arch = getattr(torch.cuda.get_device_properties(0), "gcnArchName", "")
-    except Exception:
-        return None
-    for name in sorted(profiles):
-        built = plugins.build("hardware_profile", name)
-        if built.matches(device_name) or (arch and built.matches(arch)):
-            return built
-    return None
+    """The named profile, or for "auto" the one matching the visible GPU (None on CPU): the
+    judge's own matcher (``geak_core.hardware``)."""
+    return resolve_profile(profile, plugins, visible_device() if profile in ("", "auto") else None)
 
 
 def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:

@@ -29,7 +29,7 @@ ALLOWED = {
     "core/geak_core/tensorio.py": "torch dtypes by name",
     "core/geak_core/html_report.py": "summary fields by name",
     "core/geak_core/tasks.py": "device properties and Triton's version",
-    "core/geak_core/agent.py": "torch's device properties (gcnArchName exists on ROCm only)",
+    "core/geak_core/hardware.py": "torch's device properties (gcnArchName exists on ROCm only)",
     "core/geak_core/components.py": "the one wrapper that fills defaults delegates by name",
     "plugins/executor_ray/geak_executor_ray/judges.py": "Ray's exception classes, by name",
 }

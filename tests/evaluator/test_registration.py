@@ -77,8 +77,47 @@ def test_mi300x_has_its_infinity_cache_and_xcd_notes(manager):
     ("some unnamed AMD device", "gfx942:sramecc+", "mi300x"),
 ])
 def test_device_names_select_the_matching_profile(manager, device, arch, expected):
-    from geak_evaluator_triton.performance import match_profile
+    from geak_core.hardware import match_profile
 
     profiles = [spec.build(None) for spec in manager.components("hardware_profile").values()]
     match = match_profile(profiles, device, arch)
     assert (match.name if match else None) == expected
+
+
+@pytest.mark.parametrize("device, arch", [
+    ("NVIDIA H100 80GB HBM3", "sm_90"), ("NVIDIA H200", "sm_90"), ("AMD Instinct MI300X", "gfx942:sramecc+:xnack-"),
+    ("some unnamed AMD device", "gfx942:sramecc+"), ("NVIDIA H100 PCIe", "sm_90"), ("NVIDIA A100-SXM4-80GB", "sm_80"),
+])
+def test_the_recipes_hardware_and_the_judges_option_resolve_one_profile_for_a_device(manager, monkeypatch,
+                                                                                       device, arch):
+    """`[hardware] profile = "auto"` (the agent, from the visible GPU) and `[evaluator] hardware
+    = "auto"` (the judge, from its own device probe) choose the same profile; a profile the
+    judge's option names overrides the one the agent hands it."""
+    from types import SimpleNamespace
+
+    import geak_core.agent as agent_module
+    import geak_core.plugins as plugins_module
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    monkeypatch.setattr(agent_module, "visible_device", lambda: (device, arch))
+    monkeypatch.setattr(plugins_module, "get_plugin_manager", lambda: manager)
+    by_recipe = agent_module.resolve_hardware("auto", manager)
+
+    def judge(option):
+        evaluator = TritonEvaluator(TritonEvaluatorOptions(mode="interpreter", hardware=option))
+        evaluator._runtime = SimpleNamespace(mode="gpu", probe={"devices": [{"name": device, "arch": arch}]},
+                                             slots=[])
+        return evaluator
+
+    judges = [judge("auto"), judge("mi250"), judge("auto")]
+    try:
+        by_option = judges[0].resolve_hardware()
+        assert (by_option.name if by_option else None) == (by_recipe.name if by_recipe else None)
+        judges[1].set_hardware(by_recipe)  # the option names one: the agent's does not replace it
+        assert judges[1].resolve_hardware().name == "mi250"
+        judges[2].set_hardware(manager.build("hardware_profile", "h200"))  # no option: the agent's is used
+        assert judges[2].resolve_hardware().name == "h200"
+    finally:
+        for evaluator in judges:
+            evaluator.close()

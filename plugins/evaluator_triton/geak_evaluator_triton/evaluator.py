@@ -33,6 +33,7 @@ from typing import Any
 
 from geak_core.components import EvalJob, EvaluatorBase, HardwareProfile
 from geak_core.confinement import landlock_abi
+from geak_core.hardware import resolve_profile
 from geak_core.model import Candidate, EvalResult
 from geak_core.sandbox import SandboxResult, namespaces_available, stop_running_jobs
 from geak_core.tasks import Task
@@ -51,7 +52,7 @@ from geak_evaluator_triton.comparison import (
 from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible, visible_devices
 from geak_evaluator_triton.eager import EagerStore
 from geak_evaluator_triton.options import TritonEvaluatorOptions
-from geak_evaluator_triton.performance import INTERPRETER_NOTE, match_profile, shape_stub
+from geak_evaluator_triton.performance import INTERPRETER_NOTE, shape_stub
 from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
 from geak_evaluator_triton.references import ReferenceRun
 from geak_evaluator_triton.static_checks import check_source
@@ -171,7 +172,11 @@ class TritonEvaluator(EvaluatorBase):
     # -- configuration ------------------------------------------------------
 
     def set_hardware(self, profile: HardwareProfile | None) -> None:
-        """The resolved hardware profile (peaks for roofline figures)."""
+        """The run's hardware profile (peaks for roofline figures), as the agent resolved its
+        recipe's ``[hardware] profile``. The option ``hardware``, when it names a profile,
+        overrides it; given none, the judge detects its own device (``resolve_hardware``)."""
+        if self.options.hardware not in ("", "auto"):
+            return
         self._hardware = profile
         self._hardware_resolved = profile is not None
 
@@ -299,31 +304,21 @@ class TritonEvaluator(EvaluatorBase):
         return result.returned
 
     def resolve_hardware(self) -> HardwareProfile | None:
-        """The profile set, named in the options, or matched to the device name."""
+        """The profile named in the options, else the one set (``set_hardware``), else the one
+        matched to this judge's device: one matcher with the agent's (``geak_core.hardware``)."""
         if self._hardware_resolved:
             return self._hardware
         self._hardware_resolved = True
         runtime = self.runtime()
-        name = self.options.hardware
+        name = self.options.hardware or "auto"
         from geak_core.plugins import get_plugin_manager
 
-        manager = get_plugin_manager()
-        if name and name != "auto":
-            try:
-                self._hardware = manager.build("hardware_profile", name)
-            except Exception as exc:
-                raise JudgeError(f"hardware profile {name!r}: {exc}") from exc
-            return self._hardware
-        if runtime.mode != "gpu":
-            return None
-        device = runtime.probe["devices"][0]
-        profiles = []
-        for spec in manager.components("hardware_profile").values():
-            try:
-                profiles.append(spec.build(None))
-            except Exception:
-                continue
-        self._hardware = match_profile(profiles, device["name"], device.get("arch", ""))
+        found = runtime.probe["devices"][0] if runtime.mode == "gpu" else None
+        device = (found["name"], found.get("arch", "")) if found else None
+        try:
+            self._hardware = resolve_profile(name, get_plugin_manager(), device)
+        except Exception as exc:
+            raise JudgeError(f"hardware profile {name!r}: {exc}") from exc
         return self._hardware
 
     # -- references -------------------------------------------------------------

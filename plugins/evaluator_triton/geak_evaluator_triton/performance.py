@@ -74,14 +74,5 @@ def shape_result(case: Case, message: dict[str, Any], profile: HardwareProfile |
     return shape
 
 
-def match_profile(profiles: list[Any], name: str, arch: str) -> HardwareProfile | None:
-    """The profile whose patterns match the device name, else one that matches its arch."""
-    for value in (name, arch):
-        for profile in profiles:
-            if value and isinstance(profile, HardwareProfile) and profile.matches(value):
-                return profile
-    return None
-
-
 def shape_stub(case: Case) -> ShapeResult:
     return ShapeResult(case=case.name, flops=case.flops, bytes=case.bytes, dtype=case.dtype)
