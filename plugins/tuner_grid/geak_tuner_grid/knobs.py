@@ -1,0 +1,275 @@
+"""A candidate's tunable launch knobs, found by reading its source (never by running it).
+
+A knob is one integer literal in the source whose value is a launch configuration choice:
+
+* a ``tl.constexpr`` parameter of a ``@triton.jit`` kernel of the module, given a literal
+  at a launch site (``kernel[grid](x, y, BLOCK_SIZE=128)`` or positionally), or through a
+  name the enclosing function (or the module) binds once to a literal (``BLOCK = 128``);
+* ``num_warps`` / ``num_stages`` at a launch site;
+* the kwargs and ``num_warps`` / ``num_stages`` of each ``triton.Config`` of an
+  ``@triton.autotune`` list (written in the decorator, or in a module-level list it names);
+* the AMD-only ``waves_per_eu``, ``matrix_instr_nonkdim`` and ``kpack`` in either place
+  (``Knob.hip_only``: proposed only for a HIP target).
+
+Each knob carries the exact span of its literal, so that a variant changes that text only.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from geak_core.astutil import dotted_name, parse_source
+
+HIP_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", *HIP_ONLY)
+KINDS = ("block", "warps", "stages", *HIP_ONLY)
+_BLOCK_NAME = re.compile(r"BLOCK|TILE|(^|_)B[MNK]($|_)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a literal lies: 1-based lines, 0-based character columns (end exclusive)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One tunable literal of a candidate.
+
+    ``name`` is the parameter or option it sets (``BLOCK_SIZE``, ``num_warps``); ``kernel``
+    the ``@triton.jit`` function it configures; ``site`` ``"launch"`` or ``"config"``
+    (``config`` then numbers the ``triton.Config`` in its list, from 0); ``kind`` one of
+    ``KINDS``: ``block`` for a power-of-two constexpr whose name says it is a block or
+    tile size.
+    """
+
+    name: str
+    kernel: str
+    kind: str
+    value: int
+    span: Span
+    site: str
+    config: int | None = None
+
+    @property
+    def hip_only(self) -> bool:
+        return self.kind in HIP_ONLY
+
+    @property
+    def key(self) -> str:
+        """A name unique within one source: ``kernel.NAME@line:col``."""
+        return f"{self.kernel}.{self.name}@{self.span.line}:{self.span.col}"
+
+
+def _is_jit(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return dotted_name(target) in ("triton.jit", "jit")
+
+
+def _is_autotune(decorator: ast.expr) -> bool:
+    return isinstance(decorator, ast.Call) and dotted_name(decorator.func) in ("triton.autotune", "autotune")
+
+
+def _is_constexpr(annotation: ast.expr | None) -> bool:
+    return annotation is not None and dotted_name(annotation).split(".")[-1] == "constexpr"
+
+
+def _int_literal(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def _kind(name: str, value: int) -> str | None:
+    if name == "num_warps":
+        return "warps"
+    if name == "num_stages":
+        return "stages"
+    if name in HIP_ONLY:
+        return name
+    if _power_of_two(value) and _BLOCK_NAME.search(name):
+        return "block"
+    return None
+
+
+class _Source:
+    """Byte columns (what ``ast`` gives) turned into character columns."""
+
+    def __init__(self, code: str) -> None:
+        self.lines = code.splitlines(keepends=True)
+
+    def column(self, line: int, byte_col: int) -> int:
+        text = self.lines[line - 1] if line - 1 < len(self.lines) else ""
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def span(self, node: ast.AST) -> Span:
+        return Span(node.lineno, self.column(node.lineno, node.col_offset),
+                    node.end_lineno or node.lineno, self.column(node.end_lineno or node.lineno,
+                                                                node.end_col_offset or 0))
+
+
+@dataclass
+class _Kernel:
+    name: str
+    params: list[str]
+    constexpr: set[str]
+    autotuned: set[str]
+
+
+def _bindings(scope: ast.AST) -> tuple[dict[str, ast.Constant], set[str]]:
+    """The names bound exactly once in ``scope`` (not in nested functions) to an int literal,
+    and every name ``scope`` binds (a function's parameters included)."""
+    counts: dict[str, int] = {}
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        every = [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs,
+                 scope.args.vararg, scope.args.kwarg]
+        for arg in every:
+            if arg is not None:
+                counts[arg.arg] = 2  # a parameter is never a literal bound once
+    literal: dict[str, ast.Constant] = {}
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            counts[name.id] = counts.get(name.id, 0) + 1
+                            if (not isinstance(child, ast.AugAssign) and target is name
+                                    and _int_literal(child.value) is not None):
+                                literal[name.id] = child.value  # type: ignore[assignment]
+            elif isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr, ast.With)):
+                stored = ([item.optional_vars for item in child.items if item.optional_vars]
+                          if isinstance(child, ast.With) else [child.target])
+                for target in stored:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            counts[name.id] = counts.get(name.id, 0) + 1
+            visit(child)
+
+    visit(scope)
+    return {name: node for name, node in literal.items() if counts.get(name) == 1}, set(counts)
+
+
+def _config_lists(tree: ast.Module, decorator: ast.Call) -> ast.List | None:
+    for keyword in decorator.keywords:
+        if keyword.arg == "configs":
+            value = keyword.value
+            if isinstance(value, ast.List):
+                return value
+            if isinstance(value, ast.Name):
+                for node in tree.body:
+                    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.List)
+                            and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)):
+                        return node.value
+    if decorator.args and isinstance(decorator.args[0], ast.List):
+        return decorator.args[0]
+    return None
+
+
+def find_knobs(code: str) -> list[Knob]:
+    """Every tunable knob of ``code``, in source order; a literal shared by several launches
+    (a name bound once) is one knob, of the first kernel that uses it."""
+    tree = parse_source(code)
+    source = _Source(code)
+    kernels: dict[str, _Kernel] = {}
+    found: dict[Span, Knob] = {}
+
+    def add(name: str, kernel: str, node: ast.AST, site: str, config: int | None = None) -> None:
+        value = _int_literal(node)
+        kind = _kind(name, value) if value is not None else None
+        if kind is None:
+            return
+        span = source.span(node)
+        found.setdefault(span, Knob(name, kernel, kind, value, span, site, config))  # type: ignore[arg-type]
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
+            args = [*node.args.posonlyargs, *node.args.args]
+            kernel = _Kernel(node.name, [a.arg for a in args],
+                             {a.arg for a in args if _is_constexpr(a.annotation)}, set())
+            kernels[node.name] = kernel
+            for decorator in node.decorator_list:
+                if not _is_autotune(decorator):
+                    continue
+                configs = _config_lists(tree, decorator)  # type: ignore[arg-type]
+                for index, config in enumerate(configs.elts if configs else []):
+                    if not (isinstance(config, ast.Call) and dotted_name(config.func).endswith("Config")):
+                        continue
+                    if config.args and isinstance(config.args[0], ast.Dict):
+                        for key, value in zip(config.args[0].keys, config.args[0].values, strict=True):
+                            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                                kernel.autotuned.add(key.value)
+                                add(key.value, node.name, value, "config", index)
+                    for keyword in config.keywords:
+                        if keyword.arg in LAUNCH_OPTIONS:
+                            add(keyword.arg, node.name, keyword.value, "config", index)
+
+    scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree)
+                                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    module_bound = _bindings(tree)[0]
+    for scope in scopes:
+        bound, local = _bindings(scope)
+        if scope is not tree:
+            bound = {**{k: v for k, v in module_bound.items() if k not in local}, **bound}
+        for call in _own_calls(scope):
+            if not isinstance(call.func, ast.Subscript):
+                continue
+            launched = dotted_name(call.func.value).split(".")[-1]
+            kernel = kernels.get(launched)
+            if kernel is None:
+                continue
+            for position, arg in enumerate(call.args):
+                if position < len(kernel.params):
+                    param = kernel.params[position]
+                    if param in kernel.constexpr and param not in kernel.autotuned:
+                        target = _literal(arg, bound)
+                        if target is not None:
+                            add(param, launched, target, "launch")
+            for keyword in call.keywords:
+                if keyword.arg is None:
+                    continue
+                if keyword.arg in LAUNCH_OPTIONS or (keyword.arg in kernel.constexpr
+                                                     and keyword.arg not in kernel.autotuned):
+                    target = _literal(keyword.value, bound)
+                    if target is not None:
+                        add(keyword.arg, launched, target, "launch")
+    return sorted(found.values(), key=lambda k: (k.span.line, k.span.col))
+
+
+def _literal(value: ast.expr, bound: dict[str, ast.Constant]) -> ast.AST | None:
+    """The int literal ``value`` is, or the one the name ``value`` is bound to once."""
+    if _int_literal(value) is not None:
+        return value
+    if isinstance(value, ast.Name):
+        return bound.get(value.id)
+    return None
+
+
+def _own_calls(scope: ast.AST) -> list[ast.Call]:
+    """Calls in ``scope`` outside its nested functions (each function is its own scope)."""
+    calls: list[ast.Call] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if isinstance(child, ast.Call):
+                calls.append(child)
+            visit(child)
+
+    visit(scope)
+    return calls

@@ -1,0 +1,160 @@
+"""Knobs are found by reading the source: which literals, of which kernel, at which spans."""
+
+from __future__ import annotations
+
+import textwrap
+
+from geak_tuner_grid.knobs import Knob, Span, find_knobs
+
+
+def _text(code: str, span: Span) -> str:
+    lines = code.splitlines()
+    assert span.line == span.end_line
+    return lines[span.line - 1][span.col:span.end_col]
+
+
+LAUNCHES = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK_SIZE: tl.constexpr, MASKED: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(out_ptr + offs, x * alpha, mask=offs < n)
+
+    def scale_positional(x, out, alpha):
+        n = out.numel()
+        scale_kernel[(triton.cdiv(n, 512),)](x, out, n, 3, 512, True, num_warps=4)
+
+    def scale_keyword(x, out, alpha):
+        n = out.numel()
+        scale_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](
+            x, out, n, alpha, BLOCK_SIZE=1024, MASKED=True, num_stages=2, waves_per_eu=1)
+''')
+
+
+def test_constexpr_literals_and_launch_options_are_found_at_their_exact_spans():
+    knobs = find_knobs(LAUNCHES)
+    assert [(k.name, k.kind, k.value, k.span) for k in knobs] == [
+        ("BLOCK_SIZE", "block", 512, Span(13, 55, 13, 58)),
+        ("num_warps", "warps", 4, Span(13, 76, 13, 77)),
+        ("BLOCK_SIZE", "block", 1024, Span(18, 37, 18, 41)),
+        ("num_stages", "stages", 2, Span(18, 67, 18, 68)),
+        ("waves_per_eu", "waves_per_eu", 1, Span(18, 83, 18, 84)),
+    ]
+    assert all(_text(LAUNCHES, k.span) == str(k.value) for k in knobs)
+    assert {k.kernel for k in knobs} == {"scale_kernel"} and {k.site for k in knobs} == {"launch"}
+
+
+def test_only_the_amd_knobs_are_hip_only():
+    assert [k.name for k in find_knobs(LAUNCHES) if k.hip_only] == ["waves_per_eu"]
+
+
+def test_a_plain_argument_or_a_boolean_constexpr_is_not_a_knob():
+    names = [k.name for k in find_knobs(LAUNCHES)]
+    assert "alpha" not in names and "MASKED" not in names
+
+
+BOUND = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+    TILE = 64
+
+    @triton.jit
+    def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+    def copy_once(src, dst):
+        BLOCK = 256
+        warps = 8
+        copy_kernel[(triton.cdiv(dst.numel(), BLOCK),)](src, dst, dst.numel(), BLOCK, num_warps=warps)
+
+    def copy_rebound(src, dst):
+        BLOCK = 128
+        if dst.numel() > 4096:
+            BLOCK = 2048
+        copy_kernel[(triton.cdiv(dst.numel(), BLOCK),)](src, dst, dst.numel(), BLOCK)
+
+    def copy_computed(src, dst):
+        BLOCK = triton.next_power_of_2(dst.numel())
+        copy_kernel[(1,)](src, dst, dst.numel(), BLOCK)
+
+    def copy_module_tile(src, dst):
+        copy_kernel[(triton.cdiv(dst.numel(), TILE),)](src, dst, dst.numel(), BLOCK=TILE)
+''')
+
+
+def test_a_name_bound_once_to_a_literal_is_followed_to_that_literal():
+    knobs = find_knobs(BOUND)
+    assert [(k.name, k.value, k.span.line) for k in knobs] == [
+        ("BLOCK", 64, 4),  # the module's TILE
+        ("BLOCK", 256, 12),  # BLOCK = 256, which the grid reads too
+        ("num_warps", 8, 13),
+    ]
+    assert all(_text(BOUND, k.span) == str(k.value) for k in knobs)
+
+
+def test_a_rebound_or_computed_name_is_not_a_knob():
+    lines = {k.span.line for k in find_knobs(BOUND)}
+    assert not lines & {17, 19, 23}
+
+
+AUTOTUNED = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+    CONFIGS = [
+        triton.Config({"BLOCK_M": 64, "BLOCK_N": 32, "GROUP": 8}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_M": 128, "BLOCK_N": 64, "waves_per_eu": 2}, num_warps=8),
+    ]
+
+    @triton.autotune(configs=CONFIGS, key=["n"])
+    @triton.jit
+    def rows_kernel(x, out, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP: tl.constexpr):
+        pass
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_stages=3)], key=["n"])
+    @triton.jit
+    def flat_kernel(x, n, BLOCK: tl.constexpr):
+        pass
+
+    def run(x, out, n):
+        rows_kernel[(1,)](x, out, n)
+        flat_kernel[(1,)](x, n, BLOCK=512)
+''')
+
+
+def test_autotune_configs_give_one_knob_per_value_and_config():
+    knobs = find_knobs(AUTOTUNED)
+    assert [(k.kernel, k.config, k.name, k.value) for k in knobs] == [
+        ("rows_kernel", 0, "BLOCK_M", 64),
+        ("rows_kernel", 0, "BLOCK_N", 32),
+        ("rows_kernel", 0, "num_warps", 4),
+        ("rows_kernel", 0, "num_stages", 2),
+        ("rows_kernel", 1, "BLOCK_M", 128),
+        ("rows_kernel", 1, "BLOCK_N", 64),
+        ("rows_kernel", 1, "waves_per_eu", 2),
+        ("rows_kernel", 1, "num_warps", 8),
+        ("flat_kernel", 0, "BLOCK", 256),
+        ("flat_kernel", 0, "num_stages", 3),
+    ]
+    assert {k.site for k in knobs} == {"config"}
+    assert all(_text(AUTOTUNED, k.span) == str(k.value) for k in knobs)
+
+
+def test_a_constexpr_the_autotuner_sets_is_not_taken_from_a_launch():
+    assert not [k for k in find_knobs(AUTOTUNED) if k.site == "launch"]
+
+
+def test_columns_count_characters_not_bytes():
+    code = LAUNCHES.replace("n = out.numel()\n    scale_kernel[(", "n = out.numel()  # größe\n    s = 'é'; scale_kernel[(")
+    knob = find_knobs(code)[0]
+    assert isinstance(knob, Knob) and _text(code, knob.span) == "512"
+
+
+def test_a_source_without_kernels_has_no_knobs():
+    assert find_knobs("def f(x, BLOCK=128):\n    return g[1](x, BLOCK=128, num_warps=4)\n") == []
