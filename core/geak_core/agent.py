@@ -448,6 +448,11 @@ RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "r
                      "llm.max_retries", "llm.max_concurrency", "executor.")
 
 
+# Keys added to recipes after runs were first stored, with their defaults: a run recorded
+# without one resumes under the default as unchanged.
+ADDED_WITH_DEFAULTS = {"tuner.name": "none"}
+
+
 def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:
     """What ``recipe`` changes of the recipe ``store``'s run was started (or last resumed)
     with, one ``key: old -> new`` line each, but for ``RESUME_MAY_CHANGE``."""
@@ -464,7 +469,9 @@ def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:
     before, after = dotted(recorded), dotted(now)
     return [f"{key}: {before.get(key, '(unset)')!r} -> {after.get(key, '(unset)')!r}"
             for key in sorted(set(before) | set(after))
-            if not _may_change(key) and before.get(key) != after.get(key)]
+            if not _may_change(key) and before.get(key) != after.get(key)
+            and not (key not in before and key in ADDED_WITH_DEFAULTS
+                     and after.get(key) == ADDED_WITH_DEFAULTS[key])]
 
 
 def _may_change(key: str) -> bool:

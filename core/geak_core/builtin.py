@@ -1,8 +1,8 @@
 """Core's own components: the ablation switches and the default executor.
 
 They are registered like every other plugin's components, so ``retriever =
-"none"``, ``optimizer = "none"`` or ``[executor] name = "local"`` in a recipe is
-an ordinary choice.
+"none"``, ``optimizer = "none"``, ``[tuner] name = "none"`` or ``[executor] name =
+"local"`` in a recipe is an ordinary choice.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from geak_core.components import (
     OptimizerBase,
     RetrievalQuery,
     RetrieverBase,
+    TuneBudget,
+    TunerBase,
+    TuneResult,
 )
 from geak_core.hookspecs import hookimpl
 
@@ -46,6 +49,16 @@ class NoOptimizer(OptimizerBase):
         return {"archive": []}
 
 
+class NoTuner(TunerBase):
+    """Never tunes: a candidate's launch configuration is the one its code was written with."""
+
+    def __init__(self, options: Any = None) -> None:
+        pass
+
+    def tune(self, task: Any, candidate: Any, judge: Any, budget: TuneBudget) -> TuneResult:
+        return TuneResult()
+
+
 class LocalExecutor(ExecutorBase):
     """Judges in this process: the evaluator is built here and starts its sandboxed
     children on this machine (one judge slot per local GPU, or CPU workers)."""
@@ -65,6 +78,11 @@ def geak_register_retrievers(register):  # type: ignore[no-untyped-def]
 @hookimpl
 def geak_register_optimizers(register):  # type: ignore[no-untyped-def]
     register("none", NoOptimizer, description="no optimisation rounds")
+
+
+@hookimpl
+def geak_register_tuners(register):  # type: ignore[no-untyped-def]
+    register("none", NoTuner, description="no launch-configuration tuning")
 
 
 @hookimpl

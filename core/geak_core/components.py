@@ -379,6 +379,70 @@ class OptimizerBase:
     """Base class of optimizers (no optional abilities yet)."""
 
 
+@dataclass(frozen=True)
+class TuneBudget:
+    """How much one ``Tuner.tune`` call may spend: variants judged, and wall-clock seconds
+    (no variant is sent to the judge after ``seconds``)."""
+
+    candidates: int = 16
+    seconds: float = 120.0
+
+
+@dataclass
+class TunedVariant:
+    """One variant a tuner wrote: a candidate like any other (``origin`` ``"tune"``, its
+    ``parent_id`` the tuned candidate), what it changed, and the judge's verdict (None when
+    it was not judged)."""
+
+    candidate: Candidate
+    changes: str  # one line: "add_kernel.BLOCK_SIZE 256->512, num_warps 4->8"
+    diff: str  # unified diff from the tuned candidate's code
+    result: EvalResult | None = None
+
+
+@dataclass
+class TuneResult:
+    """What one ``Tuner.tune`` call produced.
+
+    ``variants``: the variants, in the order the tuner ranked them (judged or not);
+    ``best``: the fastest correct variant whose speed was measured (None: none was, or none
+    was judged); the caller keeps it only if it beats the tuned candidate's own verdict.
+    ``notes``: why less than a full tuning happened (no knobs, no judge, no timing, budget).
+    """
+
+    variants: list[TunedVariant] = field(default_factory=list)
+    best: TunedVariant | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class Tuner(Protocol):
+    """Searches a correct candidate's launch configuration without the LLM.
+
+    ``tune(task, candidate, judge, budget)`` writes variants of ``candidate`` (the same
+    kernel with other block sizes, warps, stages...), judges at most ``budget.candidates``
+    of them with ``judge`` (the run's evaluator: correctness and timing, as for any
+    candidate) within ``budget.seconds``, and returns them with the fastest correct one.
+    With ``judge`` None it judges nothing and returns the ranked variants for the caller
+    to judge. It never runs candidate code itself. Optional abilities are declared, with
+    their defaults, by ``TunerBase``.
+    """
+
+    def tune(self, task: Task, candidate: Candidate, judge: Evaluator | None,
+             budget: TuneBudget) -> TuneResult: ...
+
+
+class TunerBase:
+    """Base class of tuners: the optional abilities and their defaults.
+
+    * ``set_hardware(profile)`` [ignored]: the hardware profile the run resolved, whose
+      limits (warp size, shared memory) bound the variants.
+    """
+
+    def set_hardware(self, profile: HardwareProfile | None) -> None:
+        return None
+
+
 # ---------------------------------------------------------------------------
 # The GEAK modules: generator, reflector and the policy that sequences them
 # ---------------------------------------------------------------------------
@@ -549,6 +613,8 @@ COMPONENT_KINDS: tuple[ComponentKind, ...] = (
                   "reflector", default="geak", base=ReflectorBase),
     ComponentKind("optimizer", "geak_register_optimizers", Optimizer, "optimizers", "optimizer",
                   default="none", base=OptimizerBase),
+    ComponentKind("tuner", "geak_register_tuners", Tuner, "tuners (launch-configuration search)",
+                  "tuner", default="none", base=TunerBase),
     ComponentKind("policy", "geak_register_policies", Policy, "round policies (debugging trap)",
                   "policy", default="geak", base=PolicyBase),
     ComponentKind("executor", "geak_register_executors", Executor, "executors (where judgements run)",
