@@ -11,6 +11,11 @@ A knob is one integer literal in the source whose value is a launch configuratio
 * the AMD-only ``waves_per_eu``, ``matrix_instr_nonkdim`` and ``kpack`` in either place
   (``Knob.hip_only``: proposed only for a HIP target).
 
+A block size written again as a literal in the launch's grid, as the divisor of a ``cdiv``
+or a ``//`` (``kernel[(triton.cdiv(n, 64),)](..., BLOCK_SIZE=64)``, the grid written there
+or bound once to a name), is tied to its knob (``Knob.tied``) when no other block knob of
+that launch, and no other divisor of that grid, has the same value: a variant rewrites both.
+
 Each knob carries the exact span of its literal, so that a variant changes that text only.
 """
 
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from geak_core.astutil import dotted_name, parse_source
 
@@ -56,6 +61,7 @@ class Knob:
     span: Span
     site: str
     config: int | None = None
+    tied: tuple[Span, ...] = ()  # the same literal in the launch's grid, rewritten with it
 
     @property
     def hip_only(self) -> bool:
@@ -188,13 +194,13 @@ def find_knobs(code: str) -> list[Knob]:
     kernels: dict[str, _Kernel] = {}
     found: dict[Span, Knob] = {}
 
-    def add(name: str, kernel: str, node: ast.AST, site: str, config: int | None = None) -> None:
+    def add(name: str, kernel: str, node: ast.AST, site: str, config: int | None = None) -> Knob | None:
         value = _int_literal(node)
         kind = _kind(name, value) if value is not None else None
         if kind is None:
-            return
+            return None
         span = source.span(node)
-        found.setdefault(span, Knob(name, kernel, kind, value, span, site, config))  # type: ignore[arg-type]
+        return found.setdefault(span, Knob(name, kernel, kind, value, span, site, config))  # type: ignore[arg-type]
 
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
@@ -232,13 +238,14 @@ def find_knobs(code: str) -> list[Knob]:
             kernel = kernels.get(launched)
             if kernel is None:
                 continue
+            added: list[Knob | None] = []
             for position, arg in enumerate(call.args):
                 if position < len(kernel.params):
                     param = kernel.params[position]
                     if param in kernel.constexpr and param not in kernel.autotuned:
                         target = _literal(arg, bound)
                         if target is not None:
-                            add(param, launched, target, "launch")
+                            added.append(add(param, launched, target, "launch"))
             for keyword in call.keywords:
                 if keyword.arg is None:
                     continue
@@ -246,8 +253,43 @@ def find_knobs(code: str) -> list[Knob]:
                                                      and keyword.arg not in kernel.autotuned):
                     target = _literal(keyword.value, bound)
                     if target is not None:
-                        add(keyword.arg, launched, target, "launch")
+                        added.append(add(keyword.arg, launched, target, "launch"))
+            blocks = [k for k in added if k is not None and k.kind == "block"]
+            divisors = _grid_divisors(_grid_expression(call.func.slice, scope, local))
+            for divisor in divisors:
+                if [d.value for d in divisors].count(divisor.value) > 1:
+                    continue  # which dimension each belongs to is not written down
+                same = [k for k in blocks if k.value == divisor.value]
+                span = source.span(divisor)
+                if len({k.span for k in same}) == 1 and span not in found[same[0].span].tied:
+                    knob = found[same[0].span]
+                    found[knob.span] = replace(knob, tied=(*knob.tied, span))
     return sorted(found.values(), key=lambda k: (k.span.line, k.span.col))
+
+
+def _grid_expression(grid: ast.expr, scope: ast.AST, local: set[str]) -> ast.expr:
+    """The launch's grid: written in the subscript, or the value of the one assignment of
+    the name written there (in ``scope``, which must bind it)."""
+    if not isinstance(grid, ast.Name) or grid.id not in local:
+        return grid
+    values = [node.value for node in _own_nodes(scope) if isinstance(node, ast.Assign)
+              and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and node.targets[0].id == grid.id]
+    return values[0] if len(values) == 1 else grid
+
+
+def _grid_divisors(grid: ast.expr) -> list[ast.Constant]:
+    """Int literals the grid divides by: ``cdiv(x, 64)`` and ``x // 64``."""
+    found = []
+    for node in ast.walk(grid):
+        divisor = None
+        if isinstance(node, ast.Call) and dotted_name(node.func).split(".")[-1] == "cdiv" and len(node.args) == 2:
+            divisor = node.args[1]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            divisor = node.right
+        if divisor is not None and _int_literal(divisor) is not None:
+            found.append(divisor)
+    return found  # type: ignore[return-value]
 
 
 def _literal(value: ast.expr, bound: dict[str, ast.Constant]) -> ast.AST | None:
@@ -259,17 +301,20 @@ def _literal(value: ast.expr, bound: dict[str, ast.Constant]) -> ast.AST | None:
     return None
 
 
-def _own_calls(scope: ast.AST) -> list[ast.Call]:
-    """Calls in ``scope`` outside its nested functions (each function is its own scope)."""
-    calls: list[ast.Call] = []
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of ``scope`` outside its nested functions (each function is its own scope)."""
+    nodes: list[ast.AST] = []
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            if isinstance(child, ast.Call):
-                calls.append(child)
+            nodes.append(child)
             visit(child)
 
     visit(scope)
-    return calls
+    return nodes
+
+
+def _own_calls(scope: ast.AST) -> list[ast.Call]:
+    return [node for node in _own_nodes(scope) if isinstance(node, ast.Call)]

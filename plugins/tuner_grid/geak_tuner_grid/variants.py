@@ -108,7 +108,8 @@ def domain(knob: Knob, limits: Limits) -> list[int]:
 
 
 def rewrite(code: str, assignment: Iterable[tuple[Knob, int]]) -> str:
-    """``code`` with each knob's literal replaced by its new value; nothing else changes."""
+    """``code`` with each knob's literal (and the grid's literals tied to it) replaced by its
+    new value; nothing else changes."""
     starts = [0]
     for line in code.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
@@ -116,8 +117,8 @@ def rewrite(code: str, assignment: Iterable[tuple[Knob, int]]) -> str:
     def offset(line: int, col: int) -> int:
         return starts[line - 1] + col
 
-    edits = sorted(((offset(k.span.line, k.span.col), offset(k.span.end_line, k.span.end_col), str(v))
-                    for k, v in assignment), reverse=True)
+    edits = sorted(((offset(span.line, span.col), offset(span.end_line, span.end_col), str(v))
+                    for k, v in assignment for span in (k.span, *k.tied)), reverse=True)
     for start, end, text in edits:
         code = code[:start] + text + code[end:]
     return code

@@ -158,3 +158,46 @@ def test_columns_count_characters_not_bytes():
 
 def test_a_source_without_kernels_has_no_knobs():
     assert find_knobs("def f(x, BLOCK=128):\n    return g[1](x, BLOCK=128, num_warps=4)\n") == []
+
+
+GRIDS = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def tile_kernel(x, n, m, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+        pass
+
+    def literal_grid(x, n, m):
+        tile_kernel[(triton.cdiv(n, 32), m // 64)](x, n, m, BLOCK_R=32, BLOCK_C=64)
+
+    def named_grid(x, n, m):
+        grid = (triton.cdiv(n, 16), triton.cdiv(m, 128))
+        tile_kernel[grid](x, n, m, BLOCK_R=16, BLOCK_C=128)
+
+    def repeated_divisor(x, n, m):
+        tile_kernel[(triton.cdiv(n, 16), triton.cdiv(m, 16))](x, n, m, BLOCK_R=16, BLOCK_C=128)
+
+    def ambiguous_grid(x, n, m):
+        tile_kernel[(triton.cdiv(n, 32), triton.cdiv(m, 32))](x, n, m, BLOCK_R=32, BLOCK_C=32)
+''')
+
+
+def test_a_block_size_repeated_in_the_grid_is_tied_to_its_knob():
+    knobs = {(k.span.line, k.name): k for k in find_knobs(GRIDS)}
+    rows, cols = knobs[(9, "BLOCK_R")], knobs[(9, "BLOCK_C")]
+    assert [_text(GRIDS, s) for s in rows.tied] == ["32"] and rows.tied[0].col < rows.span.col
+    assert [_text(GRIDS, s) for s in cols.tied] == ["64"]
+    assert cols.tied == (Span(9, 42, 9, 44),)
+
+
+def test_a_grid_bound_once_to_a_name_is_followed():
+    rows, cols = (knob for knob in find_knobs(GRIDS) if knob.span.line == 13)
+    assert (rows.name, cols.name) == ("BLOCK_R", "BLOCK_C")
+    assert [(s.line, _text(GRIDS, s)) for s in rows.tied] == [(12, "16")]
+    assert [(s.line, _text(GRIDS, s)) for s in cols.tied] == [(12, "128")]
+
+
+def test_a_grid_literal_written_twice_or_shared_by_two_block_knobs_is_tied_to_none():
+    assert [k.tied for k in find_knobs(GRIDS) if k.span.line == 16] == [(), ()]
+    assert [k.tied for k in find_knobs(GRIDS) if k.span.line == 19] == [(), ()]

@@ -189,3 +189,27 @@ def test_variants_of_a_vector_add_still_add_under_the_interpreter(tmp_path, monk
         spec.loader.exec_module(module)
         out = module.add(x, y, torch.empty_like(x))
         assert torch.equal(out, x + y), block
+
+
+@pytest.mark.slow
+def test_a_smaller_block_with_the_grid_literal_tied_still_covers_every_element(tmp_path, monkeypatch):
+    import importlib.util
+
+    import torch
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    code = ADD.replace('''grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)  # noqa: E731
+    add_kernel[grid](x, y, out, n, BLOCK_SIZE=256, num_warps=4)''',
+                       '''add_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256, num_warps=1)''')
+    assert "cdiv(n, 256)" in code
+    result = generate_variants(code, Limits(), budget=100)
+    x, y = torch.arange(1000, dtype=torch.float32), torch.full((1000,), 0.5)
+    for block in (32, 64):
+        variant = next(v for v in result.variants if _values(v, result.knobs)["BLOCK_SIZE"] == block)
+        assert f"cdiv(n, {block})" in variant.source
+        path = tmp_path / f"tied_{block}.py"
+        path.write_text(variant.source)
+        spec = importlib.util.spec_from_file_location(f"tied_{block}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert torch.equal(module.add(x, y, torch.empty_like(x)), x + y), block
