@@ -67,11 +67,6 @@ class Knob:
     def hip_only(self) -> bool:
         return self.kind in HIP_ONLY
 
-    @property
-    def key(self) -> str:
-        """A name unique within one source: ``kernel.NAME@line:col``."""
-        return f"{self.kernel}.{self.name}@{self.span.line}:{self.span.col}"
-
 
 def _is_jit(decorator: ast.expr) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
