@@ -13,18 +13,9 @@ from geak_hw_rocm_mi300.profiles import PROFILES as MI300
 from geak_tuner_grid.diff import variant_diff
 from geak_tuner_grid.knobs import find_knobs
 from geak_tuner_grid.variants import Limits, domain, generate_variants, rewrite
+from tuner_sources import ADD_KERNEL
 
-ADD = textwrap.dedent('''\
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-        mask = offs < n
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
-                 mask=mask)
+ADD = ADD_KERNEL + textwrap.dedent('''\
 
 
     def add(x, y, out):
