@@ -433,8 +433,9 @@ class TritonEvaluator(EvaluatorBase):
         stop = threading.Event()
         prefetching = self._prefetch_count() > 0 and len({job.task.key for job in jobs}) > 1
         if prefetching:
-            jobs = self._costliest_first(jobs)
-            threading.Thread(target=self.prefetch, args=([job.task for job in jobs], stop),
+            costs = self._expected_costs(job.task for job in jobs)
+            jobs = self._costliest_first(jobs, costs)
+            threading.Thread(target=self.prefetch, args=([job.task for job in jobs], stop, costs),
                              name="geak-prefetch", daemon=True).start()
         try:
             yield from judge_jobs(self.evaluate, jobs, self.max_parallel, may_start,
@@ -442,20 +443,25 @@ class TritonEvaluator(EvaluatorBase):
         finally:
             stop.set()
 
-    def _costliest_first(self, jobs: list[EvalJob]) -> list[EvalJob]:
-        """``jobs`` by their task's expected cost, the costliest first, the given order kept
-        among equals: a job that takes minutes (a reference compiling for long, or one whose
-        timed runs and timer take a minute before its candidate can be timed) starts at the
-        beginning rather than ending a batch alone on one GPU while the others idle."""
+    def _expected_costs(self, tasks: Iterable[Task]) -> dict[str, float]:
+        """Each task's ``ReferenceStore.expected_cost``, once a task (empty without a runtime)."""
         try:
             runtime = self.runtime()
         except JudgeError:
-            return jobs
+            return {}
         costs: dict[str, float] = {}
-        for job in jobs:
-            if job.task.key not in costs:
-                costs[job.task.key] = self.references.expected_cost(job.task, runtime)
-        return sorted(jobs, key=lambda job: -costs[job.task.key])
+        for task in tasks:
+            if task.key not in costs:
+                costs[task.key] = self.references.expected_cost(task, runtime)
+        return costs
+
+    @staticmethod
+    def _costliest_first(jobs: list[EvalJob], costs: dict[str, float]) -> list[EvalJob]:
+        """``jobs`` by their task's expected cost (``costs``), the costliest first, the given
+        order kept among equals: a job that takes minutes (a reference compiling for long, or
+        one whose timed runs and timer take a minute before its candidate can be timed) starts
+        at the beginning rather than ending a batch alone on one GPU while the others idle."""
+        return sorted(jobs, key=lambda job: -costs.get(job.task.key, 0.0))
 
     def _prefetch_count(self) -> int:
         choice = self.options.reference_prefetch
@@ -476,14 +482,16 @@ class TritonEvaluator(EvaluatorBase):
         except Exception:
             return False
 
-    def prefetch(self, tasks: Iterable[Task], stop: threading.Event | None = None) -> int:
+    def prefetch(self, tasks: Iterable[Task], stop: threading.Event | None = None,
+                 costs: dict[str, float] | None = None) -> int:
         """Compute the references of ``tasks`` (each once) ahead of their candidates,
         ``reference_prefetch`` at once, spread over the devices, the costliest first (as
         ``ReferenceStore.expected_cost`` guesses: a reference that compiles for minutes, or
         never finishes, starts at once instead of at its candidate's turn); returns how many
         it started. A candidate of a task whose reference is still being computed shares
         that run. Each reference holds the device as it always does (shared, per run) and
-        keeps to its budget; ``stop`` ends the walk (the runs started go on)."""
+        keeps to its budget; ``stop`` ends the walk (the runs started go on); ``costs``: the
+        tasks' expected costs when the caller has them (``_expected_costs``)."""
         runtime = self.runtime()
         limit = max(1, self._prefetch_count())
         timing = self.options.prepare_timing == "up_front"
@@ -491,8 +499,9 @@ class TritonEvaluator(EvaluatorBase):
         unique: dict[str, Task] = {}
         for task in tasks:
             unique.setdefault(task.key, task)
-        costs = {key: self.references.expected_cost(task, runtime) for key, task in unique.items()}
-        order = sorted(unique.values(), key=lambda t: -costs[t.key])  # stable: job order on ties
+        if costs is None:
+            costs = self._expected_costs(unique.values())
+        order = sorted(unique.values(), key=lambda t: -costs.get(t.key, 0.0))  # stable: job order on ties
         count = 0
         for task in order:
             while not (stop is not None and stop.is_set()):
