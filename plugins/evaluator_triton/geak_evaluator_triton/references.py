@@ -279,16 +279,16 @@ def compile_work(path: str | None) -> int:
     work = 0
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                any(_decorator(d) == "jit" for d in node.decorator_list):
-            configs = max([1] + [_config_count(d) for d in node.decorator_list if _decorator(d) == "autotune"])
-            dots = sum(1 for n in ast.walk(node) if isinstance(n, ast.Call) and _decorator(n) == "dot")
+                any(_last_name(d) == "jit" for d in node.decorator_list):
+            configs = max([1] + [_config_count(d) for d in node.decorator_list if _last_name(d) == "autotune"])
+            dots = sum(1 for n in ast.walk(node) if isinstance(n, ast.Call) and _last_name(n) == "dot")
             loops = sum(1 for n in ast.walk(node) if isinstance(n, (ast.For, ast.While)))
             work += configs * (1 + dots) * (1 + loops)
     return work
 
 
-def _decorator(node: ast.AST) -> str:
-    """The last name of a decorator or call: ``triton.autotune(...)`` gives ``autotune``."""
+def _last_name(node: ast.AST) -> str:
+    """The last name a decorator or call spells: ``triton.autotune(...)`` and ``tl.dot(a, b)`` give ``autotune`` and ``dot``."""
     if isinstance(node, ast.Call):
         node = node.func
     return dotted_name(node).rsplit(".", 1)[-1]
@@ -297,7 +297,7 @@ def _decorator(node: ast.AST) -> str:
 def _config_count(autotune: ast.AST) -> int:
     """An autotuner's configs: ``Config(...)`` written out, or a comprehension's product of
     literal lists (``[Config(...) for b in [32, 64] for w in [4, 8]]`` is four)."""
-    written = sum(1 for n in ast.walk(autotune) if isinstance(n, ast.Call) and _decorator(n) == "Config")
+    written = sum(1 for n in ast.walk(autotune) if isinstance(n, ast.Call) and _last_name(n) == "Config")
     products = [1]
     for n in ast.walk(autotune):
         if isinstance(n, (ast.ListComp, ast.GeneratorExp)):
