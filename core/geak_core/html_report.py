@@ -28,6 +28,7 @@ from geak_core.category_view import COLUMNS_NOTE, CategoryTask, category_view, h
 from geak_core.code_metrics import CodeMetrics, code_metrics
 from geak_core.components import HardwareProfile
 from geak_core.errors import InputError
+from geak_core.hardware import match_profile
 from geak_core.recipe import dotted
 from geak_core.report import SCRIPTED_NOTE, is_scripted
 from geak_core.rundata import CandidateRow, RunData
@@ -187,7 +188,8 @@ def _metric_means(rows: list[CandidateRow]) -> dict[str, float | None]:
 
 
 def match_profiles(devices: set[str], profiles: list[HardwareProfile]) -> dict[str, HardwareProfile | None]:
-    return {d: next((p for p in profiles if p.matches(d)), None) for d in devices}
+    """The profile of each recorded device name, by the judge's own matcher (no arch is recorded)."""
+    return {d: match_profile(profiles, d, "") for d in devices}
 
 
 _NOT_A_SETTING = ("run.name", "run.output_dir", "llm.source", "llm.base_url")
