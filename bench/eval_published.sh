@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `geak-core eval` over published TritonBench-G output files, one after the other on one
+# `geak-core eval` over published TritonBench-G output files, by GEAK-eval's summed speedup
+# (--speedup-method sum), one after the other on one
 # machine (each file finds the caches the earlier ones left), as a user runs it: a timeline of
 # the verdict count each second it changes, GPU utilisation sampled each second, and the
 # process tree plus every judge thread's stack (kill -USR1) whenever 45 s pass without a verdict.
@@ -32,7 +33,7 @@ for F in ${FILES:-output_gpt-4o_comp.jsonl}; do
   LEFT=$(( ${CALL_S:-585} - ($(date +%s) - T0) ))
   [ $LEFT -lt $LIMIT ] && LIMIT=$LEFT
   [ $LIMIT -lt 30 ] && { echo "no time left for $F"; kill $SMI; break; }
-  geak-core eval --suite tritonbench --candidates "$RECORDS/$F" -o "$O/verdicts.jsonl" > "$O/eval.log" 2> "$O/eval.err" &
+  geak-core eval --suite tritonbench --speedup-method sum --candidates "$RECORDS/$F" -o "$O/verdicts.jsonl" > "$O/eval.log" 2> "$O/eval.err" &
   PID=$!
   last_n=0; last_t=0; dumped=0
   while kill -0 $PID 2>/dev/null; do

@@ -79,6 +79,7 @@ def _build(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     evaluator = build_evaluator("triton", {
         "mode": args.mode, "workers": args.workers or None, "timeout_s": args.timeout,
         "reference_timeout_s": max(args.timeout, 300.0), "seeds": seeds,
+        "speedup_method": "sum",  # GEAK-eval's sum of latencies (the judge's default is mean_ratio)
     })
     return ours, baseline, evaluator
 

@@ -198,6 +198,8 @@ def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:
     evaluator = build_evaluator("triton", {
         "mode": args.mode, "timeout_s": args.timeout, "reference_timeout_s": args.timeout,
         "workers": args.workers or None, "candidates_per_gpu": args.candidates_per_gpu or None,
+        # GEAK-eval's protocol: its speedup sums latencies (the judge's default is the paper's mean_ratio)
+        "speedup_method": "sum",
     })
     deadline = started + args.limit_s if args.limit_s > 0 else math.inf
     jobs = [EvalJob(e.task, e.candidate) for e in queue]

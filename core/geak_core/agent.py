@@ -66,7 +66,7 @@ from geak_core.prompts import PromptRenderer
 from geak_core.recipe import Recipe, dotted, dump_toml
 from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
 from geak_core.report import format_summary, is_scripted, summarize_run, summarize_task
-from geak_core.scaling import best_speedups, sequential_scaling
+from geak_core.scaling import best_speedups, run_speedup_method, sequential_scaling
 from geak_core.selection import category_problems, in_categories
 from geak_core.store import (
     RECIPE_FILE,
@@ -401,10 +401,9 @@ class Agent:
                                 by_iteration=curve)
         summary.seed = self.recipe.run.seed
         summary.scripted = is_scripted(self.recipe.data.get("llm"))
-        methods = {r.speedup_method for s in states.values() for st in s for _, _, r in st.results
-                   if r.speedup is not None and r.speedup_method}
-        if len(methods) == 1:
-            summary.speedup_method = methods.pop()
+        summary.speedup_method = run_speedup_method(
+            (r for s in states.values() for st in s for _, _, r in st.results),
+            getattr(self.recipe.components["evaluator"].options, "speedup_method", None))
         return summary
 
 

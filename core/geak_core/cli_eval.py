@@ -239,6 +239,7 @@ def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
         "speedup": result.speedup,
         "speedup_sum": result.speedup_sum,
         "speedup_geomean": result.speedup_geomean,
+        "speedup_mean_ratio": result.speedup_mean_ratio,
         "speedup_method": result.speedup_method,
         "speedup_vs_eager": result.speedup_vs_eager,
         "roofline_fraction": result.roofline_fraction,
@@ -299,12 +300,16 @@ def _write_records(path: str, pairs: list[tuple[Task, EvalResult]]) -> None:
 
 
 def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
-              codes: Mapping[str, str] | None = None) -> dict[str, Any]:
+              codes: Mapping[str, str] | None = None, speedup_method: str | None = None) -> dict[str, Any]:
     """Call accuracy, execution accuracy, mean speedup (against the baseline and against
     PyTorch eager) and pass@k over judged candidates; ``per_task``: each task's
     ``TaskSummary`` (its best candidate's speedups and, given ``codes`` by candidate id,
-    code metrics)."""
+    code metrics). ``mean_speedup`` and ``geomean_speedup`` are over the correct candidates'
+    headline speedups, whose aggregate ``speedup_method`` names (``scaling.run_speedup_method``
+    of the verdicts, ``speedup_method`` the judge's where nothing was timed); ``speedups``
+    holds the mean of each aggregate."""
     from geak_core.report import summarize_task
+    from geak_core.scaling import SPEEDUP_METHODS, result_speedups, run_speedup_method
 
     judged = [(t, r) for t, r in pairs if "skipped" not in r.flags and "judge_error" not in r.flags]
     by_task: dict[str, list[EvalResult]] = defaultdict(list)
@@ -322,9 +327,11 @@ def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
         "tasks": len(by_task),
         "call_accuracy": sum(r.call_ok for _, r in judged) / len(judged) if judged else None,
         "execution_accuracy": sum(r.correct for _, r in judged) / len(judged) if judged else None,
+        "speedup_method": run_speedup_method((r for _, r in judged), speedup_method),
         "mean_speedup": sum(speedups) / len(speedups) if speedups else None,
         "geomean_speedup": (math.exp(sum(math.log(x) for x in speedups if x > 0) / len(speedups))
                             if speedups and all(x > 0 for x in speedups) else None),
+        "speedups": {m: _mean_of([result_speedups(r)[m] for _, r in judged]) for m in SPEEDUP_METHODS},
         "undecided": [{"task": t.id, "candidate": r.candidate_id,
                        "kind": undecided_kind(r),
                        "reason": (r.reason or "").splitlines()[0] if r.reason else ""}
@@ -344,6 +351,11 @@ def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
                 values = [pass_at_k(len(v), sum(r.correct for r in v), k) for v in by_task.values()]
                 summary["pass_at_k"][str(k)] = sum(values) / len(values)
     return summary
+
+
+def _mean_of(values: list[float | None]) -> float | None:
+    found = [v for v in values if v is not None]
+    return sum(found) / len(found) if found else None
 
 
 def _percent(value: float | None) -> str:
@@ -477,13 +489,23 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     lines.append(f"candidates {summary['candidates']}  judged {summary['judged']}  "
                  f"skipped {summary['skipped']}  judge errors {summary['judge_errors']}")
     speed, eager = summary["mean_speedup"], summary["mean_speedup_vs_eager"]
+    method = summary["speedup_method"]
     lines.append(f"call accuracy {_percent(summary['call_accuracy'])}  "
                  f"execution accuracy {_percent(summary['execution_accuracy'])}  "
-                 f"mean speedup {'-' if speed is None else f'{speed:.3f}x'}  "
+                 f"mean speedup {'-' if speed is None else f'{speed:.3f}x'} ({method})  "
                  f"mean speedup against PyTorch eager {'-' if eager is None else f'{eager:.3f}x'}")
     geo = summary["geomean_speedup"]
     if geo is not None:
-        lines.append(f"geometric mean speedup {geo:.3f}x (of the correct candidates' speedups)")
+        lines.append(f"geometric mean speedup {geo:.3f}x (of the correct candidates' {method} speedups)")
+    by_method = summary.get("speedups") or {}
+    if any(v is not None for v in by_method.values()):
+        from geak_core.report import method_text
+        from geak_core.scaling import headline_first
+
+        lines.append("mean speedup of the correct candidates by aggregate: " + ", ".join(
+            f"{m} {'-' if by_method.get(m) is None else f'{by_method[m]:.3f}x'}" + (" (headline)" if m == method else "")
+            for m in headline_first(method)))
+        lines.append(f"(headline {method_text(method)})")
     lines += [f"pass@{k} {_percent(value)}" for k, value in summary["pass_at_k"].items()]
     if summary["undecided"]:
         kinds: dict[tuple[str, str], int] = defaultdict(int)
@@ -518,6 +540,10 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                    "reference time: the evaluator's budget_scale and budget_floor_s).")
 @click.option("--hardware", help="Hardware profile for roofline figures (default: detect).")
 @click.option("--seeds", help="Comma-separated seeds replacing the tasks' own.")
+@click.option("--speedup-method", type=click.Choice(["mean_ratio", "sum", "geomean"]),
+              help="The headline speedup's aggregate over a task's shapes: mean_ratio (the GEAK paper's "
+                   "mean of per-shape ratios; the judge's default), sum (GEAK-eval's code: total latency "
+                   "over total latency) or geomean. Every record keeps all three.")
 @click.option("--pythonpath", multiple=True, help="Extra import path for the judge's children.")
 @click.option("-k", "ks", multiple=True, type=int, default=(1,), show_default=True,
               help="pass@k values to report (repeatable).")
@@ -528,8 +554,8 @@ def eval_command(
     paths: tuple[str, ...], suite_name: str, task_id: str | None, candidates_file: str | None,
     out: str | None, as_json: bool, evaluator_name: str, executor_name: str, executor_options: tuple[str, ...],
     mode: str | None, workers: int | None,
-    timeout_s: float | None, hardware: str | None, seeds: str | None, pythonpath: tuple[str, ...],
-    ks: tuple[int, ...], resume: bool,
+    timeout_s: float | None, hardware: str | None, seeds: str | None, speedup_method: str | None,
+    pythonpath: tuple[str, ...], ks: tuple[int, ...], resume: bool,
 ) -> None:
     """Judge candidates: correctness, anti-cheat checks and (on a GPU) speed."""
     try:
@@ -564,6 +590,7 @@ def eval_command(
         evaluator = build_evaluator(evaluator_name, {
             "mode": mode, "workers": workers, "timeout_s": timeout_s, "hardware": hardware,
             "seeds": seed_list, "extra_pythonpath": [os.path.abspath(p) for p in pythonpath] or None,
+            "speedup_method": speedup_method,
         }, executor)
     except GeakError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -595,7 +622,8 @@ def eval_command(
         progress.close()
         evaluator.close()
 
-    summary = summarize(pairs, ks, {e.candidate.id: e.candidate.code for e in entries})
+    summary = summarize(pairs, ks, {e.candidate.id: e.candidate.code for e in entries},
+                        speedup_method=getattr(getattr(evaluator, "options", None), "speedup_method", speedup_method))
     if out:
         _write_records(out, pairs)
     if as_json:

@@ -38,3 +38,5 @@ def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> 
     click.echo(f"wrote {written['transitions']} transitions ({kinds}) to {written['files']['transitions']}")
     if written["categories"]:
         click.echo(f"wrote {written['categories']} categories to {written['files']['categories']}")
+    click.echo(f"speedup (headline): {written['speedup_method']}; speedup_sum, speedup_geomean and "
+               "speedup_mean_ratio hold each aggregate")

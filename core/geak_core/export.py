@@ -67,9 +67,10 @@ CANDIDATE_COLUMNS: tuple[Column, ...] = (
     Column("reason", "string", "the judge's one-line reason"),
     Column("error", "string", "the trimmed traceback or compiler message"),
     Column("flags", "strings", "the judge's flags (suspicious_speedup, not_timed, ...)"),
-    Column("speedup", "float", "baseline over candidate latency, aggregated by speedup_method; "
+    Column("speedup", "float", "baseline over candidate latency, aggregated by speedup_method (the headline); "
                                "correct candidates timed on a GPU only"),
-    Column("speedup_method", "string", "which aggregate speedup is: sum (GEAK-eval), geomean or mean_ratio"),
+    Column("speedup_method", "string", "which aggregate speedup is: mean_ratio (the GEAK paper's, the default), "
+                                       "sum (GEAK-eval's code) or geomean; sum for a verdict stored without one"),
     Column("speedup_sum", "float", "sum of baseline latencies over sum of candidate latencies"),
     Column("speedup_geomean", "float", "geometric mean of per-shape latency ratios"),
     Column("speedup_mean_ratio", "float", "arithmetic mean of per-shape latency ratios (the paper's)"),
@@ -115,8 +116,9 @@ _PAIR_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("before_reason", "before", "reason", "the judge's reason for the first"),
     ("before_error", "before", "error", "the first's trimmed traceback"),
     ("after_verdict", "after", "verdict", "the second's verdict (correct)"),
-    ("before_speedup", "before", "speedup", "the first's speedup"),
-    ("after_speedup", "after", "speedup", "the second's speedup"),
+    ("before_speedup", "before", "speedup", "the first's speedup (under its speedup_method)"),
+    ("after_speedup", "after", "speedup", "the second's speedup (under its speedup_method)"),
+    ("speedup_method", "after", "speedup_method", "the aggregate of the second's speedup (the headline)"),
     ("before_maintainability_index", "before", "maintainability_index", "the first's maintainability index"),
     ("after_maintainability_index", "after", "maintainability_index", "the second's maintainability index"),
     ("hardware", "after", "hardware", "the hardware profile of the second's verdict"),
@@ -136,6 +138,7 @@ CATEGORY_COLUMNS: tuple[Column, ...] = (
     Column("call_accuracy", "float", "share of those tasks with a candidate that compiled and ran (call rate)"),
     Column("execution_accuracy", "float", "share of those tasks with a correct candidate (exec rate)"),
     Column("mean_speedup", "float", "mean over the correct tasks whose best candidate was timed of its speedup"),
+    Column("speedup_method", "string", "the aggregate of mean_speedup: the run's headline speedup_method"),
     Column("speedup_tasks", "int", "how many tasks mean_speedup is over"),
     Column("mean_efficiency", "float", "mean over the correct tasks whose best candidate has a roofline "
                                        "fraction of that fraction: max(IOU, MFU) averaged over its timed shapes"),
@@ -151,7 +154,8 @@ def category_records(run: RunData) -> list[dict[str, Any]]:
     if not has_categories(tasks):
         return []
     suite = str(run.recipe.get("suite", {}).get("name") or "") or None
-    return [{"run_id": run.run_id, "suite": suite, "category": name, **figures}
+    return [{"run_id": run.run_id, "suite": suite, "category": name, **figures,
+             "speedup_method": run.speedup_method}
             for name, figures in category_view(tasks).items()]
 
 
@@ -282,7 +286,8 @@ def export_run(run: RunData, out_dir: Path, fmt: str, profiles: list[HardwarePro
     for t in transitions:
         kinds[t["kind"]] = kinds.get(t["kind"], 0) + 1
     return {"files": {k: str(v) for k, v in files.items()}, "candidates": len(candidates),
-            "transitions": len(transitions), "kinds": kinds, "categories": len(categories)}
+            "transitions": len(transitions), "kinds": kinds, "categories": len(categories),
+            "speedup_method": run.speedup_method}
 
 
 __all__ = ["CANDIDATE_COLUMNS", "CATEGORY_COLUMNS", "FORMATS", "TRANSITION_COLUMNS", "Column",

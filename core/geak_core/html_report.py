@@ -33,9 +33,10 @@ from geak_core.recipe import dotted
 from geak_core.report import SCRIPTED_NOTE, is_scripted
 from geak_core.rundata import CandidateRow, RunData
 from geak_core.scaling import (
-    SPEEDUP_METHODS,
+    SPEEDUP_METHOD_TEXT,
     Judged,
     best_speedups,
+    headline_first,
     lineage_counts,
     mean_speedups,
     pass_at_k_curve,
@@ -248,12 +249,13 @@ def sequential_chart(charts: _Charts, runs: list[RunData], curves: dict[str, dic
     return charts.html(fig, "sequential")
 
 
-_METHOD_DASH = {"sum": None, "geomean": "dash", "mean_ratio": "dot"}
+_METHOD_DASHES = (None, "dash", "dot")  # the headline aggregate solid, the other two after it
 
 
 def sequential_speedup_chart(charts: _Charts, runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str | None:
     """Mean over tasks of the best correct candidate's speedup after i iterations, one line
-    per run and aggregate; None where no run timed a correct candidate."""
+    per run and aggregate (the run's headline aggregate solid and named so); None where no
+    run timed a correct candidate."""
     go = charts.go
     fig = go.Figure()
     values: list[float] = []
@@ -264,12 +266,13 @@ def sequential_speedup_chart(charts: _Charts, runs: list[RunData], curves: dict[
         colour = _COLOURS[i % len(_COLOURS)]
         x = [p["iteration"] for p in points]
         label = _label(run, runs)
-        for method in SPEEDUP_METHODS:
+        headline = run.speedup_method
+        for method, dash in zip(headline_first(headline), _METHOD_DASHES, strict=True):
             y = [p["speedups"][method] for p in points]
             values += [v for v in y if v is not None]
             fig.add_trace(go.Scatter(
-                x=x, y=y, name=f"{label}: {method}", mode="lines+markers",
-                line={"color": colour, "dash": _METHOD_DASH[method]},
+                x=x, y=y, name=f"{label}: {method}" + (" (headline)" if method == headline else ""),
+                mode="lines+markers", line={"color": colour, "dash": dash},
                 customdata=[p["speedup_tasks"] for p in points],
                 hovertemplate=f"{method}" + " %{y:.3f}x after %{x} iterations<br>"
                               "mean over %{customdata} tasks<extra></extra>"))
@@ -550,7 +553,8 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
             "run": run, "label": _label(run, runs), "rates": rates(s),
             "pass_at_k": curves[run.run_id]["pass_at_k"],
             "call_pass_at_k": curves[run.run_id]["call_pass_at_k"],
-            "speedups": [(m, curves[run.run_id]["speedups"].get(m)) for m in SPEEDUP_METHODS],
+            "method": run.speedup_method,
+            "speedups": [(m, curves[run.run_id]["speedups"].get(m)) for m in headline_first(run.speedup_method)],
             "metrics": _metric_means(run.rows),
             "candidates": len(run.rows),
             "tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
@@ -603,7 +607,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
                                          "Execution accuracy by difficulty"),
         ablation=ablation, differences=differences,
         flat_recipes={r.run_id: dotted(r.recipe) for r in runs},
-        kernels=kernels, code_metrics=code_metrics, scripted_note=SCRIPTED_NOTE,
+        kernels=kernels, code_metrics=code_metrics, scripted_note=SCRIPTED_NOTE, method_text=SPEEDUP_METHOD_TEXT,
         plotly_js=charts.offline.get_plotlyjs(), pygments_css=highlight_css(),
     )
     return page

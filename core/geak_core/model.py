@@ -20,6 +20,13 @@ def _from_dict(cls: type[T], data: dict[str, Any]) -> T:
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
+# How a task's per-shape latencies aggregate into one speedup when nothing says otherwise:
+# the mean of the per-shape ratios, the GEAK paper's figure. A verdict or summary stored
+# without a method predates the choice and meant GEAK-eval's sum of latencies.
+DEFAULT_SPEEDUP_METHOD = "mean_ratio"
+LEGACY_SPEEDUP_METHOD = "sum"
+
+
 def code_hash(code: str) -> str:
     """Content hash of candidate code, tagged with its algorithm."""
     return "sha256:" + hashlib.sha256(code.encode()).hexdigest()
@@ -126,7 +133,7 @@ class EvalResult:
     speedup_sum: float | None = None  # GEAK-eval: sum(ref) / sum(candidate)
     speedup_geomean: float | None = None  # geometric mean of per-shape ratios
     speedup_mean_ratio: float | None = None  # arithmetic mean of per-shape ratios (the paper's)
-    speedup_method: str = "sum"
+    speedup_method: str = DEFAULT_SPEEDUP_METHOD
     speedup_vs_eager: float | None = None
     roofline_fraction: float | None = None
     performance_measured: bool = False
@@ -146,7 +153,9 @@ class EvalResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalResult:
-        result = _from_dict(cls, data)
+        """A verdict stored without ``speedup_method`` predates the choice: its speedup is
+        ``LEGACY_SPEEDUP_METHOD`` (sum)."""
+        result = _from_dict(cls, {"speedup_method": LEGACY_SPEEDUP_METHOD, **data})
         result.shapes = [ShapeResult.from_dict(s) for s in data.get("shapes", [])]
         return result
 
@@ -233,7 +242,7 @@ class RunSummary:
     call_accuracy: float = 0.0
     execution_accuracy: float = 0.0
     mean_speedup: float | None = None  # under ``speedup_method``, the judge's headline aggregate
-    speedup_method: str = "sum"
+    speedup_method: str = DEFAULT_SPEEDUP_METHOD
     # mean over tasks of the best speedup under each aggregate: sum, geomean, mean_ratio
     speedups: dict[str, float | None] = field(default_factory=dict)
     mean_speedup_vs_eager: float | None = None  # mean over tasks of the best candidate's
@@ -266,6 +275,8 @@ class RunSummary:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSummary:
-        summary = _from_dict(cls, data)
+        """A summary stored without ``speedup_method`` predates the choice: its headline is
+        ``LEGACY_SPEEDUP_METHOD`` (sum)."""
+        summary = _from_dict(cls, {"speedup_method": LEGACY_SPEEDUP_METHOD, **data})
         summary.tasks = [TaskSummary.from_dict(t) for t in data.get("tasks", [])]
         return summary

@@ -10,7 +10,13 @@ from typing import Any
 from geak_core.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
 from geak_core.code_metrics import code_metrics
 from geak_core.model import EvalResult, RunSummary, TaskSummary
-from geak_core.scaling import SPEEDUP_METHODS, mean_speedups, pass_at_k_curve
+from geak_core.scaling import (
+    SPEEDUP_METHOD_TEXT,
+    SPEEDUP_METHODS,
+    headline_first,
+    mean_speedups,
+    pass_at_k_curve,
+)
 from geak_core.tasks import Task
 
 
@@ -127,45 +133,59 @@ def _curve(values: list[float]) -> str:
     return " ".join(_pct(v).strip() for v in values)
 
 
-def _speedups(speedups: dict[str, float | None]) -> str:
-    return ", ".join(f"{m} {_speed(speedups.get(m))}" for m in SPEEDUP_METHODS)
+HEADLINE = "(headline)"
+
+
+def _speedups(speedups: dict[str, float | None], method: str) -> str:
+    """Each aggregate's figure, the headline ``method`` first and marked."""
+    return ", ".join(f"{m} {_speed(speedups.get(m))}" + (f" {HEADLINE}" if m == method else "")
+                     for m in headline_first(method))
+
+
+def method_text(method: str) -> str:
+    """``mean_ratio: mean of per-shape latency ratios, as the GEAK paper``: the headline
+    aggregate named and said."""
+    return f"{method}: {SPEEDUP_METHOD_TEXT[method]}" if method in SPEEDUP_METHOD_TEXT else method
 
 
 def _speed_curve(values: list[float | None]) -> str:
     return " ".join(_speed(v) for v in values)
 
 
-def format_iteration_speedups(points: list[dict[str, Any]]) -> list[str]:
+def format_iteration_speedups(points: list[dict[str, Any]], method: str) -> list[str]:
     """The speedup after each round (``scaling.speedup_by_iteration``) under each aggregate,
-    and how many tasks the means are over; nothing for a summary written before these
-    figures were kept. The run's headline figure (``mean_speedup``) is the aggregate named
-    by its ``speedup_method``."""
+    the run's headline ``method`` (its ``speedup_method``, that of ``mean_speedup``) first
+    and marked, and how many tasks the means are over; nothing for a summary written before
+    these figures were kept."""
     if not points or "speedup_tasks" not in points[0]:
         return []
     if not any(p["speedup_tasks"] for p in points):
         return ["  speedup             n/m after every round (no correct candidate was timed)"]
-    lines = [f"  speedup {method:<11} " + _speed_curve([p["speedups"].get(method) for p in points])
-             for method in SPEEDUP_METHODS]
+    lines = [f"  speedup {m:<11} " + _speed_curve([p["speedups"].get(m) for p in points])
+             + (f"  {HEADLINE}" if m == method else "")
+             for m in headline_first(method)]
     lines.append("  tasks with speedup  " + " ".join(str(p["speedup_tasks"]) for p in points)
                  + "  (mean over these of each one's best correct candidate so far)")
     return lines
 
 
 def format_scaling(summary: RunSummary) -> list[str]:
-    """The scaling curves and the three speedup aggregates, one line each."""
+    """The scaling curves and the three speedup aggregates, one line each, the run's
+    headline aggregate (``speedup_method``) first and marked."""
     lines = []
     if summary.by_iteration:
         lines.append("after each round (sequential scaling), rounds 1.." f"{len(summary.by_iteration)}:")
         lines.append("  call accuracy       " + _curve([p["call_accuracy"] for p in summary.by_iteration]))
         lines.append("  execution accuracy  " + _curve([p["execution_accuracy"] for p in summary.by_iteration]))
-        lines.extend(format_iteration_speedups(summary.by_iteration))
+        lines.extend(format_iteration_speedups(summary.by_iteration, summary.speedup_method))
     if summary.pass_at_k:
         lines.append(f"pass@k for k = 1..{len(summary.pass_at_k)} (parallel scaling over lineages):")
         if summary.call_pass_at_k:
             lines.append("  call accuracy       " + _curve(list(summary.call_pass_at_k.values())))
         lines.append("  execution accuracy  " + _curve(list(summary.pass_at_k.values())))
     if summary.speedups:
-        lines.append(f"speedup, mean over tasks of the best correct candidate: {_speedups(summary.speedups)}")
+        lines.append("speedup, mean over tasks of the best correct candidate: "
+                     + _speedups(summary.speedups, summary.speedup_method))
     return lines
 
 
@@ -242,7 +262,7 @@ def format_summary(summary: RunSummary) -> str:
     lines.append(
         f"overall: call accuracy {_pct(summary.call_accuracy).strip()}, execution accuracy "
         f"{_pct(summary.execution_accuracy).strip()}, mean speedup {_speed(summary.mean_speedup)} "
-        f"({summary.speedup_method} of latencies over a task's shapes; n/m = not measured)"
+        f"({method_text(summary.speedup_method)}, over a task's shapes; n/m = not measured)"
         + (f", {passes}" if passes else "")
     )
     metrics = summary.code_metrics
@@ -264,10 +284,12 @@ def format_summary(summary: RunSummary) -> str:
 
 
 def _table(title: str, rows: list[tuple[str, list[str]]], columns: list[str], width: int) -> list[str]:
-    lines = ["", title, f"{'recipe':<{width}}  " + "  ".join(f"{c:>8}" for c in columns)]
+    sizes = [max([8, len(c)] + [len(cells[i]) for _, cells in rows if i < len(cells)])
+             for i, c in enumerate(columns)]
+    lines = ["", title, f"{'recipe':<{width}}  " + "  ".join(f"{c:>{n}}" for c, n in zip(columns, sizes, strict=True))]
     for name, cells in rows:
         padded = cells + ["-"] * (len(columns) - len(cells))
-        lines.append((f"{name:<{width}}  " + "  ".join(f"{c:>8}" for c in padded)).rstrip())
+        lines.append((f"{name:<{width}}  " + "  ".join(f"{c:>{n}}" for c, n in zip(padded, sizes, strict=True))).rstrip())
     return lines
 
 
@@ -284,7 +306,8 @@ SCRIPTED_NOTE = ("scripted replies (the replay backend's scripted mode), not a m
 def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
     """One row per run: the paper's module-ablation table (with the means over tasks of the
     best candidate's speedup against PyTorch eager, complexity and maintainability index),
-    then its scaling curves."""
+    then the speedup under each aggregate with the one each run's speedup column is (its
+    headline, ``speedup_method``), then its scaling curves."""
     width = max([len(name) for name, _ in rows] + [6])
     keys = sorted({k for _, s in rows for k in s.pass_at_k}, key=lambda k: int(k.partition("@")[2] or 0))
     header = (f"{'recipe':<{width}}  tasks  call acc  exec acc  speedup  vs eager     CC     MI  "
@@ -299,9 +322,11 @@ def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
             f"  {_num(s.code_metrics.get('cc_mean')):>5}  {_num(s.code_metrics.get('maintainability_index')):>5}"
             f"  {passes}".rstrip()
         )
-    lines += _table("speedup by aggregate (mean over tasks of the best correct candidate)",
-                    [(n, [_speed(s.speedups.get(m)) for m in SPEEDUP_METHODS]) for n, s in rows],
-                    list(SPEEDUP_METHODS), width)
+    lines += _table("speedup by aggregate (mean over tasks of the best correct candidate; headline: the "
+                    "aggregate of each run's speedup column above)",
+                    [(n, [s.speedup_method, *(_speed(s.speedups.get(m)) for m in SPEEDUP_METHODS)])
+                     for n, s in rows],
+                    ["headline", *SPEEDUP_METHODS], width)
     call_keys = sorted({k for _, s in rows for k in s.call_pass_at_k}, key=lambda k: int(k.partition("@")[2] or 0))
     if call_keys:
         lines += _table("call accuracy pass@k (parallel scaling)",

@@ -89,6 +89,17 @@ class RunData:
         llm = self.recipe.get("llm", {})
         return str(llm.get("model") or next((r.model for r in self.rows if r.model), "") or "")
 
+    @property
+    def speedup_method(self) -> str:
+        """The run's headline aggregate (``scaling.run_speedup_method``): its timed verdicts'
+        one method; else its summary's; else its recipe's ``[evaluator] speedup_method``
+        (a stored recipe has every default filled); else the default."""
+        from geak_core.scaling import run_speedup_method
+
+        configured = self.summary.speedup_method if self.summary is not None else \
+            self.recipe.get("evaluator", {}).get("speedup_method")
+        return run_speedup_method((r.result for r in self.rows if r.result is not None), configured)
+
     def rows_of(self, task_id: str) -> list[CandidateRow]:
         return [r for r in self.rows if r.candidate.task_id == task_id]
 

@@ -20,10 +20,16 @@ The GEAK paper reports its scaling results as curves:
 Speedup: a candidate's latencies over a task's shapes can be aggregated three
 ways, all always reported (``SPEEDUP_METHODS``):
 
-* ``sum``: total reference time over total candidate time (GEAK-eval);
-* ``geomean``: geometric mean of the per-shape ratios;
 * ``mean_ratio``: arithmetic mean of the per-shape ratios, the paper's
-  definition (mean over tests of per-test latency ratios).
+  definition (mean over tests of per-test latency ratios), the default;
+* ``sum``: total reference time over total candidate time (GEAK-eval's shipped
+  code);
+* ``geomean``: geometric mean of the per-shape ratios.
+
+The judge's ``speedup_method`` names the headline (``EvalResult.speedup``,
+``set_speedups``): the figure that picks a task's best candidate, ranks the
+optimizer's history and makes a run's ``mean_speedup``; the other two are kept
+beside it. ``headline_first`` orders the three for display.
 
 Everything here takes plain records (``Judged``) so it can be fed from a live
 run, from a run store (``judged_from_store``) or from an exported data set.
@@ -38,12 +44,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from geak_core.model import EvalResult, ShapeResult, pass_at_k
+from geak_core.model import (
+    DEFAULT_SPEEDUP_METHOD,
+    LEGACY_SPEEDUP_METHOD,
+    EvalResult,
+    ShapeResult,
+    pass_at_k,
+)
 
 if TYPE_CHECKING:
     from geak_core.store import RunStore
 
 SPEEDUP_METHODS: tuple[str, ...] = ("sum", "geomean", "mean_ratio")
+# What each aggregate is, in a phrase, for the texts that name the headline.
+SPEEDUP_METHOD_TEXT: dict[str, str] = {
+    "sum": "sum of baseline latencies over sum of candidate latencies, as GEAK-eval's code",
+    "geomean": "geometric mean of per-shape latency ratios",
+    "mean_ratio": "mean of per-shape latency ratios, as the GEAK paper",
+}
 
 
 # ---------------------------------------------------------------------------
@@ -84,6 +102,35 @@ def speedup_aggregates(shapes: Iterable[ShapeResult]) -> dict[str, float | None]
     shapes = list(shapes)
     return {"sum": speedup_sum(shapes), "geomean": speedup_geomean(shapes),
             "mean_ratio": speedup_mean_ratio(shapes)}
+
+
+def set_speedups(result: EvalResult, method: str) -> EvalResult:
+    """Fill ``result``'s three aggregates from its shapes and make ``method``'s the headline
+    (``speedup``, ``speedup_method``): what the judge does with a timed candidate."""
+    if method not in SPEEDUP_METHODS:
+        raise ValueError(f"unknown speedup method {method!r} (one of {', '.join(SPEEDUP_METHODS)})")
+    found = speedup_aggregates(result.shapes)
+    result.speedup_sum, result.speedup_geomean, result.speedup_mean_ratio = (
+        found["sum"], found["geomean"], found["mean_ratio"])
+    result.speedup, result.speedup_method = found[method], method
+    return result
+
+
+def headline_first(method: str) -> list[str]:
+    """The aggregates, the headline ``method`` first and the others in ``SPEEDUP_METHODS`` order."""
+    return [method] + [m for m in SPEEDUP_METHODS if m != method] if method in SPEEDUP_METHODS \
+        else list(SPEEDUP_METHODS)
+
+
+def run_speedup_method(results: Iterable[EvalResult], configured: str | None = None) -> str:
+    """The headline aggregate of a run's (or a batch's) verdicts: the one method its timed
+    verdicts were given; else (nothing timed, or timed under several methods after a
+    resume that changed it) ``configured``, the judge's ``speedup_method`` where known;
+    else ``DEFAULT_SPEEDUP_METHOD``."""
+    timed = {r.speedup_method for r in results if r.speedup is not None and r.speedup_method}
+    if len(timed) == 1:
+        return timed.pop()
+    return configured if configured in SPEEDUP_METHODS else DEFAULT_SPEEDUP_METHOD
 
 
 def eager_speedup(shapes: Iterable[ShapeResult], method: str) -> float | None:
@@ -341,18 +388,24 @@ def scaling_summary(judged: Iterable[Judged], lineages: Mapping[str, int], itera
 
 
 __all__ = [
+    "DEFAULT_SPEEDUP_METHOD",
+    "LEGACY_SPEEDUP_METHOD",
     "SPEEDUP_METHODS",
+    "SPEEDUP_METHOD_TEXT",
     "Judged",
     "accuracy_by_iteration",
     "best_speedups",
     "eager_speedup",
+    "headline_first",
     "judged_from_store",
     "lineage_counts",
     "mean_speedups",
     "pass_at_k_curve",
     "result_speedups",
+    "run_speedup_method",
     "scaling_summary",
     "sequential_scaling",
+    "set_speedups",
     "speedup_aggregates",
     "speedup_by_iteration",
     "speedup_geomean",

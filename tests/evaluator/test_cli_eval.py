@@ -72,7 +72,11 @@ def test_files_a_folder_and_jsonl_records_are_judged_into_one_json_report(mini_c
     assert table["add"][3:] == ["yes", "yes", "1/2", "n/m", "n/m", f"{add.cc_mean:.1f}",
                                 f"{add.maintainability_index:.1f}"]
     assert table["scale"][5:] == ["1/3", "n/m", "n/m", f"{scale.cc_mean:.1f}", f"{scale.maintainability_index:.1f}"]
-    assert "mean speedup -  mean speedup against PyTorch eager -" in result.output
+    # the headline aggregate is named beside the mean (none timed here), and every record
+    # keeps all three aggregates beside it
+    assert "mean speedup - (mean_ratio)  mean speedup against PyTorch eager -" in result.output
+    assert honest["speedup_method"] == "mean_ratio"
+    assert {"speedup_sum", "speedup_geomean", "speedup_mean_ratio"} <= set(honest)
     assert not list(tmp_path.glob(".geak-eval-*")), "no temporary file is left behind"
 
 

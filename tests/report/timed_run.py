@@ -11,15 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from geak_core.llm import ChatRequest, ChatResponse, Message, Usage
-from geak_core.model import (
-    Candidate,
-    EvalResult,
-    RunSummary,
-    ShapeResult,
-    TaskSummary,
-    aggregate_speedups,
-)
-from geak_core.scaling import eager_speedup
+from geak_core.model import Candidate, EvalResult, RunSummary, ShapeResult, TaskSummary
+from geak_core.scaling import eager_speedup, set_speedups
 from geak_core.store import SUMMARY_FILE, RunStore
 from geak_core.tasks import EntryPoint, Task
 
@@ -73,7 +66,7 @@ def _shapes(task_id: str, candidate_ms: list[float]) -> list[ShapeResult]:
     return shapes
 
 
-def _verdict(task_id: str, candidate_id: str, step: int, lineage: int) -> EvalResult:
+def _verdict(task_id: str, candidate_id: str, step: int, lineage: int, method: str) -> EvalResult:
     if step == 0:
         return EvalResult(task_id=task_id, candidate_id=candidate_id, failed_stage="run",
                           reason="stage1 case 'case0' raised IndexError: out of bounds",
@@ -82,13 +75,12 @@ def _verdict(task_id: str, candidate_id: str, step: int, lineage: int) -> EvalRe
     scale = (1.0 if step == 1 else 0.6) * (1.0 + 0.25 * lineage)
     shapes = _shapes(task_id, [base * scale * (4 ** i if task_id == "vector_add" else (i + 1) ** 3)
                                for i in range(2)])
-    total, geo = aggregate_speedups(shapes)
     fractions = [s.roofline_fraction for s in shapes]
-    return EvalResult(task_id=task_id, candidate_id=candidate_id, call_ok=True, correct=True, shapes=shapes,
-                      speedup=total, speedup_sum=total, speedup_geomean=geo,
-                      speedup_vs_eager=eager_speedup(shapes, "sum"),
-                      roofline_fraction=sum(fractions) / len(fractions), performance_measured=True,
-                      performance_note="CUDA-event medians", device=DEVICE, mode="gpu")
+    result = EvalResult(task_id=task_id, candidate_id=candidate_id, call_ok=True, correct=True, shapes=shapes,
+                        speedup_vs_eager=eager_speedup(shapes, method),
+                        roofline_fraction=sum(fractions) / len(fractions), performance_measured=True,
+                        performance_note="CUDA-event medians", device=DEVICE, mode="gpu")
+    return set_speedups(result, method)  # as the judge fills them
 
 
 RECIPE = """[run]
@@ -108,14 +100,19 @@ name = "{retriever}"
 
 [optimizer]
 name = "opro"
+
+[evaluator]
+name = "triton"
+speedup_method = "{method}"
 """
 
 
 def make_timed_run(output_dir: Path, name: str = "timed", model: str = "gpt-test",
-                   retriever: str = "codesim") -> Path:
+                   retriever: str = "codesim", method: str = "sum") -> Path:
     """A finished two-task, two-lineage, three-iteration run: each lineage fails, is fixed,
-    then made faster. Returns the run folder."""
-    store = RunStore.create(output_dir, name, RECIPE.format(name=name, model=model, retriever=retriever),
+    then made faster; its verdicts' headline speedup is ``method`` (the judge's
+    ``speedup_method``; every aggregate is filled). Returns the run folder."""
+    store = RunStore.create(output_dir, name, RECIPE.format(name=name, model=model, retriever=retriever, method=method),
                             {"gpu": DEVICE})
     kinds = ["generate", "reflect", "optimize"]
     summaries = []
@@ -141,12 +138,13 @@ def make_timed_run(output_dir: Path, name: str = "timed", model: str = "gpt-test
                 candidate = Candidate(candidate_id, task_id, code, lineage, step, kind, f"step {step}",
                                       parent, call_id)
                 store.record_candidate(candidate)
-                result = _verdict(task_id, candidate_id, step, lineage)
+                result = _verdict(task_id, candidate_id, step, lineage, method)
                 store.record_evaluation(candidate, result)
                 parent = candidate_id
         summaries.append(TaskSummary(task_id, task.difficulty, task.category, lineages=2, samples=6,
                                      call_ok=True, correct=True, correct_lineages=2))
-    summary = RunSummary(store.run_id, "finished", summaries)  # what the report reads: task facts
+    summary = RunSummary(store.run_id, "finished", summaries,  # what the report reads: task facts
+                         speedup_method=method)
     store.set_meta("status", "finished")
     store.write_json(SUMMARY_FILE, summary.to_dict())
     store.close()

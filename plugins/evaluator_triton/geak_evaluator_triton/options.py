@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from geak_core.model import DEFAULT_SPEEDUP_METHOD
+from geak_core.scaling import SPEEDUP_METHODS
+
 
 @dataclass
 class TritonEvaluatorOptions:
@@ -93,7 +96,11 @@ class TritonEvaluatorOptions:
     # after each call (every call's outputs are also checked at random positions).
     verify_calls: float = 1.0
     suspicious_speedup: float = 10.0
-    speedup_method: str = field(default="sum", metadata={"choices": ["sum", "geomean", "mean_ratio"]})
+    # How a candidate's per-shape latencies make its headline speedup (``speedup``: the figure
+    # that picks a task's best candidate and ranks the optimizer's history): mean_ratio (the
+    # GEAK paper's mean of per-shape ratios), sum (GEAK-eval's code: total baseline time over
+    # total candidate time) or geomean. All three are always kept (speedup_sum, ...).
+    speedup_method: str = field(default=DEFAULT_SPEEDUP_METHOD, metadata={"choices": list(SPEEDUP_METHODS)})
     hardware: str = "auto"  # a hardware profile name, or auto-detect from the device
     extra_pythonpath: list[str] = field(default_factory=list)
     reference_cache_dir: str | None = None  # on-disk reference outputs (fixed seeds only)
@@ -116,8 +123,8 @@ class TritonEvaluatorOptions:
             problems.append("verify_calls must be >= 0")
         if self.case_set not in ("auto", "small", "full"):
             problems.append(f"case_set must be auto, small or full, not {self.case_set!r}")
-        if self.speedup_method not in ("sum", "geomean", "mean_ratio"):
-            problems.append(f"speedup_method must be sum, geomean or mean_ratio, not {self.speedup_method!r}")
+        if self.speedup_method not in SPEEDUP_METHODS:
+            problems.append(f"speedup_method must be mean_ratio, sum or geomean, not {self.speedup_method!r}")
         if self.budget_scale < 0 or self.budget_floor_s < 0:
             problems.append("budget_scale and budget_floor_s must be >= 0")
         if self.reference_prefetch < -1:

@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from geak_core.components import HardwareProfile
-from geak_core.model import EvalResult, ShapeResult, aggregate_speedups
-from geak_core.scaling import speedup_mean_ratio
+from geak_core.model import EvalResult, ShapeResult
+from geak_core.scaling import set_speedups
 from geak_core.tasks import Task
 
 from geak_evaluator_triton.checks.peak import above_peak
@@ -252,10 +252,7 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         result.phases[f"timing.{part}"] = round(sum(float((r.get("wall_s") or {}).get(part, 0.0))
                                                     for r in timings), 3)
     result.performance_measured = True
-    result.speedup_sum, result.speedup_geomean = aggregate_speedups(shapes)
-    result.speedup_mean_ratio = speedup_mean_ratio(shapes)
-    result.speedup = {"sum": result.speedup_sum, "geomean": result.speedup_geomean,
-                      "mean_ratio": result.speedup_mean_ratio}[options.speedup_method]
+    set_speedups(result, options.speedup_method)  # every aggregate, the configured one the headline
     fractions = [s.roofline_fraction for s in shapes if s.roofline_fraction is not None]
     result.roofline_fraction = sum(fractions) / len(fractions) if fractions else None
     baseline = "the task's timing baseline" if task.timing_baseline else "reference"
