@@ -3,6 +3,11 @@ best candidate with its speedup against PyTorch eager and its code metrics."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from geak_core.cli import main
 from geak_core.code_metrics import code_metrics
 from geak_core.model import EvalResult
 from geak_core.report import format_comparison, format_summary, summarize_run, summarize_task
@@ -133,3 +138,22 @@ def test_a_summary_written_before_speedups_were_kept_per_round_prints_its_accura
     assert "  speedup " not in text and "tasks with speedup" not in text
     table = format_comparison([("old", summary)])
     assert table.split("speedup after each round", 1)[1].splitlines()[2].split() == ["old", "-"]
+
+
+def test_the_quickstart_summary_names_its_headline_speedup_and_has_the_speedup_after_each_round(quickstart_run):
+    """The quickstart names no method: the default, the paper's mean_ratio, heads its summary.
+    Under the interpreter nothing is timed, so every figure is empty, but the fields are there."""
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.toml"
+    assert "speedup_method" not in recipe.read_text()
+    data = json.loads((quickstart_run / "summary.json").read_text())
+    assert data["speedup_method"] == "mean_ratio"
+    assert data["speedups"] == {"sum": None, "geomean": None, "mean_ratio": None}
+    assert [p["iteration"] for p in data["by_iteration"]] == [1, 2, 3]
+    for point in data["by_iteration"]:
+        assert point["mean_speedup"] is None and point["speedup_tasks"] == 0
+        assert point["speedups"] == {"sum": None, "geomean": None, "mean_ratio": None}
+    shown = CliRunner().invoke(main, ["runs", "show", str(quickstart_run)])
+    assert shown.exit_code == 0, shown.output
+    assert "mean speedup n/m (mean_ratio: mean of per-shape latency ratios, as the GEAK paper" in shown.output
+    assert "speedup, mean over tasks of the best correct candidate: mean_ratio n/m (headline), sum n/m, " \
+           "geomean n/m" in shown.output
