@@ -15,7 +15,16 @@ chosen in the recipe, like every other choice:
 * the **retriever** (``[retriever]``) gives examples to the rounds named in
   ``[retriever] rounds``: by the task's instruction on generate and restart
   rounds, by the failed code on reflect rounds, by the best code on optimize
-  rounds.
+  rounds;
+* the **tuner** (``[tuner]``) searches the launch configuration of a round's
+  correct candidates (each, or only a new lineage best: ``[tuner] when``) within
+  the task's budget (``[tuner] candidates`` and ``seconds``, over all its
+  lineages). Its variants are judged by the run's judge and stored as candidates
+  (``origin = "tune"``, ``parent_id`` the tuned one) that count like any other; a
+  faster one is offered to the optimizer and handed to the policy (a ``tune``
+  plan), and what it changed goes into the lineage's next optimize prompt. A
+  candidate whose speed the judge did not measure (the interpreter on a CPU) is
+  not tuned, and the run says so (a line per candidate and the summary).
 
 This module keeps the loop only. Recorded, resumable, budgeted LLM calls live
 in ``geak_core.recording``, the lineage state in ``geak_core.lineage``, the
@@ -25,7 +34,10 @@ display in ``geak_core.progress``, summaries in ``geak_core.report`` and
 Every LLM call and evaluation is stored under a *slot* (task, lineage,
 iteration, purpose). Resuming a run replays the loop and serves recorded slots
 from the store, so nothing already paid for or judged is repeated, and the
-final summary equals that of an uninterrupted run.
+final summary equals that of an uninterrupted run. A finished tuning is stored
+as a ``tuned`` event of its round (the variants judged, the one kept, the notes,
+the seconds spent) and replayed from it without calling the tuner; one cut short
+is run again, its variants already judged served from the store.
 
 Reproducibility: each request carries a seed derived from ``[run] seed`` and
 its slot (``request_seed``), so lineages sample independently and a rerun asks
@@ -41,17 +53,23 @@ import difflib
 import threading
 import time
 import traceback
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from geak_core.components import (
     COMPONENT_KINDS,
+    TUNE_KIND,
+    EvalJob,
+    EvaluatorBase,
     Example,
     HardwareProfile,
     KnowledgeContext,
     RetrievalQuery,
     RoundContext,
     RoundPlan,
+    TuningReport,
     as_component,
 )
 from geak_core.errors import GeakError, InputError, OptionError, RecipeError
@@ -63,7 +81,7 @@ from geak_core.model import Attempt, Candidate, EvalResult, RunSummary, TaskSumm
 from geak_core.plugins import PluginManager
 from geak_core.progress import CandidateJudged, Echo, Progress
 from geak_core.prompts import PromptRenderer
-from geak_core.recipe import Recipe, dotted, dump_toml
+from geak_core.recipe import Recipe, TunerSection, dotted, dump_toml, options_to_dict
 from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
 from geak_core.report import format_summary, is_scripted, summarize_run, summarize_task
 from geak_core.scaling import best_speedups, run_speedup_method, sequential_scaling
@@ -78,6 +96,19 @@ from geak_core.store import (
     resolve_run,
 )
 from geak_core.tasks import Task
+from geak_core.tuning import (
+    TuneLedger,
+    kept_variant,
+    knob_lines,
+    measured_speedup,
+    prompt_knobs,
+    untimed_reason,
+)
+
+# What an optimize prompt shows of the lineage's tunings: the latest ones that judged
+# something, and at most so many changed knobs of each (prompts stay short).
+PROMPT_TUNINGS = 2
+PROMPT_KNOBS = 8
 
 
 def extract_candidate_code(reply: str, required_names: list[str]) -> tuple[str | None, str]:
@@ -116,11 +147,19 @@ class Agent:
         self.generator = built["generator"]
         self.reflector = built["reflector"]
         self.policy = built["policy"]
+        self.tuner = built["tuner"]
+        self.tuning_on = recipe.components["tuner"].name != "none"  # core's switch: no tuning
+        self.ledgers: dict[str, TuneLedger] = {}
+        self.tuned_codes: dict[str, set[str]] = {}  # per task: code already tuned
+        self.tally = TuningTally()
+        self.recorded_tunings = {(e["task_id"], e["lineage"], e["iteration"], e["payload"].get("candidate")):
+                                 e["payload"] for e in store.iter_events("tuned")}
         run = recipe.run
         self.budget = Budget.resumed(run.max_llm_calls, run.max_tokens, run.max_cost_usd, store)
         self.llm = RecordedLLM(built["llm"], recipe.components["llm"].name, store, self.budget)
         self.hardware = resolve_hardware(recipe.hardware.profile, plugins)
         self.evaluator.set_hardware(self.hardware)
+        self.tuner.set_hardware(self.hardware)
         self.packs = [plugins.build("knowledge_pack", name) for name in recipe.knowledge.packs]
         self.prompts = PromptRenderer.from_recipe(recipe, plugins)
         self.eval_slots = threading.BoundedSemaphore(max(1, int(self.evaluator.max_parallel)))
@@ -201,6 +240,7 @@ class Agent:
             examples=self.retrieve(state, plan, iteration), knowledge=self.knowledge(task), hardware=hw,
             optimizer=self.optimizer.context(key) if plan.kind == "optimize" else {},
             proposals=max(1, int(self.optimizer.proposals)) if plan.kind == "optimize" else 1,
+            tuning=[t for t in state.tunings if t.judged][-PROMPT_TUNINGS:] if plan.kind == "optimize" else [],
         )
 
     def _round(self, state: LineageState, iteration: int) -> None:
@@ -262,7 +302,100 @@ class Agent:
             self.progress.candidate_judged(CandidateJudged(
                 task.id, state.lineage, iteration, kind, result, proposal=index if n > 1 else None))
         improved = self.policy.after_round(state, plan, [(c, results[c.id]) for c in candidates])
+        improved = self.tune_round(state, iteration, candidates, results) or improved
         state.rounds_without_gain = 0 if improved else state.rounds_without_gain + 1
+
+    # -- tuning ------------------------------------------------------------------
+
+    def tune_round(self, state: LineageState, iteration: int, candidates: list[Candidate],
+                   results: dict[str, EvalResult]) -> bool:
+        """Tune the round's correct candidates (all, or the new lineage best: ``[tuner]
+        when``); True if a faster variant improved the lineage."""
+        if not self.tuning_on:
+            return False
+        chosen = [c for c in candidates if c.code and results[c.id].call_ok and results[c.id].correct]
+        if self.recipe.tuner.when == "best":
+            chosen = [c for c in chosen if state.best is not None and c.id == state.best.id]
+        improved = False
+        for candidate in chosen:
+            improved = self.tune(state, iteration, candidate, results[candidate.id]) or improved
+        return improved
+
+    def tune(self, state: LineageState, iteration: int, candidate: Candidate, result: EvalResult) -> bool:
+        """Tune one correct candidate, or replay its recorded tuning; True if the lineage improved."""
+        task = state.task
+        recorded = self.recorded_tunings.get((task.id, state.lineage, iteration, candidate.id))
+        if recorded is not None:
+            payload = recorded
+            variants = self._stored_variants(task.id, payload.get("judged", []))
+            self.ledgers[task.id].settle(None, len(variants), float(payload.get("seconds", 0.0)))
+            self.tuned_codes[task.id].add(candidate.hash)
+        else:
+            payload, variants = self._run_tuner(task, candidate, result)
+            self.store.event("tuned", payload, task_id=task.id, lineage=state.lineage, iteration=iteration)
+        return self._adopt(state, iteration, candidate, result, payload, variants)
+
+    def _run_tuner(self, task: Task, candidate: Candidate,
+                   result: EvalResult) -> tuple[dict[str, Any], list[tuple[Candidate, EvalResult]]]:
+        """The tuner's work on ``candidate`` as a ``tuned`` event's payload, and the variants it
+        judged with their verdicts (stored by the judge it was given)."""
+        ledger = self.ledgers[task.id]
+        reason = untimed_reason(result)
+        if reason is None and candidate.hash in self.tuned_codes[task.id]:
+            reason = "tuning skipped: the same code was tuned before in this task"
+        granted = ledger.take() if reason is None else None
+        if reason is None and granted is None:
+            reason = ledger.spent_note()
+        if reason is not None or granted is None:
+            return {"candidate": candidate.id, "skipped": reason}, []
+        self.tuned_codes[task.id].add(candidate.hash)
+        started = time.monotonic()
+        try:
+            tuned = self.tuner.tune(task, candidate, StoredJudge(self), granted)
+        except RunStopped:
+            raise
+        except Exception as exc:  # the tuner's fault: said, and the lineage goes on untuned
+            ledger.settle(granted, 0, time.monotonic() - started)
+            self.store.event("error", {"traceback": traceback.format_exc()}, task_id=task.id)
+            return {"candidate": candidate.id, "skipped": f"tuning failed: {type(exc).__name__}: {exc}"}, []
+        seconds = time.monotonic() - started
+        judged = [v for v in tuned.variants if v.result is not None]
+        ledger.settle(granted, len(judged), seconds)
+        kept = kept_variant(tuned, result)
+        payload = {"candidate": candidate.id, "judged": [v.candidate.id for v in judged],
+                   "changes": {v.candidate.id: v.changes for v in judged},
+                   "kept": kept.candidate.id if kept is not None else None,
+                   "diff": kept.diff if kept is not None else "",
+                   "notes": list(tuned.notes), "seconds": round(seconds, 3)}
+        return payload, [(v.candidate, v.result) for v in judged if v.result is not None]
+
+    def _stored_variants(self, task_id: str, ids: list[str]) -> list[tuple[Candidate, EvalResult]]:
+        codes = {c.id: c for c in self.store.candidates(task_id)}
+        verdicts = dict(self.store.evaluations(task_id))  # the latest verdict of each
+        return [(codes[i], verdicts[i]) for i in ids if i in codes and i in verdicts]
+
+    def _adopt(self, state: LineageState, iteration: int, candidate: Candidate, result: EvalResult,
+               payload: dict[str, Any], variants: list[tuple[Candidate, EvalResult]]) -> bool:
+        """Count a tuning's variants like any candidate of the round, and go on from the kept one."""
+        task = state.task
+        assert self.progress is not None
+        for variant, verdict in variants:
+            state.record(iteration, TUNE_KIND, variant, verdict)
+            self.progress.candidate_judged(CandidateJudged(task.id, state.lineage, iteration, TUNE_KIND, verdict))
+        kept = next(((c, r) for c, r in variants if c.id == payload.get("kept")), None)
+        improved = False
+        if kept is not None:
+            self.optimizer.record(f"{task.id}@{state.lineage}", *kept)
+            improved = bool(self.policy.after_round(state, RoundPlan(TUNE_KIND), [kept]))
+        before, after = measured_speedup(result), measured_speedup(kept[1]) if kept else None
+        if variants:
+            changes = knob_lines(payload.get("changes", {}).get(kept[0].id, "")) if kept else []
+            state.tunings.append(TuningReport(candidate.id, len(variants), sum(r.correct for _, r in variants),
+                                              prompt_knobs(changes, PROMPT_KNOBS), before, after))
+        self.tally.add(payload, variants, kept is not None)
+        self.progress.line(f"[{task.id}] L{state.lineage} I{iteration} {'tuning':<8} -> {candidate.id}: "
+                           + describe_tuning(payload, variants, before, after))
+        return improved
 
     # -- lineages and tasks -----------------------------------------------------
 
@@ -302,6 +435,8 @@ class Agent:
         jobs = []
         for task in tasks:
             self.task_done[task.id] = threading.Event()
+            self.ledgers[task.id] = TuneLedger(self.recipe.tuner.candidates, self.recipe.tuner.seconds)
+            self.tuned_codes[task.id] = set()
             reason = self.skip_reason(task)
             if reason:
                 skipped[task.id] = reason
@@ -401,10 +536,89 @@ class Agent:
                                 by_iteration=curve)
         summary.seed = self.recipe.run.seed
         summary.scripted = is_scripted(self.recipe.data.get("llm"))
+        if self.tuning_on:
+            summary.tuning = self.tally.summary(self.recipe.components["tuner"].name, self.recipe.tuner.when)
         summary.speedup_method = run_speedup_method(
             (r for s in states.values() for st in s for _, _, r in st.results),
             getattr(self.recipe.components["evaluator"].options, "speedup_method", None))
         return summary
+
+
+class StoredJudge(EvaluatorBase):
+    """The run's judge as a tuner sees it: each variant is stored as a candidate, its verdict
+    served from the store when one is recorded for its code (a resumed run judges nothing
+    twice) and recorded when new; at most the evaluator's ``max_parallel`` are judged at once,
+    and verdicts come back in the order the jobs were given."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.max_parallel = max(1, int(agent.evaluator.max_parallel))
+
+    def evaluate(self, task: Task, candidate: Candidate) -> EvalResult:
+        self.agent.store.record_candidate(candidate)
+        return self.agent.evaluate(task, candidate)
+
+    def evaluate_many(self, jobs: Iterable[EvalJob]) -> Iterator[tuple[EvalJob, EvalResult]]:
+        with ThreadPoolExecutor(max_workers=self.max_parallel) as pool:
+            window: deque[tuple[EvalJob, Any]] = deque()
+            for job in jobs:  # taken one at a time: the tuner may stop giving jobs (its deadline)
+                window.append((job, pool.submit(self.evaluate, job.task, job.candidate)))
+                if len(window) >= self.max_parallel:
+                    done, future = window.popleft()
+                    yield done, future.result()
+            while window:
+                done, future = window.popleft()
+                yield done, future.result()
+
+    def close(self) -> None:
+        return None
+
+
+class TuningTally:
+    """What the run's tunings did, for its summary (``RunSummary.tuning``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tuned = self.skipped = self.variants = self.correct = self.kept = 0
+        self.notes: Counter[str] = Counter()
+
+    def add(self, payload: dict[str, Any], variants: list[tuple[Candidate, EvalResult]], kept: bool) -> None:
+        with self.lock:
+            if payload.get("skipped"):
+                self.skipped += 1
+                self.notes[payload["skipped"]] += 1
+                return
+            self.tuned += 1
+            self.variants += len(variants)
+            self.correct += sum(r.correct for _, r in variants)
+            self.kept += int(kept)
+            self.notes.update(payload.get("notes", []))
+
+    def summary(self, tuner: str, when: str) -> dict[str, Any]:
+        with self.lock:
+            return {"tuner": tuner, "when": when, "tuned": self.tuned, "skipped": self.skipped,
+                    "variants_judged": self.variants, "variants_correct": self.correct, "kept": self.kept,
+                    "notes": dict(sorted(self.notes.items()))}
+
+
+def describe_tuning(payload: dict[str, Any], variants: list[tuple[Candidate, EvalResult]],
+                    before: float | None, after: float | None) -> str:
+    """One line: why a candidate was not tuned, or what its tuning judged and kept."""
+    if payload.get("skipped"):
+        return str(payload["skipped"])
+    notes = "; ".join(payload.get("notes", []))
+    if not variants:
+        return "nothing judged" + (f": {notes}" if notes else "")
+    correct = sum(r.correct for _, r in variants)
+    text = f"{len(variants)} variants judged ({correct} correct), "
+    kept = payload.get("kept")
+    if kept and before is not None and after is not None:
+        text += f"kept {payload['changes'][kept]}: {before:.2f}x -> {after:.2f}x"
+    elif kept and after is not None:
+        text += f"kept {payload['changes'][kept]}: {after:.2f}x"
+    else:
+        text += "none faster" + (f" than {before:.2f}x" if before is not None else "")
+    return text + (f" ({notes})" if notes else "")
 
 
 def resolve_hardware(profile: str, plugins: PluginManager) -> HardwareProfile | None:
@@ -449,7 +663,8 @@ RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "r
 
 # Keys added to recipes after runs were first stored, with their defaults: a run recorded
 # without one resumes under the default as unchanged.
-ADDED_WITH_DEFAULTS = {"tuner.name": "none"}
+ADDED_WITH_DEFAULTS = {"tuner.name": "none",
+                       **{f"tuner.{key}": value for key, value in options_to_dict(TunerSection()).items()}}
 
 
 def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:

@@ -432,6 +432,24 @@ class Tuner(Protocol):
              budget: TuneBudget) -> TuneResult: ...
 
 
+@dataclass(frozen=True)
+class TuningReport:
+    """What tuning one correct candidate of a lineage found, as the next ``optimize`` prompt
+    may show it (``RoundContext.tuning``).
+
+    ``judged`` variants were judged, ``correct`` of them correct; ``changes`` are the kept
+    (faster) variant's changed knobs, one per line (``add_kernel.BLOCK_SIZE 256->512``),
+    empty when none was kept; ``speedup_before`` is the tuned candidate's, ``speedup_after``
+    the kept variant's."""
+
+    candidate_id: str
+    judged: int
+    correct: int
+    changes: tuple[str, ...] = ()
+    speedup_before: float | None = None
+    speedup_after: float | None = None
+
+
 class TunerBase:
     """Base class of tuners: the optional abilities and their defaults.
 
@@ -448,6 +466,7 @@ class TunerBase:
 # ---------------------------------------------------------------------------
 
 ROUND_KINDS: tuple[str, ...] = ("generate", "restart", "reflect", "optimize")
+TUNE_KIND = "tune"  # the origin of a tuned variant, and the plan after_round sees it in
 
 
 @dataclass(frozen=True)
@@ -456,7 +475,9 @@ class RoundPlan:
 
     ``kind``: ``generate`` (the first round), ``restart`` (a fresh strategy after
     a debugging trap), ``reflect`` (fix the lineage's failed candidate) or
-    ``optimize`` (improve on the correct ones).
+    ``optimize`` (improve on the correct ones). The agent also hands a policy's
+    ``after_round`` a plan of kind ``tune`` (``TUNE_KIND``, never returned by
+    ``next_round``): the faster variant a tuner found of a round's correct candidate.
     ``attempt`` / ``max_attempts`` number a fix (1-based) within its limit;
     ``fixing_optimized`` says the candidate being fixed came from an
     optimisation step.
@@ -488,8 +509,9 @@ class RoundContext:
     set; ``system`` is the rendered system prompt. ``examples`` are the
     retrieved examples (best first; empty when ``[retriever] rounds`` leaves
     this kind of round out). ``optimizer`` holds the optimizer's ``context``
-    for an ``optimize`` round. ``lineage`` is read-only here: prompts are
-    chosen without side effects.
+    for an ``optimize`` round, and ``tuning`` what the lineage's latest tunings
+    found (oldest first; empty when nothing was tuned, or no variant judged).
+    ``lineage`` is read-only here: prompts are chosen without side effects.
     """
 
     plan: RoundPlan
@@ -504,6 +526,7 @@ class RoundContext:
     hardware: str | None = None
     optimizer: dict[str, Any] = field(default_factory=dict)
     proposals: int = 1
+    tuning: list[TuningReport] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -545,6 +568,9 @@ class Policy(Protocol):
     returns whether the lineage improved (a first correct candidate, or a
     faster one). A ``restart`` plan makes the agent abandon the lineage's
     approach (``LineageState.restart``) before the generator writes the prompt.
+    After tuning a round's correct candidate, ``after_round`` is called again with
+    a ``tune`` plan and the one variant kept (correct, and faster than the tuned
+    candidate), so that the lineage may go on from it.
     """
 
     def next_round(self, lineage: LineageState) -> RoundPlan: ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from geak_core.components import Reflection
+from geak_core.components import Reflection, TuningReport
 from geak_core.model import Attempt, Candidate, EvalResult
 from geak_core.scaling import Judged
 from geak_core.tasks import Task
@@ -36,6 +36,7 @@ class LineageState:
     attempts: list[Attempt] = field(default_factory=list)
     results: list[tuple[int, str, EvalResult]] = field(default_factory=list)
     judged: list[Judged] = field(default_factory=list)
+    tunings: list[TuningReport] = field(default_factory=list)  # what each tuning found, in order
 
     def restart(self, iteration: int) -> str:
         """Abandon the current approach (a debugging trap); returns its strategy."""

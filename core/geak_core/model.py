@@ -267,6 +267,11 @@ class RunSummary:
     # The replies were hand-written (the replay backend's scripted mode), not a model's: the
     # figures show the pipeline at work, not what a model can do.
     scripted: bool = False
+    # What tuning did, when the recipe's [tuner] tunes (empty otherwise): tuner, when, tuned
+    # (candidates whose tuning ran), skipped (candidates not tuned, each with its reason in
+    # notes), variants_judged, variants_correct, kept (faster variants kept), notes (each
+    # reason or tuner's note, with how many times it was given)
+    tuning: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -11,6 +11,7 @@ data lie in different places; an unset one is a problem naming the variable.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 import sys
@@ -75,6 +76,23 @@ class RetrieverSection:
     )
 
 
+TUNE_WHEN = ("every_correct", "best")
+
+
+@dataclass
+class TunerSection:
+    """Core keys of ``[tuner]``, whatever tuner ``name`` chooses: what tuning may spend per
+    task (over all its lineages) and which correct candidates it tunes."""
+
+    # variants judged per task at most; once spent, no candidate of the task is tuned
+    candidates: int = 16
+    # seconds of tuning per task at most; no variant is sent to the judge once they are spent
+    seconds: float = 120.0
+    # every_correct: each correct candidate a round yields; best: only a round's candidate
+    # that became its lineage's best
+    when: str = field(default="every_correct", metadata={"choices": list(TUNE_WHEN)})
+
+
 @dataclass
 class HardwareOptions:
     profile: str = "auto"
@@ -97,7 +115,8 @@ COMPONENT_SECTIONS: dict[str, tuple[str, str, str | None]] = {
     k.section: (k.name, k.key, k.default) for k in COMPONENT_KINDS if k.options
 }
 # Keys of component sections that belong to the core, not to the component's options.
-CORE_KEYS_OF_SECTION: dict[str, type] = {"suite": SuiteSection, "retriever": RetrieverSection}
+CORE_KEYS_OF_SECTION: dict[str, type] = {"suite": SuiteSection, "retriever": RetrieverSection,
+                                         "tuner": TunerSection}
 PLAIN_SECTIONS: dict[str, type] = {
     "run": RunOptions,
     "agent": AgentOptions,
@@ -150,6 +169,10 @@ class Recipe:
     @property
     def retriever(self) -> RetrieverSection:
         return self.core_keys.get("retriever") or RetrieverSection()
+
+    @property
+    def tuner(self) -> TunerSection:
+        return self.core_keys.get("tuner") or TunerSection()
 
 
 # ---------------------------------------------------------------------------
@@ -347,8 +370,10 @@ def validate_options(
 
     if schema is None:
         extra = [k for k in values if k not in ignore]
-        for key in extra:
-            problem(f"{prefix}.{key}", "unknown key: this component takes no options")
+        for key in extra:  # the section's own keys (ignored here) may be what was meant
+            close = difflib.get_close_matches(key, ignore, n=1, cutoff=0.6)
+            problem(f"{prefix}.{key}", "unknown key: this component takes no options",
+                    f"did you mean {close[0]!r}?" if close else "")
         return None
     hints = typing.get_type_hints(schema)
     fields = {f.name: f for f in dataclasses.fields(schema) if f.init}
@@ -359,7 +384,7 @@ def validate_options(
         if key not in fields:
             moved = MOVED_KEYS.get(f"{prefix}.{key}")
             problem(f"{prefix}.{key}", "unknown key" + (" (it has moved)" if moved else ""),
-                    f"set {moved} instead" if moved else suggest(key, fields))
+                    f"set {moved} instead" if moved else suggest(key, [*fields, *ignore]))
             continue
         tp = hints.get(key, Any)
         ok, coerced = _check_type(value, tp)
@@ -583,6 +608,14 @@ def load_recipe(
         for key in ("iterations", "lineages", "concurrency"):
             if getattr(agent, key) < 1:
                 problem(f"agent.{key}", f"must be at least 1, got {getattr(agent, key)}")
+    tuner = core_sections.get("tuner")
+    if tuner is not None:
+        if tuner.candidates < 1:
+            problem("tuner.candidates", f"must be at least 1, got {tuner.candidates}",
+                    'name = "none" turns tuning off')
+        if tuner.seconds <= 0:
+            problem("tuner.seconds", f"must be more than 0, got {tuner.seconds:g}",
+                    'name = "none" turns tuning off')
 
     if problems:
         raise RecipeError(problems)

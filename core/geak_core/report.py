@@ -278,9 +278,23 @@ def format_summary(summary: RunSummary) -> str:
     lines.append(
         f"llm calls {summary.llm_calls}, tokens {summary.tokens}{cost}; status {summary.status}{seed}"
     )
+    lines.extend(format_tuning(summary.tuning))
     if summary.note:
         lines.append(summary.note)
     return "\n".join(lines)
+
+
+def format_tuning(tuning: dict[str, Any]) -> list[str]:
+    """What the run's tunings did (``RunSummary.tuning``), then each reason a candidate was
+    not tuned and each tuner's note, with how often; nothing for a run without a tuner."""
+    if not tuning:
+        return []
+    when = "each correct candidate" if tuning.get("when") == "every_correct" else "each new lineage best"
+    lines = [f"tuning ({tuning.get('tuner')}, {when}): {tuning.get('tuned', 0)} candidates tuned, "
+             f"{tuning.get('variants_judged', 0)} variants judged ({tuning.get('variants_correct', 0)} correct), "
+             f"{tuning.get('kept', 0)} faster kept; {tuning.get('skipped', 0)} candidates not tuned"]
+    lines += [f"  {count} x {note}" for note, count in tuning.get("notes", {}).items()]
+    return lines
 
 
 def _table(title: str, rows: list[tuple[str, list[str]]], columns: list[str], width: int) -> list[str]:

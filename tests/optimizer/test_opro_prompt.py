@@ -50,3 +50,38 @@ def test_unmeasured_versions_say_so_and_carry_no_number() -> None:
     text = render(opt)
     assert "speed not measured" in text and "speedup" not in text.replace("speed not", "")
     assert "differs from all of the above" in text
+
+
+def test_a_kept_tuning_shows_each_changed_knob_on_a_line_of_its_own() -> None:
+    from geak_core.components import TuningReport
+
+    opt = optimizer_with_one()
+    tuning = [TuningReport("c", judged=6, correct=5, changes=("add_kernel.BLOCK_SIZE 256->512",
+                                                               "add_kernel.num_warps 4->8"),
+                           speedup_before=1.25, speedup_after=1.5)]
+    text = renderer().render("optimize", task=TASK.prompt_view(), knowledge=[], hardware=None,
+                             tuning=tuning, **opt.context("t@0"))
+    section = text.split("## Launch configurations tried without the model\n", 1)[1]
+    assert section.startswith("Of 6 launch configurations tried near a correct version, the fastest ran "
+                              "at 1.500x instead of 1.250x (it is among the versions above). It changed:\n"
+                              "- add_kernel.BLOCK_SIZE 256->512\n- add_kernel.num_warps 4->8\n")
+
+
+def test_a_tuning_that_kept_nothing_says_none_was_faster() -> None:
+    from geak_core.components import TuningReport
+
+    text = renderer().render("optimize", task=TASK.prompt_view(), knowledge=[], hardware=None,
+                             tuning=[TuningReport("c", judged=3, correct=2, speedup_before=1.25)],
+                             **optimizer_with_one().context("t@0"))
+    assert ("Of 3 launch configurations tried near a correct version (2 correct), none ran faster than "
+            "its 1.250x.") in text
+
+
+def test_without_tuning_the_prompt_has_no_tuning_section() -> None:
+    assert "Launch configurations tried" not in render(optimizer_with_one())
+
+
+def optimizer_with_one() -> OproOptimizer:
+    opt = OproOptimizer(OproOptions())
+    opt.record("t@0", Candidate("a", "t", "# a\n"), correct(speedup=1.25, performance_measured=True))
+    return opt

@@ -4,7 +4,9 @@
 * ``restart``: the same after a debugging trap, listing the abandoned strategies
   (template ``strategy``);
 * ``optimize``: the optimizer's archive of correct versions, slowest first
-  (template ``optimize``, with the optimizer's ``context`` as variables).
+  (template ``optimize``, with the optimizer's ``context`` as variables), and what
+  the lineage's latest tunings found (``tuning``: ``TuningReport``s, the knobs a
+  faster variant changed, one per line).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class GeakGenerator(GeneratorBase):
                   "examples": round.examples, "example": round.examples[0] if round.examples else None}
         kind = round.plan.kind
         if kind == "optimize":
-            user = round.render("optimize", **common, **round.optimizer)
+            user = round.render("optimize", **common, **round.optimizer, tuning=round.tuning)
         else:
             user = round.render("strategy" if kind == "restart" else "generate",
                                 abandoned=list(round.lineage.abandoned), **common)
