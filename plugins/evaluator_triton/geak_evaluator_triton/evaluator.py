@@ -28,7 +28,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from geak_core.components import EvalJob, EvaluatorBase, HardwareProfile
@@ -104,42 +104,85 @@ def judge_jobs(evaluate: Any, jobs: Iterable[EvalJob], parallel: int, may_start:
     (job, result) as it finishes; jobs start in the order :func:`next_job` picks (``ready``:
     see there). With ``may_start`` (no arguments), no job starts once it answers False: the
     jobs in flight finish and are yielded, the rest are not judged.
+
+    A job starts the moment another finishes, from the finishing job's thread: the caller's
+    work on a yielded verdict (printing it, rewriting a journal) never holds a slot idle.
     ``TritonEvaluator.evaluate_many`` and ``bench/tritonbench_published.py`` (its
     ``--limit-s``) schedule through this."""
     waiting = list(jobs)
     if not waiting:
         return
-    parallel = max(1, parallel)
-    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="geak-judge") as pool:
+    with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="geak-judge") as pool:
+        scheduler = _JobScheduler(pool, evaluate, waiting, max(1, parallel), may_start, ready)
         try:
-            yield from _judge_pending(pool, evaluate, waiting, parallel, may_start, ready)
+            yield from scheduler.results()
         except KeyboardInterrupt:
             # Ctrl-C reaches this process, not the children (process groups of their own): kill
             # them, or leaving the pool would wait for every verdict in flight to reach its budget.
+            scheduler.close()
             stop_running_jobs()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+        finally:
+            scheduler.close()  # a caller that stops early: nothing more starts
 
 
-def _judge_pending(pool: ThreadPoolExecutor, evaluate: Any, waiting: list[EvalJob], parallel: int,
-                   may_start: Any, ready: Callable[[EvalJob], bool] | None) -> Iterator[tuple[EvalJob, EvalResult]]:
-    """``judge_jobs``'s loop on ``pool``."""
-    finished: set[str] = set()
-    running: dict[str, int] = {}
-    pending: dict[Any, EvalJob] = {}
-    while waiting or pending:
-        while waiting and len(pending) < parallel and (may_start is None or may_start()):
-            job = waiting.pop(next_job(waiting, finished, running, ready, 4 * parallel))
-            running[job.task.key] = running.get(job.task.key, 0) + 1
-            pending[pool.submit(evaluate, job.task, job.candidate)] = job
-        if not pending:
-            return  # may_start said no: the rest are left
-        done, _ = wait(pending, return_when=FIRST_COMPLETED, timeout=None if may_start is None else 5.0)
-        for future in done:
-            job = pending.pop(future)
-            running[job.task.key] -= 1
-            finished.add(job.task.key)
+class _JobScheduler:
+    """``judge_jobs``'s bookkeeping: which jobs wait, which tasks have a verdict, how many run."""
+
+    def __init__(self, pool: ThreadPoolExecutor, evaluate: Any, waiting: list[EvalJob], parallel: int,
+                 may_start: Any, ready: Callable[[EvalJob], bool] | None) -> None:
+        self._pool, self._evaluate, self._waiting = pool, evaluate, waiting
+        self._parallel, self._may_start, self._ready = parallel, may_start, ready
+        self._lock = threading.RLock()  # a job may finish inside ``add_done_callback``
+        self._finished: set[str] = set()
+        self._running: dict[str, int] = {}
+        self._in_flight = 0
+        self._closed = False
+        self._error: Exception | None = None  # raised by the scheduling itself in a job's thread
+        self._done: queue.Queue[tuple[EvalJob, Any]] = queue.Queue()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+    def results(self) -> Iterator[tuple[EvalJob, EvalResult]]:
+        with self._lock:
+            self._fill()
+        while True:
+            with self._lock:
+                if self._error is not None:
+                    raise self._error
+                if not self._in_flight and self._done.empty():
+                    return  # all judged, or the rest may not start
+            try:
+                job, future = self._done.get(timeout=0.5)  # a timeout so Ctrl-C is seen
+            except queue.Empty:
+                continue
             yield job, future.result()
+
+    def _fill(self) -> None:
+        while (self._waiting and not self._closed and self._in_flight < self._parallel
+               and (self._may_start is None or self._may_start())):
+            job = self._waiting.pop(next_job(self._waiting, self._finished, self._running, self._ready,
+                                             4 * self._parallel))
+            self._running[job.task.key] = self._running.get(job.task.key, 0) + 1
+            self._in_flight += 1
+            future = self._pool.submit(self._evaluate, job.task, job.candidate)
+            future.add_done_callback(lambda done, job=job: self._finish(job, done))
+
+    def _finish(self, job: EvalJob, future: Any) -> None:
+        with self._lock:
+            self._running[job.task.key] -= 1
+            self._finished.add(job.task.key)
+            self._done.put((job, future))  # before the count drops: ``results`` sees one or the other
+            self._in_flight -= 1
+            try:
+                self._fill()
+            except Exception as exc:  # seen by ``results`` in the caller's thread
+                self._closed = True
+                if self._error is None:
+                    self._error = exc
 
 
 class TritonEvaluator(EvaluatorBase):
