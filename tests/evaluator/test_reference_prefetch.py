@@ -297,3 +297,28 @@ def test_the_first_timing_preparation_of_a_reference_is_recorded(mini_tasks):
         assert evaluator.references.times.cost_s(key) == first
     finally:
         evaluator.close()
+
+
+def test_a_tasks_reference_key_is_computed_once_until_its_reference_file_changes(store, mini_tasks, tmp_path,
+                                                                               monkeypatch):
+    """The scheduler asks for the keys of many waiting jobs whenever a slot frees: a key is
+    kept per task, and a changed reference file gives a new one."""
+    import dataclasses as dc
+    import shutil
+
+    from geak_evaluator_triton import reference_store
+
+    reference = tmp_path / "reference.py"
+    shutil.copy(mini_tasks["add"].reference, reference)
+    task = dc.replace(mini_tasks["add"], reference=str(reference))
+    payloads = []
+    real = reference_store.task_payload
+    monkeypatch.setattr(reference_store, "task_payload", lambda t: payloads.append(t) or real(t))
+    first = store.store.key(task, store.runtime)
+    assert [store.store.key(task, store.runtime) for _ in range(50)] == [first] * 50
+    assert len(payloads) == 1
+    reference.write_text(reference.read_text() + "\n# changed\n")
+    assert store.store.key(task, store.runtime) != first
+    assert len(payloads) == 2
+    other = dc.replace(task, id="add_copy")  # another task object: its own key
+    assert store.store.key(other, store.runtime) != store.store.key(task, store.runtime)

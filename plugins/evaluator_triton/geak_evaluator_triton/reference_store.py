@@ -124,12 +124,23 @@ class ReferenceStore:
         root = self.options.reference_cache_dir
         self._disk = DiskCache(root) if root else None
         self.times = ReferenceTimes(children.cache_dir("reference-times"))
+        # key() of each task seen, with what it was computed from: the scheduler asks for the
+        # keys of many waiting jobs each time a slot frees.
+        self._keys: dict[int, tuple[Task, Runtime, tuple[int, int, int] | None, str]] = {}
 
     def seeds_for(self, task: Task) -> list[int]:
         fixed = list(self.options.seeds) if self.options.seeds else list(task.seeds)
         return fixed + [s for s in self.secret_seeds if s not in fixed]
 
     def key(self, task: Task, runtime: Runtime) -> str:
+        """What identifies the reference run of ``task`` here: the task as a child receives it,
+        its reference file's content, the runtime and the options that change the outputs.
+        Kept per task object until its reference file changes (tasks are not changed once
+        given to the judge)."""
+        stamp = _file_stamp(task.reference)
+        memo = self._keys.get(id(task))
+        if memo is not None and memo[0] is task and memo[1] is runtime and memo[2] == stamp:
+            return memo[3]
         payload = task_payload(task)
         content = ""
         if payload.get("reference") and os.path.isfile(payload["reference"]):
@@ -141,7 +152,9 @@ class ReferenceStore:
              self.options.check_outliers, self.options.heavy_case_mb, self.options.noise_multiple > 0],
             sort_keys=True, default=str,
         )
-        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+        key = hashlib.sha256(blob.encode()).hexdigest()[:32]
+        self._keys[id(task)] = (task, runtime, stamp, key)
+        return key
 
     def begin(self, task: Task, runtime: Runtime, slot: Slot, timing: bool = True) -> PendingReference | None:
         """Start computing the reference of ``task`` in a thread of its own and return at once;
@@ -494,3 +507,12 @@ class _ReferenceFrames(FrameHandler):
             self.failure = ReferenceFailed(
                 f"the reference of {self.task.key} failed{location}: {describe_exception(frame)}\n"
                 + (trim_traceback(frame.get("error")) or ""), seed=frame.get("seed"))
+
+
+def _file_stamp(path: str) -> tuple[int, int, int] | None:
+    """(inode, size, modification time) of ``path``; None where there is no such file."""
+    try:
+        info = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns) if info else None
