@@ -575,6 +575,9 @@ def _add_optional_commands() -> None:
     except ImportError:
         return
     main.add_command(eval_command, "eval")
+    from geak_core.cli_tune import tune_command
+
+    main.add_command(tune_command, "tune")
     from geak_core.cli_export import export_command
     from geak_core.cli_report import report_command
 

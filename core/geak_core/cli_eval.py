@@ -19,7 +19,9 @@ the same wherever it runs.
 
 Scripts that judge records themselves (``bench/``) reuse ``entries_from_jsonl``,
 ``build_executor``, ``build_evaluator``, ``result_record``, ``verdict_line`` and
-``summarize``.
+``summarize``; ``geak-core tune`` reads its candidates (``read_entries``), builds its judge
+(``judge_options``, ``build_judge``) and keeps its journal (``read_journal``,
+``write_records``) with the same code.
 
 Exit status: 0 when every candidate was judged, whatever the verdicts; 1 when
 the judge itself failed on some task (its reference crashed, say); 2 for bad
@@ -196,23 +198,31 @@ def build_evaluator(name: str, overrides: dict[str, Any], executor: Any = None) 
 def build_executor(name: str, pairs: Iterable[str]) -> Any:
     """The registered executor ``name`` with ``KEY=VALUE`` options (VALUE in TOML syntax; a
     bare word is a string), checked against its options as a recipe's ``[executor]`` is."""
+    return build_with_options("executor", name, pairs, "--executor-option")
+
+
+def build_with_options(kind: str, name: str, pairs: Iterable[str], flag: str) -> Any:
+    """The registered ``kind`` component ``name`` with the ``KEY=VALUE`` options given by
+    ``flag`` (VALUE in TOML syntax; a bare word is a string), checked against its options as
+    the recipe's section of that kind is."""
+    from geak_core.components import KIND_BY_NAME
     from geak_core.errors import RecipeError
     from geak_core.recipe import _Source, tomllib, validate_options
 
     manager = get_plugin_manager()
-    spec = manager.spec("executor", name)
+    spec = manager.spec(kind, name)
     values: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key.strip():
-            raise InputError(f"--executor-option takes KEY=VALUE, got {pair!r}")
+            raise InputError(f"{flag} takes KEY=VALUE, got {pair!r}")
         try:
             values[key.strip()] = tomllib.loads(f"value = {text}")["value"]
         except tomllib.TOMLDecodeError:
             values[key.strip()] = text
     problems: list[Any] = []
-    source = _Source({"": ("--executor-option", None)})
-    options = validate_options(spec.options, values, "executor", source, problems)
+    source = _Source({"": (flag, None)})
+    options = validate_options(spec.options, values, KIND_BY_NAME[kind].section, source, problems)
     if problems:
         raise RecipeError(problems)
     return spec.build(options)
@@ -223,6 +233,70 @@ def _build_suite(name: str) -> Any:
     spec = manager.spec("suite", name)
     options = spec.options() if spec.options is not None else None
     return manager.build("suite", name, options)
+
+
+def read_entries(suite_name: str, paths: Iterable[str], task_id: str | None,
+                 candidates_file: str | None) -> list[_Entry]:
+    """The candidates a command is given, as ``geak-core eval`` reads them: ``paths`` (files
+    of ``task_id``, or named by their task; folders of such files) and the records of
+    ``candidates_file`` (JSONL)."""
+    inputs = _Inputs(_build_suite(suite_name))
+    if task_id:
+        inputs.task(task_id, "--task")
+    entries = _from_paths(paths, task_id, inputs)
+    if candidates_file:
+        entries += _from_jsonl(candidates_file, inputs)
+    return entries
+
+
+def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that choose the judge and how it runs, shared by ``eval`` and ``tune``
+    (``build_judge`` takes them as they come)."""
+    options = [
+        click.option("--evaluator", "evaluator_name", default="triton", show_default=True),
+        click.option("--executor", "executor_name", default="local", show_default=True,
+                     help="Where the judge runs: local (this machine) or a registered executor, such as "
+                          "ray (judges on a Ray cluster's workers)."),
+        click.option("--executor-option", "executor_options", multiple=True, metavar="KEY=VALUE",
+                     help="An option of the executor, VALUE in TOML syntax (repeatable), e.g. "
+                          "address=auto or judges=4."),
+        click.option("--mode", type=click.Choice(["auto", "interpreter", "gpu"]), help="Judge mode."),
+        click.option("--workers", type=int,
+                     help="GPUs to use (default: all visible; each runs several candidates, timing one at "
+                          "a time), or CPU workers under the interpreter."),
+        click.option("--timeout", "timeout_s", type=float,
+                     help="Seconds per candidate child at most (within it, a budget scaled from the task's "
+                          "reference time: the evaluator's budget_scale and budget_floor_s)."),
+        click.option("--hardware", help="Hardware profile: roofline figures, and the limits of the tuner's "
+                                        "variants (default: detect)."),
+        click.option("--seeds", help="Comma-separated seeds replacing the tasks' own."),
+        click.option("--speedup-method", type=click.Choice(["mean_ratio", "sum", "geomean"]),
+                     help="The headline speedup's aggregate over a task's shapes: mean_ratio (the GEAK "
+                          "paper's mean of per-shape ratios; the judge's default), sum (GEAK-eval's code: "
+                          "total latency over total latency) or geomean. Every record keeps all three."),
+        click.option("--pythonpath", multiple=True, help="Extra import path for the judge's children."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def build_judge(evaluator_name: str, executor_name: str, executor_options: tuple[str, ...],
+                mode: str | None, workers: int | None, timeout_s: float | None, hardware: str | None,
+                seeds: str | None, speedup_method: str | None, pythonpath: tuple[str, ...]) -> Any:
+    """The evaluator ``judge_options`` describe, built by its executor."""
+    seed_list = None
+    if seeds:
+        try:
+            seed_list = [int(s) for s in seeds.split(",") if s.strip()]
+        except ValueError as exc:
+            raise InputError(f"--seeds: expected comma-separated integers, got {seeds!r}") from exc
+    executor = build_executor(executor_name, executor_options)
+    return build_evaluator(evaluator_name, {
+        "mode": mode, "workers": workers, "timeout_s": timeout_s, "hardware": hardware,
+        "seeds": seed_list, "extra_pythonpath": [os.path.abspath(p) for p in pythonpath] or None,
+        "speedup_method": speedup_method,
+    }, executor)
 
 
 def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
@@ -256,10 +330,10 @@ def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
     }
 
 
-def load_journal(path: str) -> dict[tuple[str, str], EvalResult]:
-    """The verdicts an earlier ``--json`` file holds, by (task, candidate id): what
-    ``--resume`` does not judge again. Judge errors are left out (judged again), and so is a
-    line that does not parse (a JSONL file cut short)."""
+def read_journal(path: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """The records an earlier ``-o/--out`` file holds (a ``.json`` list or ``.jsonl`` lines),
+    by (task, candidate id): what ``--resume`` does not do again. Records of judge errors are
+    left out (done again), and so is a line that does not parse (a JSONL file cut short)."""
     try:
         text = Path(path).read_text()
     except FileNotFoundError:
@@ -278,25 +352,39 @@ def load_journal(path: str) -> dict[tuple[str, str], EvalResult]:
                 records.append(json.loads(line))
             except json.JSONDecodeError:
                 continue
-    kept: dict[tuple[str, str], EvalResult] = {}
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
     for record in records:
         if not isinstance(record, dict) or "task" not in record or "candidate" not in record:
             continue
         if "judge_error" in (record.get("flags") or []):
             continue
+        kept[(str(record["task"]), str(record["candidate"]))] = record
+    return kept
+
+
+def load_journal(path: str) -> dict[tuple[str, str], EvalResult]:
+    """The verdicts an earlier ``-o/--out`` file holds, by (task, candidate id)
+    (``read_journal``)."""
+    kept: dict[tuple[str, str], EvalResult] = {}
+    for record in read_journal(path).values():
         data = {k: v for k, v in record.items() if k not in ("task", "suite", "candidate")}
         kept[(str(record["task"]), str(record["candidate"]))] = EvalResult.from_dict(
             {**data, "task_id": record["task"], "candidate_id": record["candidate"]})
     return kept
 
 
-def _write_records(path: str, pairs: list[tuple[Task, EvalResult]]) -> None:
-    records = [result_record(t, r) for t, r in pairs]
+def write_records(path: str, records: list[dict[str, Any]]) -> None:
+    """Every record so far, written atomically: one JSON object a line for a ``.jsonl``
+    path, a JSON list otherwise. A command stopped half-way leaves a complete file."""
     if path.endswith(".jsonl"):
-        text = "".join(json.dumps(r) + "\n" for r in records)
+        text = "".join(json.dumps(r, default=str) + "\n" for r in records)
     else:
-        text = json.dumps(records, indent=2) + "\n"
+        text = json.dumps(records, indent=2, default=str) + "\n"
     atomic_write(path, text)
+
+
+def _write_records(path: str, pairs: list[tuple[Task, EvalResult]]) -> None:
+    write_records(path, [result_record(t, r) for t, r in pairs])
 
 
 def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
@@ -524,27 +612,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
 @out_option("Write one record per candidate to this file (.json list or .jsonl lines), rewritten after "
             "every verdict: the journal --resume reads.")
 @json_flag("Print the summary as JSON on stdout (the verdict and progress lines go to stderr).")
-@click.option("--evaluator", "evaluator_name", default="triton", show_default=True)
-@click.option("--executor", "executor_name", default="local", show_default=True,
-              help="Where the judge runs: local (this machine) or a registered executor, such as "
-                   "ray (judges on a Ray cluster's workers).")
-@click.option("--executor-option", "executor_options", multiple=True, metavar="KEY=VALUE",
-              help="An option of the executor, VALUE in TOML syntax (repeatable), e.g. "
-                   "address=auto or judges=4.")
-@click.option("--mode", type=click.Choice(["auto", "interpreter", "gpu"]), help="Judge mode.")
-@click.option("--workers", type=int,
-              help="GPUs to use (default: all visible; each runs several candidates, timing one at a "
-                   "time), or CPU workers under the interpreter.")
-@click.option("--timeout", "timeout_s", type=float,
-              help="Seconds per candidate child at most (within it, a budget scaled from the task's "
-                   "reference time: the evaluator's budget_scale and budget_floor_s).")
-@click.option("--hardware", help="Hardware profile for roofline figures (default: detect).")
-@click.option("--seeds", help="Comma-separated seeds replacing the tasks' own.")
-@click.option("--speedup-method", type=click.Choice(["mean_ratio", "sum", "geomean"]),
-              help="The headline speedup's aggregate over a task's shapes: mean_ratio (the GEAK paper's "
-                   "mean of per-shape ratios; the judge's default), sum (GEAK-eval's code: total latency "
-                   "over total latency) or geomean. Every record keeps all three.")
-@click.option("--pythonpath", multiple=True, help="Extra import path for the judge's children.")
+@judge_options
 @click.option("-k", "ks", multiple=True, type=int, default=(1,), show_default=True,
               help="pass@k values to report (repeatable).")
 @click.option("--resume", is_flag=True,
@@ -552,20 +620,12 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                    "rest; judge errors are judged again.")
 def eval_command(
     paths: tuple[str, ...], suite_name: str, task_id: str | None, candidates_file: str | None,
-    out: str | None, as_json: bool, evaluator_name: str, executor_name: str, executor_options: tuple[str, ...],
-    mode: str | None, workers: int | None,
-    timeout_s: float | None, hardware: str | None, seeds: str | None, speedup_method: str | None,
-    pythonpath: tuple[str, ...], ks: tuple[int, ...], resume: bool,
+    out: str | None, as_json: bool, ks: tuple[int, ...], resume: bool, **judge: Any,
 ) -> None:
     """Judge candidates: correctness, anti-cheat checks and (on a GPU) speed."""
+    speedup_method = judge["speedup_method"]
     try:
-        suite = _build_suite(suite_name)
-        inputs = _Inputs(suite)
-        if task_id:
-            inputs.task(task_id, "--task")
-        entries = _from_paths(paths, task_id, inputs)
-        if candidates_file:
-            entries += _from_jsonl(candidates_file, inputs)
+        entries = read_entries(suite_name, paths, task_id, candidates_file)
         if not entries:
             raise InputError("nothing to judge: give candidate files, a directory or --candidates")
         if resume:
@@ -580,18 +640,7 @@ def eval_command(
                     kept += 1
             left = sum(entry.verdict is None for entry in entries)
             click.echo(f"resuming {out}: {kept} verdicts kept, {left} to judge", err=True)
-        seed_list = None
-        if seeds:
-            try:
-                seed_list = [int(s) for s in seeds.split(",") if s.strip()]
-            except ValueError as exc:
-                raise InputError(f"--seeds: expected comma-separated integers, got {seeds!r}") from exc
-        executor = build_executor(executor_name, executor_options)
-        evaluator = build_evaluator(evaluator_name, {
-            "mode": mode, "workers": workers, "timeout_s": timeout_s, "hardware": hardware,
-            "seeds": seed_list, "extra_pythonpath": [os.path.abspath(p) for p in pythonpath] or None,
-            "speedup_method": speedup_method,
-        }, executor)
+        evaluator = build_judge(**judge)
     except GeakError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
