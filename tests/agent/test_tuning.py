@@ -12,6 +12,7 @@ import json
 import re
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 from geak_core import hookimpl
@@ -20,11 +21,13 @@ from geak_core.components import EvaluatorBase
 from geak_core.errors import InputError
 from geak_core.model import EvalResult
 from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
+from geak_core.recipe import dotted, load_recipe
 from geak_core.store import RunStore
 
 from tests.agent.test_loop import Script, write_recipe
 from tests.support.openai_server import OpenAIServer
+
+RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 
 TUNABLE = '''Strategy: one autotuned chunk per program.
 ```python
@@ -230,3 +233,39 @@ def _comparable(summary):
     for task in data["tasks"]:
         task.pop("best_file")
     return data
+
+
+def test_the_tuned_ablation_row_differs_from_the_full_agent_by_its_tuner_section_alone():
+    manager = PluginManager()
+    full = dotted(load_recipe(RECIPES / "ablations" / "3-full.toml", manager, check_env=False).data)
+    tuned = dotted(load_recipe(RECIPES / "ablations" / "4-full-tuned.toml", manager, check_env=False).data)
+    changed = {key for key in set(full) | set(tuned) if full.get(key) != tuned.get(key)}
+    assert changed == {"tuner.name", "tuner.dtype_bytes"}  # grid, and the grid's own option
+    assert tuned["tuner.name"] == "grid"
+
+
+@pytest.mark.slow
+def test_the_tuned_quickstart_runs_on_a_cpu_and_says_that_nothing_was_tuned(tmp_path):
+    """The quickstart with [tuner] name = "grid", judged for real under the interpreter: the
+    same verdicts as the untuned quickstart, each correct candidate's tuning skipped with the
+    reason, in a line of its own and under the summary."""
+    manager = PluginManager()
+    recipe = load_recipe(RECIPES / "quickstart-tuned.toml", manager)
+    recipe.run.output_dir = str(tmp_path)
+    lines: list[str] = []
+    summary = run_recipe(recipe, manager, echo=lines.append)
+    assert summary.status == "finished" and summary.execution_accuracy == 1.0
+    skipped = ("tuning skipped: speed not measured, so no variant could be found faster (the Triton "
+               "interpreter runs kernels on the CPU, so its latencies say nothing about GPU speed)")
+    tuning_lines = [line for line in lines if " tuning   -> " in line]
+    assert sorted(line.split(" -> ")[0] for line in tuning_lines) == sorted(  # tasks interleave
+        f"[{task}] L0 I{i} tuning  " for task in ("test_add_kernel", "softmax") for i in (1, 2))
+    assert all(line.endswith(skipped) for line in tuning_lines)
+    assert summary.tuning == {"tuner": "grid", "when": "every_correct", "tuned": 0, "skipped": 4,
+                              "variants_judged": 0, "variants_correct": 0, "kept": 0, "notes": {skipped: 4}}
+    printed = "\n".join(lines)
+    assert ("tuning (grid, each correct candidate): 0 candidates tuned, 0 variants judged (0 correct), "
+            "0 faster kept; 4 candidates not tuned") in printed
+    with RunStore(tmp_path / summary.run_id) as store:
+        assert not [c for c in store.candidates() if c.origin == "tune"]
+
