@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geak_core.components import TUNE_KIND
 from geak_core.model import Candidate, EvalResult, RunSummary
 from geak_core.store import MANIFEST_FILE, RECIPE_FILE, SUMMARY_FILE, RunStore
 
@@ -34,7 +35,7 @@ class CandidateRow:
 
     candidate: Candidate
     result: EvalResult | None
-    round_kind: str  # generate | reflect | optimize | restart (the prompt that produced it)
+    round_kind: str  # generate | reflect | optimize | restart (the prompt that produced it) | tune
     proposal: int = 0  # which of the call's completions (optimisation rounds may ask several)
     prompt: list[dict[str, str]] = field(default_factory=list)  # chat messages, role and content
     reply: str | None = None
@@ -179,7 +180,7 @@ def load_run(run_dir: str | Path) -> RunData:
     rows = []
     for c in candidates:
         call = calls.get(c.llm_call_id or "")
-        if call is None and not c.llm_call_id:
+        if call is None and not c.llm_call_id and c.origin != TUNE_KIND:  # a tuned variant had no call
             call = _call_by_slot(calls.values(), c)
         proposal = _slot(c.id)[2]
         row = CandidateRow(candidate=c, result=latest.get(c.id), round_kind=c.origin, proposal=proposal)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from geak_core.components import TUNE_KIND
 from geak_core.errors import InputError
 from geak_core.model import EvalResult
 from geak_core.rundata import CandidateRow, load_run, verdict_of
@@ -66,7 +67,8 @@ def render(rows: list[CandidateRow], style: Any = None) -> str:
         if c.parent_id:
             lines.append(f"builds on: {c.parent_id}")
         if not row.prompt and row.reply is None:
-            lines.append("(no LLM call recorded for this candidate)")
+            lines.append("(tuned without the LLM: the candidate it builds on, its launch configuration "
+                         "changed)" if c.origin == TUNE_KIND else "(no LLM call recorded for this candidate)")
         for message in row.prompt:
             lines.append(paint(f"--- prompt ({message.get('role', '?')})", fg="cyan"))
             lines.append(str(message.get("content", "")).rstrip())

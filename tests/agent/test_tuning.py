@@ -269,3 +269,13 @@ def test_the_tuned_quickstart_runs_on_a_cpu_and_says_that_nothing_was_tuned(tmp_
     with RunStore(tmp_path / summary.run_id) as store:
         assert not [c for c in store.candidates() if c.origin == "tune"]
 
+
+def test_runs_log_shows_a_variant_as_tuned_without_a_prompt_of_its_own(tuned_run):
+    from geak_core.transcript import entries, render
+
+    _, store, _, _, _ = tuned_run
+    rows = entries(store.dir, candidate="test_add_kernel/L0/I0-tune4")
+    (row,) = rows
+    assert (row.round_kind, row.prompt, row.reply) == ("tune", [], None)
+    text = render(rows)
+    assert "builds on: test_add_kernel/L0/I0" in text and "tuned without the LLM" in text
