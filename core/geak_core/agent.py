@@ -150,7 +150,6 @@ class Agent:
         self.tuner = built["tuner"]
         self.tuning_on = recipe.components["tuner"].name != "none"  # core's switch: no tuning
         self.ledgers: dict[str, TuneLedger] = {}
-        self.tuned_codes: dict[str, set[str]] = {}  # per task: code already tuned
         self.tally = TuningTally()
         self.recorded_tunings = {(e["task_id"], e["lineage"], e["iteration"], e["payload"].get("candidate")):
                                  e["payload"] for e in store.iter_events("tuned")}
@@ -329,7 +328,7 @@ class Agent:
             payload = recorded
             variants = self._stored_variants(task.id, payload.get("judged", []))
             self.ledgers[task.id].settle(None, len(variants), float(payload.get("seconds", 0.0)))
-            self.tuned_codes[task.id].add(candidate.hash)
+            self.ledgers[task.id].claim(candidate.hash)
         else:
             payload, variants = self._run_tuner(task, candidate, result)
             self.store.event("tuned", payload, task_id=task.id, lineage=state.lineage, iteration=iteration)
@@ -341,14 +340,13 @@ class Agent:
         judged with their verdicts (stored by the judge it was given)."""
         ledger = self.ledgers[task.id]
         reason = untimed_reason(result)
-        if reason is None and candidate.hash in self.tuned_codes[task.id]:
+        if reason is None and not ledger.claim(candidate.hash):
             reason = "tuning skipped: the same code was tuned before in this task"
         granted = ledger.take() if reason is None else None
         if reason is None and granted is None:
             reason = ledger.spent_note()
         if reason is not None or granted is None:
             return {"candidate": candidate.id, "skipped": reason}, []
-        self.tuned_codes[task.id].add(candidate.hash)
         started = time.monotonic()
         try:
             tuned = self.tuner.tune(task, candidate, StoredJudge(self), granted)
@@ -436,7 +434,6 @@ class Agent:
         for task in tasks:
             self.task_done[task.id] = threading.Event()
             self.ledgers[task.id] = TuneLedger(self.recipe.tuner.candidates, self.recipe.tuner.seconds)
-            self.tuned_codes[task.id] = set()
             reason = self.skip_reason(task)
             if reason:
                 skipped[task.id] = reason

@@ -77,6 +77,15 @@ class TuneLedger:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._tuned: set[str] = set()
+
+    def claim(self, code_hash: str) -> bool:
+        """True the first time code with this hash is claimed for tuning in the task (it is
+        tuned once, whichever lineage reaches it first)."""
+        with self._lock:
+            first = code_hash not in self._tuned
+            self._tuned.add(code_hash)
+            return first
 
     def take(self) -> TuneBudget | None:
         """The budget of the next tuning (all that is left, reserved), or None when spent."""

@@ -279,3 +279,55 @@ def test_runs_log_shows_a_variant_as_tuned_without_a_prompt_of_its_own(tuned_run
     assert (row.round_kind, row.prompt, row.reply) == ("tune", [], None)
     text = render(rows)
     assert "builds on: test_add_kernel/L0/I0" in text and "tuned without the LLM" in text
+
+
+class TwoAtOnce(BlockJudge):
+    max_parallel = 2
+
+
+class BrokenTuner:
+    def __init__(self, options=None):
+        pass
+
+    def tune(self, task, candidate, judge, budget):
+        raise RuntimeError("no knobs today")
+
+
+class MorePlugins:
+    @hookimpl
+    def geak_register_evaluators(self, register):
+        register("blocks-two", TwoAtOnce)
+
+    @hookimpl
+    def geak_register_tuners(self, register):
+        register("broken", BrokenTuner)
+
+
+def _run_with(tmp_path, *replace: tuple[str, str]):
+    script = Script(generate=[TUNABLE], optimize=[TUNABLE_2])
+    with OpenAIServer(script) as server:
+        manager = PluginManager(extra_plugins=[("blocks", BlockJudgePlugin()), ("more", MorePlugins())])
+        path = tuned_recipe(tmp_path, server.base_url, iterations=2)
+        text = path.read_text()
+        for old, new in replace:
+            text = text.replace(old, new)
+        path.write_text(text)
+        lines: list[str] = []
+        summary = run_recipe(load_recipe(path, manager), manager, echo=lines.append)
+    return summary, RunStore(tmp_path / "runs" / summary.run_id), lines
+
+
+def test_variants_judged_two_at_once_are_stored_and_counted_as_when_judged_one_by_one(tmp_path, tuned_run):
+    summary, store, _ = _run_with(tmp_path, ('name = "blocks"', 'name = "blocks-two"'))
+    one_by_one = tuned_run[1]
+    assert [(c.id, c.code) for c in store.candidates()] == [(c.id, c.code) for c in one_by_one.candidates()]
+    assert _comparable(summary) == _comparable(tuned_run[0])
+
+
+def test_a_tuner_that_fails_is_reported_and_the_lineage_goes_on_untuned(tmp_path):
+    summary, store, lines = _run_with(tmp_path, ('name = "grid"', 'name = "broken"'))
+    assert summary.status == "finished" and summary.tasks[0].best_speedup == 1.0
+    failed = "tuning failed: RuntimeError: no knobs today"
+    assert any(line.endswith("test_add_kernel/L0/I0: " + failed) for line in lines)
+    assert summary.tuning["notes"] == {failed: 2}  # both rounds' candidates: the budget is untouched
+    assert "no knobs today" in next(store.iter_events("error"))["payload"]["traceback"]
