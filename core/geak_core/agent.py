@@ -537,7 +537,7 @@ class Agent:
             summary.tuning = self.tally.summary(self.recipe.components["tuner"].name, self.recipe.tuner.when)
         summary.speedup_method = run_speedup_method(
             (r for s in states.values() for st in s for _, _, r in st.results),
-            getattr(self.recipe.components["evaluator"].options, "speedup_method", None))
+            self.recipe.data.get("evaluator", {}).get("speedup_method"))  # the judge's option, if it has one
         return summary
 
 

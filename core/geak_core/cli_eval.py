@@ -671,8 +671,7 @@ def eval_command(
         progress.close()
         evaluator.close()
 
-    summary = summarize(pairs, ks, {e.candidate.id: e.candidate.code for e in entries},
-                        speedup_method=getattr(getattr(evaluator, "options", None), "speedup_method", speedup_method))
+    summary = summarize(pairs, ks, {e.candidate.id: e.candidate.code for e in entries}, speedup_method=speedup_method)
     if out:
         _write_records(out, pairs)
     if as_json:
