@@ -236,7 +236,7 @@ def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
     assert elapsed < 60, elapsed
     names = [line for _, line in seen]
     hung = [i for i, line in enumerate(names) if "0hangs" in line]
-    assert len(names) == 6 and hung == [5], names
+    assert len(names) == 6 and hung == [5], seen
     assert "timed out" in names[5], names[5]
 
 
