@@ -552,6 +552,8 @@ class StoredJudge(EvaluatorBase):
         self.max_parallel = max(1, int(agent.evaluator.max_parallel))
 
     def evaluate(self, task: Task, candidate: Candidate) -> EvalResult:
+        if self.agent.interrupted.is_set():
+            raise RunStopped()  # Ctrl-C: no variant starts; a resume judges the rest
         self.agent.store.record_candidate(candidate)
         return self.agent.evaluate(task, candidate)
 
