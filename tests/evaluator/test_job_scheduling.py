@@ -7,7 +7,6 @@ import time
 from types import SimpleNamespace
 
 import pytest
-
 from geak_core.components import EvalJob
 
 
