@@ -35,6 +35,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -383,8 +384,26 @@ def write_records(path: str, records: list[dict[str, Any]]) -> None:
     atomic_write(path, text)
 
 
-def _write_records(path: str, pairs: list[tuple[Task, EvalResult]]) -> None:
-    write_records(path, [result_record(t, r) for t, r in pairs])
+class RecordFile:
+    """``write_records`` for a file rewritten after every verdict: each record is encoded
+    once, when it is added, so the n-th rewrite costs a write of the file, not n encodings."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._texts: list[str] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        if self.path.endswith(".jsonl"):
+            self._texts.append(json.dumps(record, default=str) + "\n")
+        else:  # as json.dumps(records, indent=2) lays out each element of a list
+            self._texts.append(textwrap.indent(json.dumps(record, indent=2, default=str), "  "))
+
+    def write(self) -> None:
+        if self.path.endswith(".jsonl"):
+            text = "".join(self._texts)
+        else:
+            text = ("[\n" + ",\n".join(self._texts) + "\n]" if self._texts else "[]") + "\n"
+        atomic_write(self.path, text)
 
 
 def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
@@ -652,13 +671,16 @@ def eval_command(
     echo = progress_echo(as_json)  # with --json, stdout carries the summary alone
     progress = EvalProgress(len(entries), tty=sys.stderr.isatty(), echo=echo, evaluator=evaluator)
 
+    journal = RecordFile(out) if out else None
+
     def record(task: Task, result: EvalResult) -> None:
         """Print the verdict now and rewrite -o/--out with every record so far (atomically):
         a run stopped half-way leaves the verdicts it reached, in a complete file."""
         pairs.append((task, result))
         progress.judged(task, result, echo)
-        if out:
-            _write_records(out, pairs)
+        if journal is not None:
+            journal.add(result_record(task, result))
+            journal.write()
 
     for entry in entries:
         if entry.verdict is not None:
@@ -672,8 +694,8 @@ def eval_command(
         evaluator.close()
 
     summary = summarize(pairs, ks, {e.candidate.id: e.candidate.code for e in entries}, speedup_method=speedup_method)
-    if out:
-        _write_records(out, pairs)
+    if journal is not None:
+        journal.write()
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
     else:

@@ -186,17 +186,43 @@ def test_each_verdict_is_printed_and_written_to_the_json_as_it_arrives(mini_cli,
     (folder / "add__b.py").write_text((CHEATS / "add_unwritten.py").read_text())
     out = tmp_path / "report.jsonl"
     seen: list[int] = []
-    real = cli_eval._write_records
+    real = cli_eval.RecordFile.write
 
-    def spy(path, pairs):
-        real(path, pairs)
-        seen.append(len(Path(path).read_text().splitlines()))  # what a reader would find now
+    def spy(self):
+        real(self)
+        seen.append(len(Path(self.path).read_text().splitlines()))  # what a reader would find now
 
-    monkeypatch.setattr(cli_eval, "_write_records", spy)
+    monkeypatch.setattr(cli_eval.RecordFile, "write", spy)
     result = mini_cli(str(folder), "--out", str(out))
     assert result.exit_code == 0, result.output
     assert seen[:2] == [1, 2]  # one complete file after the first verdict, then after the second
     assert len(out.read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.json"])
+def test_the_journal_encodes_each_record_once_and_lays_the_file_out_as_write_records(tmp_path, monkeypatch, name):
+    """-o is rewritten after every verdict; the records before are not encoded again, and the
+    file is byte for byte what write_records makes of the same records."""
+    import json as json_module
+
+    import geak_core.cli_eval as cli_eval
+
+    records = [{"task": f"t{i}", "speedup": i / 3, "flags": ["a", "b"], "shapes": [{"case": "x"}]}
+               for i in range(4)]
+    journal = cli_eval.RecordFile(str(tmp_path / name))
+    journal.write()
+    cli_eval.write_records(str(tmp_path / ("expected-" + name)), [])
+    assert (tmp_path / name).read_bytes() == (tmp_path / ("expected-" + name)).read_bytes()
+    encoded: list[object] = []
+    real = json_module.dumps
+    monkeypatch.setattr(cli_eval.json, "dumps", lambda obj, **kw: encoded.append(obj) or real(obj, **kw))
+    for record in records:
+        journal.add(record)
+        journal.write()
+    assert encoded == records  # each once
+    monkeypatch.undo()
+    cli_eval.write_records(str(tmp_path / ("expected-" + name)), records)
+    assert (tmp_path / name).read_bytes() == (tmp_path / ("expected-" + name)).read_bytes()
 
 
 def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
