@@ -44,9 +44,9 @@ import click
 
 from geak_core.cli_options import ConventionCommand, json_flag, out_option, progress_echo
 from geak_core.components import EvalJob, as_component
-from geak_core.errors import GeakError, InputError, OptionError
+from geak_core.errors import GeakError, InputError, OptionError, suggest
 from geak_core.model import Candidate, EvalResult, pass_at_k
-from geak_core.plugins import get_plugin_manager, suggest
+from geak_core.plugins import get_plugin_manager
 from geak_core.progress import clip, clip_left
 from geak_core.store import atomic_write
 from geak_core.tasks import Task

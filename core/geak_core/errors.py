@@ -1,6 +1,10 @@
-"""Errors that carry a location, so every message can say where the problem is."""
+"""Errors that carry a location, so every message can say where the problem is, and the
+"did you mean" hint (``suggest``) that a message about an unknown name ends with."""
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
 
 
 class GeakError(Exception):
@@ -61,3 +65,14 @@ class PluginError(GeakError):
 
 class UnknownComponentError(InputError):
     pass
+
+
+def suggest(name: str, choices: Iterable[str]) -> str:
+    """A "did you mean" hint, or a list of valid choices."""
+    choices = sorted(choices)
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    if choices:
+        return "valid: " + ", ".join(repr(c) for c in choices)
+    return "none are installed"

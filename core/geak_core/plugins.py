@@ -13,7 +13,6 @@ calls pluggy directly.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.metadata
 import logging
@@ -27,7 +26,7 @@ import pluggy
 
 from geak_core import components, hookspecs
 from geak_core.components import ComponentSpec
-from geak_core.errors import PluginError, UnknownComponentError
+from geak_core.errors import PluginError, UnknownComponentError, suggest
 
 log = logging.getLogger(__name__)
 
@@ -45,17 +44,6 @@ class PluginInfo:
     builtin: bool = False
     error: str | None = None  # import or registration failure
     components: list[ComponentSpec] = field(default_factory=list)
-
-
-def suggest(name: str, choices: Iterable[str]) -> str:
-    """A "did you mean" hint, or a list of valid choices."""
-    choices = sorted(choices)
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    if close:
-        return f"did you mean {close[0]!r}?"
-    if choices:
-        return "valid: " + ", ".join(repr(c) for c in choices)
-    return "none are installed"
 
 
 class PluginManager:

@@ -27,8 +27,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from geak_core.components import COMPONENT_KINDS, ROUND_KINDS
-from geak_core.errors import RecipeError, RecipeProblem
-from geak_core.plugins import PluginManager, suggest
+from geak_core.errors import RecipeError, RecipeProblem, suggest
+from geak_core.plugins import PluginManager
 
 # ---------------------------------------------------------------------------
 # Core sections (component sections add their component's options)

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.errors import InputError
-from geak_core.plugins import suggest
+from geak_core.errors import InputError, suggest
 
 # KernelBench-X's 15 task categories: the folder names of its data/kernelbenchx/.
 CATEGORIES: tuple[str, ...] = (
