@@ -14,7 +14,13 @@ from typing import Any
 import click
 
 from geak_core import __version__
-from geak_core.cli_options import ConventionCommand, json_flag, out_option, progress_echo
+from geak_core.cli_options import (
+    ConventionCommand,
+    build_suite,
+    json_flag,
+    out_option,
+    progress_echo,
+)
 from geak_core.errors import GeakError, InputError, RecipeError
 
 
@@ -197,32 +203,13 @@ def suites_command(as_json: bool) -> None:
         click.echo(f"{name}  ({spec.plugin}) {spec.description}")
 
 
-def _build_suite(name: str, options_kv: tuple[str, ...] = ()):
-    from geak_core.errors import RecipeError
-    from geak_core.recipe import _Source, validate_options
-
-    manager = _plugins()
-    spec = manager.spec("suite", name)
-    values: dict[str, Any] = {}
-    for item in options_kv:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise InputError(f"--option takes KEY=VALUE, got {item!r}")
-        values[key] = value
-    problems: list[Any] = []
-    options = validate_options(spec.options, values, "suite", _Source(), problems)
-    if problems:
-        raise RecipeError(problems)
-    return spec.build(options)
-
-
 @main.command("tasks")
 @click.argument("suite")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Suite option, e.g. path=...")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
     """List SUITE's tasks with difficulty, category and needs (hardware, Triton features)."""
-    tasks = _build_suite(suite, options).tasks()
+    tasks = build_suite(suite, options).tasks()
     if as_json:
         click.echo(json.dumps([t.prompt_view() for t in tasks], indent=2))
         return
@@ -252,7 +239,7 @@ def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
     suite_name, sep, task_id = ref.partition("/")
     if not sep:
         raise InputError(f"expected SUITE/ID, got {ref!r}")
-    task = _build_suite(suite_name, options).get(task_id)
+    task = build_suite(suite_name, options).get(task_id)
     view = task.prompt_view()
     if as_json:
         click.echo(json.dumps({"key": task.key, "id": task.id, "difficulty": task.difficulty,

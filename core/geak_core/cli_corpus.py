@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from geak_core.cli_options import json_flag
+from geak_core.cli_options import build_suite, json_flag
 from geak_core.components import AuditableRetriever, CorpusAudit
 from geak_core.errors import GeakError, InputError
 
@@ -98,14 +98,12 @@ def _retriever(manager: Any, name: str, recipe: str | None) -> tuple[str, Audita
 
 
 def _load_tasks(suites: list[str], originals: str | None) -> tuple[list[Any], dict[str, str]]:
-    from geak_core.cli import _build_suite
-
     tasks: list[Any] = []
     skipped: dict[str, str] = {}
     for suite in suites:
         options = (f"baseline={originals}",) if originals and suite == ORIGINALS_SUITE else ()
         try:
-            tasks += _build_suite(suite, options).tasks()
+            tasks += build_suite(suite, options).tasks()
         except GeakError as exc:
             skipped[suite] = str(exc)
     return tasks, skipped

@@ -1,4 +1,5 @@
-"""One convention for the command line, and errors for the spellings it replaced.
+"""One convention for the command line, and errors for the spellings it replaced; and the
+suite a command names with its ``--option KEY=VALUE`` pairs (``build_suite``).
 
 Every command that shows data takes ``--json`` (a flag: JSON on stdout, progress on
 stderr); every command that writes a file takes ``-o/--out PATH``. Earlier spellings
@@ -66,3 +67,25 @@ def progress_echo(as_json: bool) -> Any:
     if as_json:
         return lambda message="", **kwargs: click.echo(message, err=True)
     return click.echo
+
+
+def build_suite(name: str, options_kv: tuple[str, ...] = ()) -> Any:
+    """The suite ``name``, built with its options given as ``KEY=VALUE`` (``--option``),
+    checked like a recipe's: ``tasks``, ``task show`` and ``corpus audit`` take them."""
+    from geak_core.errors import InputError, RecipeError
+    from geak_core.plugins import get_plugin_manager
+    from geak_core.recipe import _Source, validate_options
+
+    manager = get_plugin_manager()
+    spec = manager.spec("suite", name)
+    values: dict[str, Any] = {}
+    for item in options_kv:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InputError(f"--option takes KEY=VALUE, got {item!r}")
+        values[key] = value
+    problems: list[Any] = []
+    options = validate_options(spec.options, values, "suite", _Source(), problems)
+    if problems:
+        raise RecipeError(problems)
+    return spec.build(options)
