@@ -504,7 +504,7 @@ PROTECTED_MODULES = (
 
 
 JUDGE_MODULES = ("geak_evaluator_triton.timed_calls", "geak_evaluator_triton.child",
-                 "geak_core.sandbox")
+                 "geak_evaluator_triton.child_common", "geak_core.sandbox")
 
 
 def _resolve(dotted: str) -> Any:

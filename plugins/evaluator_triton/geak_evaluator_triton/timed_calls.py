@@ -202,7 +202,7 @@ class TimedSide:
         one call timed alone estimates its device time."""
         import torch
 
-        from geak_evaluator_triton.child import make_inputs
+        from geak_evaluator_triton.child_common import make_inputs
 
         entered = time.perf_counter()
         self.case = case
@@ -406,7 +406,7 @@ def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide:
     latencies, gaps, launches, samples, kept outputs, and ``checks()``'s findings);
     ``{"case_done": True}`` → ``case_done``. A call that raises is answered with an
     ``error`` frame (stage ``timing``) and the loop goes on waiting."""
-    from geak_evaluator_triton.child import error_frame
+    from geak_evaluator_triton.child_common import error_frame
 
     while True:
         command = channel.receive()
@@ -439,7 +439,7 @@ def await_timing(channel: Any, harness: Any, cases: list[Any]) -> int | None:
     the child says ``prepared``; then ``{"time": {"seed": T}}`` once the judge holds the
     device exclusively.
     """
-    from geak_evaluator_triton.child import prefetch
+    from geak_evaluator_triton.child_common import prefetch
 
     answer = channel.receive()
     if answer.get("abort"):
@@ -489,7 +489,7 @@ def warm_module(harness: Any, task: Any, module: Any, cases: list[Any], seed: in
     outputs are dropped as it goes."""
     import torch
 
-    from geak_evaluator_triton.child import make_inputs
+    from geak_evaluator_triton.child_common import make_inputs
 
     estimates = {}
     for case in cases:
