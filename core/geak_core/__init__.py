@@ -6,7 +6,8 @@ Public names for plugin authors: ``hookimpl``, the protocols and dataclasses in
 types in ``geak_core.llm``.
 """
 
-from geak_core.hookspecs import hookimpl, hookspec
+from geak_core import _moved  # noqa: F401  (first: the old module paths, before anything imports one)
+from geak_core.api.hookspecs import hookimpl, hookspec
 
 __version__ = "0.1.0"
 

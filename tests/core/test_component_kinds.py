@@ -108,10 +108,10 @@ def test_a_new_kind_is_one_entry_in_the_table(tmp_path):
     package = Path(geak_core.__file__).parent
     copy = tmp_path / "site" / "geak_core"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    source = (copy / "components.py").read_text()
+    source = (copy / "api" / "components.py").read_text()
     anchor = "\n)\n\nKIND_BY_NAME"
     assert source.count(anchor) == 1
-    (copy / "components.py").write_text(source.replace(anchor, "\n" + NOTIFIER + anchor))
+    (copy / "api" / "components.py").write_text(source.replace(anchor, "\n" + NOTIFIER + anchor))
     (tmp_path / "recipe.toml").write_text('[llm]\nbackend = "echo"\n\n[notifier]\nworkers = 3\n')
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "GEAK_LOAD_PLUGINS": ""}
     out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, env=env, capture_output=True,

@@ -295,7 +295,7 @@ def namespaces_available() -> bool:
     global _namespaces
     if _namespaces is None:
         try:
-            probe = subprocess.run([sys.executable, "-I", "-m", "geak_core.sandbox", "--probe-namespaces"],
+            probe = subprocess.run([sys.executable, "-I", "-m", "geak_core.kit.sandbox", "--probe-namespaces"],
                                    capture_output=True, timeout=30)
             _namespaces = probe.returncode == 0
         except (OSError, subprocess.SubprocessError):
@@ -304,7 +304,7 @@ def namespaces_available() -> bool:
 
 
 def _child_command(result_fd: int, preload: tuple[str, ...] = ()) -> list[str]:
-    command = [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.sandbox", str(result_fd),
+    command = [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.kit.sandbox", str(result_fd),
                f"--parent={os.getpid()}"]
     if preload:
         command.append("--preload=" + ",".join(preload))
