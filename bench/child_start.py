@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
     parser.add_argument("--json", dest="json_out", default="")
     args = parser.parse_args(argv)
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
 
     result: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "parts": parts(args.repeats)}
     if args.json_out:

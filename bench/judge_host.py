@@ -60,7 +60,7 @@ def child_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
 
 
 def judge_one(args: argparse.Namespace, expected: Any, isolate: bool) -> dict[str, Any]:
-    from geak_core.sandbox import run_sandboxed
+    from geak_core.kit.sandbox import run_sandboxed
     from geak_evaluator_triton.candidate_run import Comparisons
     from geak_evaluator_triton.compare import compare_values
     from geak_evaluator_triton.comparison import bitwise_equal
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(row), flush=True)
                 results.append(row)
     if args.json:
-        from geak_core.store import atomic_write
+        from geak_core.engine.store import atomic_write
 
         atomic_write(args.json, json.dumps({"args": vars(args), "cpus": os.cpu_count(), "results": results},
                                            indent=1))

@@ -79,7 +79,7 @@ def side_by_side(task: Any, harness: Any, case: Any, sides: tuple[tuple[str, Any
 def _suites(rocm_v1: str) -> tuple[Any, Any]:
     """Our rocm suite and the same with ``baseline = rocm_v1`` (built once: building one
     reads the whole folder and ports every original)."""
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.plugins import get_plugin_manager
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", "rocm")
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     import torch
     import triton
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
 
     if not torch.cuda.is_available():
         print("error: this bench needs a GPU", file=sys.stderr)

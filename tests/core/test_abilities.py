@@ -7,12 +7,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from geak_core.components import EvaluatorBase, SuiteBase, as_component
-from geak_core.errors import PluginError
-from geak_core.hookspecs import hookimpl
-from geak_core.model import EvalResult
-from geak_core.plugins import PluginManager
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.components import EvaluatorBase, SuiteBase, as_component
+from geak_core.api.errors import PluginError
+from geak_core.api.hookspecs import hookimpl
+from geak_core.api.model import EvalResult
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.engine.plugins import PluginManager
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBED = ("core/geak_core", "plugins/executor_ray")

@@ -1,4 +1,4 @@
-"""One table of component kinds (geak_core.components.COMPONENT_KINDS) drives the register
+"""One table of component kinds (geak_core.api.components.COMPONENT_KINDS) drives the register
 hooks, the plugin manager's registries, the recipe's sections and the docs."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import textwrap
 from pathlib import Path
 
 import geak_core
-from geak_core import hookspecs
-from geak_core.components import COMPONENT_KINDS
-from geak_core.plugins import PluginManager
-from geak_core.recipe import COMPONENT_SECTIONS, PLAIN_SECTIONS
+from geak_core.api import hookspecs
+from geak_core.api.components import COMPONENT_KINDS
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import COMPONENT_SECTIONS, PLAIN_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,10 +52,11 @@ NOTIFIER = (
 
 SCRIPT = textwrap.dedent('''
     from dataclasses import dataclass
-    from geak_core import hookimpl, hookspecs
-    from geak_core.errors import RecipeError
-    from geak_core.plugins import PluginManager
-    from geak_core.recipe import load_recipe
+    from geak_core import hookimpl
+    from geak_core.api import hookspecs
+    from geak_core.api.errors import RecipeError
+    from geak_core.engine.plugins import PluginManager
+    from geak_core.engine.recipe import load_recipe
 
     @dataclass
     class LocalOptions:

@@ -22,9 +22,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from geak_core.components import KINDS
-from geak_core.plugins import PluginManager
-from geak_core.recipe import COMPONENT_SECTIONS, CORE_KEYS_OF_SECTION, PLAIN_SECTIONS
+from geak_core.api.components import KINDS
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import COMPONENT_SECTIONS, CORE_KEYS_OF_SECTION, PLAIN_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core" / "geak_core"

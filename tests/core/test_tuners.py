@@ -6,12 +6,12 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
-from geak_core.agent import recipe_changes
-from geak_core.components import TuneBudget, TunerBase, TuneResult, as_component
-from geak_core.errors import RecipeError
-from geak_core.model import Candidate
-from geak_core.plugins import PluginManager
-from geak_core.recipe import dump_toml, load_recipe
+from geak_core.api.components import TuneBudget, TunerBase, TuneResult, as_component
+from geak_core.api.errors import RecipeError
+from geak_core.api.model import Candidate
+from geak_core.engine.agent import recipe_changes
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import dump_toml, load_recipe
 
 RECIPE = textwrap.dedent('''\
     [llm]
@@ -32,7 +32,7 @@ def test_a_recipe_without_a_tuner_section_tunes_nothing(tmp_path):
     chosen = recipe.components["tuner"]
     assert (chosen.name, recipe.data["tuner"]) == ("none", {"name": "none"})
     tuner = plugins.build("tuner", chosen.name, chosen.options)
-    assert plugins.spec("tuner", "none").plugin == "geak_core.builtin"
+    assert plugins.spec("tuner", "none").plugin == "geak_core.engine.builtin"
     result = tuner.tune(None, Candidate("c1", "t", "x = 1\n"), None, TuneBudget())
     assert result == TuneResult()
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import torch
-from geak_core.tasks import tolerance_for
+from geak_core.api.tasks import tolerance_for
 from geak_evaluator_triton.compare import compare_values
 
 

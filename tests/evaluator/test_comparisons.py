@@ -11,7 +11,7 @@ import threading
 import time
 
 import torch
-from geak_core.tasks import Case
+from geak_core.api.tasks import Case
 
 
 class Replier:

@@ -16,7 +16,7 @@ def test_ordinary_cases_use_every_seed_and_heavy_cases_one_per_stage():
 
 
 def test_a_judge_that_treats_every_case_as_heavy_still_judges_correctly(mini_tasks):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
 
     task = mini_tasks["add"]

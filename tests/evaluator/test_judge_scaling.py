@@ -149,7 +149,7 @@ def test_settling_waits_until_every_slot_has_a_spare_that_is_up():
 
 
 def test_the_first_two_spares_start_at_once_and_the_others_once_those_are_ready(monkeypatch):
-    from geak_core import sandbox
+    from geak_core.kit import sandbox
     from geak_evaluator_triton import children as children_module
     from geak_evaluator_triton.children import FIRST_WAVE, Children
     from geak_evaluator_triton.devices import Runtime, Slot
@@ -295,7 +295,7 @@ def test_row_noise_is_the_largest_error_per_row_and_ignores_what_does_not_line_u
 def test_a_spare_child_takes_the_job_and_the_verdict_is_the_same(mini_tasks, choice):
     from pathlib import Path
 
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
 
     task = mini_tasks["add"]
@@ -380,7 +380,7 @@ class _PrefetchingHarness:
 def test_a_child_prefetches_each_runs_inputs_before_it_asks_for_the_device():
     from types import SimpleNamespace
 
-    from geak_core.tasks import Case
+    from geak_core.api.tasks import Case
     from geak_evaluator_triton.child import run_plan
 
     events: list = []
@@ -433,7 +433,7 @@ def test_a_gated_run_frees_the_device_before_its_outputs_travel():
     ``run`` frame has arrived. Without ``gate`` there is no ``ran``."""
     from types import SimpleNamespace
 
-    from geak_core.tasks import Case
+    from geak_core.api.tasks import Case
     from geak_evaluator_triton.child import run_plan
 
     cases = {"c": Case(name="c", params={})}
@@ -486,7 +486,7 @@ class SimpleTask:
 
 
 def test_the_devices_are_asked_of_the_driver_here_and_of_a_child_only_as_a_fallback(monkeypatch):
-    from geak_core.sandbox import SandboxResult
+    from geak_core.kit.sandbox import SandboxResult
     from geak_evaluator_triton import evaluator as module
     from geak_evaluator_triton.child import device_facts
 
@@ -526,7 +526,7 @@ def test_a_guarded_gated_run_and_its_rerun_each_let_the_device_go_while_compilin
     out its wait for the device after the compile."""
     from types import SimpleNamespace
 
-    from geak_core.tasks import Case
+    from geak_core.api.tasks import Case
     from geak_evaluator_triton.child import COMPILE_RELEASE, run_plan
 
     class Compiling(_PrefetchingHarness):

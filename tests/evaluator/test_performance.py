@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from geak_core.tasks import Case
+from geak_core.api.tasks import Case
 from geak_evaluator_triton.performance import shape_result
 from geak_hw_nvidia_hopper.profiles import H100
 

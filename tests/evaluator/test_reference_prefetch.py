@@ -180,7 +180,7 @@ def test_prefetch_is_off_under_the_interpreter_by_default_and_on_for_gpus():
 
 
 def test_a_job_whose_reference_is_decided_goes_before_one_whose_reference_still_runs():
-    from geak_core.components import EvalJob
+    from geak_core.api.components import EvalJob
     from geak_evaluator_triton.evaluator import next_job
 
     def job(task):
@@ -246,7 +246,7 @@ def test_a_references_cost_adds_its_timing_preparation_and_keeps_it_across_runs(
 
 
 def test_a_batch_starts_its_costliest_tasks_first_in_the_given_order_among_equals():
-    from geak_core.components import EvalJob
+    from geak_core.api.components import EvalJob
     from geak_evaluator_triton.evaluator import TritonEvaluator
 
     evaluator = TritonEvaluator(judge_options())

@@ -54,7 +54,7 @@ def test_judge_host_moves_and_compares_every_run_and_measures_reads_into_fresh_r
 def test_the_sandbox_bench_reports_what_each_variant_could_touch(tmp_path):
     """bench/sandbox_gpu.py without a GPU: the CUDA part fails (said in the row), the
     confinement part is what it is anywhere: foreign writes refused, its own cache written."""
-    from geak_core.confinement import landlock_abi
+    from geak_core.kit.confinement import landlock_abi
 
     out = tmp_path / "sandbox.json"
     proc = subprocess.run([sys.executable, str(BENCH / "sandbox_gpu.py"), "--out", str(out)],

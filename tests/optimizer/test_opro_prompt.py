@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from geak_core.model import Candidate, EvalResult, ShapeResult
-from geak_core.plugins import get_plugin_manager
-from geak_core.prompts import PromptRenderer
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.model import Candidate, EvalResult, ShapeResult
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.engine.plugins import get_plugin_manager
+from geak_core.engine.prompts import PromptRenderer
 from geak_optimizer_opro.optimizer import OproOptimizer, OproOptions
 
 TASK = Task(

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from geak_core.lineage import LineageState
-    from geak_core.llm import ChatRequest, ChatResponse, Message
-    from geak_core.model import Candidate, EvalResult
-    from geak_core.tasks import Task
+    from geak_core.api.lineage import LineageState
+    from geak_core.api.llm import ChatRequest, ChatResponse, Message
+    from geak_core.api.model import Candidate, EvalResult
+    from geak_core.api.tasks import Task
 
 @dataclass(frozen=True)
 class ComponentSpec:
@@ -252,7 +252,7 @@ class SuiteBase:
         return None
 
     def record_code(self, record: dict[str, Any], task_id: str) -> str | None:
-        from geak_core.extract import extract_code
+        from geak_core.api.extract import extract_code
 
         task: Task = self.get(task_id)  # type: ignore[attr-defined]
         found = extract_code(str(record.get("predict", "")), [e.name for e in task.entry_points])
@@ -566,7 +566,7 @@ class PolicyBase:
 class ComponentKind:
     """One kind of component a plugin can register.
 
-    ``hook`` is the register hook (generated in ``geak_core.hookspecs``);
+    ``hook`` is the register hook (generated in ``geak_core.api.hookspecs``);
     ``section`` and ``key`` say where a recipe names the component
     (``[section] key = "name"``), ``default`` which one is used when it names
     none (None: the key is required). With ``options`` the section's other
@@ -676,7 +676,7 @@ def misspelt_abilities(kind: ComponentKind, names: Iterable[str]) -> list[tuple[
 
 def check_abilities(kind: ComponentKind, names: Iterable[str], label: str) -> None:
     """Raise ``PluginError`` naming every misspelt ability among ``names``."""
-    from geak_core.errors import PluginError
+    from geak_core.api.errors import PluginError
 
     misspelt = misspelt_abilities(kind, names)
     if misspelt:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from geak_core.astutil import parse_source
+from geak_core.api.astutil import parse_source
 
 PYTHON_LANGS = frozenset({"", "python", "py", "python3", "py3", "triton", "pytorch", "torch"})
 STRATEGY_KEYS = ("strategy", "plan", "reasoning", "explanation", "analysis")

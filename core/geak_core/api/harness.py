@@ -34,7 +34,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from geak_core.tasks import Case, Task
+from geak_core.api.tasks import Case, Task
 
 if TYPE_CHECKING:
     import torch

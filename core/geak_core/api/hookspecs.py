@@ -15,7 +15,7 @@ Two families:
   ``factory(options)`` builds the component from its validated options (an
   instance of the ``options`` dataclass, or ``None`` when the component takes
   none). The protocol each component must satisfy lives in
-  ``geak_core.components``.
+  ``geak_core.api.components``.
 * **observer hooks** (``geak_run_started`` ... ``geak_run_finished``) fire
   during a run for every implementation; their return values are ignored. An
   observer that raises is logged and does not stop the run.
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from geak_core.components import COMPONENT_KINDS, ComponentKind, Register
+from geak_core.api.components import COMPONENT_KINDS, ComponentKind, Register
 
 if TYPE_CHECKING:
     import click
 
-    from geak_core.model import Candidate, EvalResult, RunSummary, TaskSummary
-    from geak_core.tasks import Task
+    from geak_core.api.model import Candidate, EvalResult, RunSummary, TaskSummary
+    from geak_core.api.tasks import Task
 
 PROJECT = "geak"
 

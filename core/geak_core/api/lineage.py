@@ -1,6 +1,6 @@
 """A lineage's state: what its next round builds on, its best so far and its memory.
 
-The loop (``geak_core.agent``) owns one ``LineageState`` per task and lineage.
+The loop (``geak_core.engine.agent``) owns one ``LineageState`` per task and lineage.
 The policy reads it to choose the next round and advances it with each round's
 verdicts; generators and reflectors only read it. The one transition that is
 not a verdict, abandoning an approach after a debugging trap, is ``restart``.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from geak_core.components import Reflection
-from geak_core.model import Attempt, Candidate, EvalResult
-from geak_core.scaling import Judged
-from geak_core.tasks import Task
+from geak_core.api.components import Reflection
+from geak_core.api.model import Attempt, Candidate, EvalResult
+from geak_core.api.scaling import Judged
+from geak_core.api.tasks import Task
 
 
 @dataclass

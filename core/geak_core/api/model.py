@@ -197,7 +197,7 @@ class TaskSummary:
     best_speedup_vs_eager: float | None = None  # the best candidate's, where the task has a torch equivalent
     # the best candidate's roofline fraction: mean over its timed shapes of max(IOU, MFU)
     best_roofline_fraction: float | None = None
-    # the best candidate's code metrics (geak_core.code_metrics): cc_mean, cc_max,
+    # the best candidate's code metrics (geak_core.kit.code_metrics): cc_mean, cc_max,
     # maintainability_index, sloc
     best_metrics: dict[str, float | None] = field(default_factory=dict)
     best_file: str | None = None
@@ -241,13 +241,13 @@ class RunSummary:
     code_metrics: dict[str, float | None] = field(default_factory=dict)
     pass_at_k: dict[str, float] = field(default_factory=dict)  # execution: "pass@1" .. "pass@<lineages>"
     call_pass_at_k: dict[str, float] = field(default_factory=dict)  # call accuracy, same keys
-    # sequential scaling after i rounds (geak_core.scaling.sequential_scaling): {"iteration": i,
+    # sequential scaling after i rounds (geak_core.api.scaling.sequential_scaling): {"iteration": i,
     # "call_accuracy", "execution_accuracy", "mean_speedup" (under speedup_method), "speedups" (sum,
     # geomean, mean_ratio), "speedup_tasks" (tasks with a correct timed candidate by then, those
     # the speedup means are over)}
     by_iteration: list[dict[str, Any]] = field(default_factory=list)
     by_difficulty: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # per category (geak_core.category_view): tasks, call_accuracy, execution_accuracy,
+    # per category (geak_core.engine.category_view): tasks, call_accuracy, execution_accuracy,
     # mean_speedup, speedup_tasks, mean_efficiency (max(IOU, MFU)), efficiency_tasks
     by_category: dict[str, dict[str, Any]] = field(default_factory=dict)
     llm_calls: int = 0

@@ -15,7 +15,7 @@ The GEAK paper reports its scaling results as curves:
   in one entry per iteration, as ``summary.json``'s ``by_iteration``.
 * **parallel scaling**: pass@k for every k from 1 to the number of lineages,
   for call and for execution accuracy (``pass_at_k_curve``), with the unbiased
-  estimator of ``geak_core.model.pass_at_k`` over each task's lineages.
+  estimator of ``geak_core.api.model.pass_at_k`` over each task's lineages.
 
 Speedup: a candidate's latencies over a task's shapes can be aggregated three
 ways, all always reported (``SPEEDUP_METHODS``):
@@ -38,10 +38,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from geak_core.model import EvalResult, ShapeResult, pass_at_k
+from geak_core.api.model import EvalResult, ShapeResult, pass_at_k
 
 if TYPE_CHECKING:
-    from geak_core.store import RunStore
+    from geak_core.engine.store import RunStore
 
 SPEEDUP_METHODS: tuple[str, ...] = ("sum", "geomean", "mean_ratio")
 

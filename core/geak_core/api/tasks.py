@@ -3,7 +3,7 @@
 A ``Task`` is plain, JSON-serialisable data. The code that builds inputs,
 launches kernels and computes oracles lives in the task's *harness*, a class
 named by ``Task.harness`` (``"package.module:Class"``) deriving from
-``geak_core.harness.Harness``. The harness is imported only inside the
+``geak_core.api.harness.Harness``. The harness is imported only inside the
 judge's child processes, never in the process that runs the agent.
 
 What the model sees is ``Task.prompt_view()``: the instruction, the entry
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.errors import InputError, suggest
+from geak_core.api.errors import InputError, suggest
 
 # KernelBench-X's 15 task categories: the folder names of its data/kernelbenchx/.
 CATEGORIES: tuple[str, ...] = (

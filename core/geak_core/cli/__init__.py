@@ -1,6 +1,10 @@
 """The ``geak-core`` command line.
 
 Exit codes: 0 success, 1 the run (or a command) failed, 2 bad input.
+
+This package is the cli wing: the command group and most commands are here, the others in
+its modules (``cli_eval``, ``cli_report``, ``cli_export``, ``cli_corpus``), the shared
+option conventions in ``cli_options``; ``python -m geak_core.cli`` runs ``__main__``.
 """
 
 from __future__ import annotations
@@ -14,14 +18,14 @@ from typing import Any
 import click
 
 from geak_core import __version__
-from geak_core.cli_options import (
+from geak_core.api.errors import GeakError, InputError, RecipeError
+from geak_core.cli.cli_options import (
     ConventionCommand,
     build_suite,
     json_flag,
     out_option,
     progress_echo,
 )
-from geak_core.errors import GeakError, InputError, RecipeError
 
 
 class _Group(click.Group):
@@ -43,7 +47,7 @@ class _Group(click.Group):
 
 
 def _plugins():
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.plugins import get_plugin_manager
 
     return get_plugin_manager()
 
@@ -95,8 +99,8 @@ def _stacks_on_sigusr1() -> None:
 def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, out: str | None, as_json: bool,
         overrides: tuple[str, ...], limit: int | None, allow_changes: bool) -> None:
     """Run the agent described by RECIPE over its suite's tasks."""
-    from geak_core.agent import run_recipe
-    from geak_core.recipe import load_recipe
+    from geak_core.engine.agent import run_recipe
+    from geak_core.engine.recipe import load_recipe
 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
@@ -111,7 +115,7 @@ def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, 
     if summary is None:
         return
     if out:
-        from geak_core.store import atomic_write
+        from geak_core.engine.store import atomic_write
 
         atomic_write(out, json.dumps(summary.to_dict(), indent=2))
     if as_json:
@@ -129,7 +133,7 @@ def _options_help(schema: type | None) -> list[str]:
     import dataclasses
     import typing
 
-    from geak_core.recipe import type_name
+    from geak_core.engine.recipe import type_name
 
     if schema is None:
         return []
@@ -279,11 +283,11 @@ def recipe_group() -> None:
 def recipe_check(recipe: str, no_env: bool) -> None:
     """Validate RECIPE: keys, types, input paths, the suite and its tasks; every problem is
     printed with file, line and key (exit 2)."""
-    from geak_core.recipe import load_recipe
+    from geak_core.engine.recipe import load_recipe
 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
-    from geak_core.agent import preflight
+    from geak_core.engine.agent import preflight
 
     plugins = _plugins()
     loaded = load_recipe(recipe, plugins, check_env=not no_env)
@@ -296,7 +300,7 @@ def recipe_check(recipe: str, no_env: bool) -> None:
 @click.argument("recipe", type=click.Path(dir_okay=False))
 def recipe_show(recipe: str) -> None:
     """Print RECIPE resolved: includes merged, every default filled."""
-    from geak_core.recipe import dump_toml, load_recipe
+    from geak_core.engine.recipe import dump_toml, load_recipe
 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
@@ -319,7 +323,7 @@ def runs_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def runs_list(output_dir: str, as_json: bool) -> None:
     """One line per run: id, status, LLM calls, candidates, evaluations."""
-    from geak_core.store import list_runs
+    from geak_core.engine.store import list_runs
 
     rows = list_runs(output_dir)
     if as_json:
@@ -341,9 +345,9 @@ def runs_list(output_dir: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
     """Show one run: status, usage, its summary table and scaling curves."""
-    from geak_core.model import RunSummary
-    from geak_core.report import format_summary
-    from geak_core.store import SUMMARY_FILE, RunStore, resolve_run, run_status
+    from geak_core.api.model import RunSummary
+    from geak_core.engine.report import format_summary
+    from geak_core.engine.store import SUMMARY_FILE, RunStore, resolve_run, run_status
 
     run_dir = resolve_run(run_ref, output_dir)
     with RunStore(run_dir) as store:
@@ -384,8 +388,8 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
 def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output_dir: str, as_json: bool) -> None:
     """What the model was asked and answered: every candidate's prompt, reply, extracted code
     and verdict, by task, lineage and round (paged in a terminal)."""
-    from geak_core.store import resolve_run
-    from geak_core.transcript import entries, render, to_dict
+    from geak_core.engine.store import resolve_run
+    from geak_core.reporting.transcript import entries, render, to_dict
 
     run_dir = resolve_run(run_ref, output_dir)
     items = entries(run_dir, task=task_id, candidate=candidate_id)
@@ -410,9 +414,9 @@ def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output
 def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str | None, as_json: bool) -> None:
     """Run each recipe in turn and print one comparison table (one row per recipe), then the
     speedup under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
-    from geak_core.agent import run_recipe
-    from geak_core.recipe import load_recipe
-    from geak_core.report import format_comparison
+    from geak_core.engine.agent import run_recipe
+    from geak_core.engine.recipe import load_recipe
+    from geak_core.engine.report import format_comparison
 
     plugins = _plugins()
     loaded = []
@@ -431,7 +435,7 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str 
         rows.append((Path(path).stem, summary))
     document = json.dumps({name: s.to_dict() for name, s in rows}, indent=2, default=str)
     if out:
-        from geak_core.store import atomic_write
+        from geak_core.engine.store import atomic_write
 
         atomic_write(out, document)
     if as_json:
@@ -448,9 +452,9 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str 
 def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> None:
     """Print one comparison table for finished runs (id, prefix or folder), then the speedup
     under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
-    from geak_core.model import RunSummary
-    from geak_core.report import format_comparison
-    from geak_core.store import SUMMARY_FILE, resolve_run
+    from geak_core.api.model import RunSummary
+    from geak_core.engine.report import format_comparison
+    from geak_core.engine.store import SUMMARY_FILE, resolve_run
 
     rows = []
     for ref in runs:
@@ -536,9 +540,9 @@ def doctor(as_json: bool) -> None:
 
 def _describe_sandbox() -> list[str]:
     """What confines the judge's children here (docs/evaluator.md, threat model), a line each."""
-    from geak_core.confinement import describe_abi, landlock_abi
-    from geak_core.limits import describe_process_limit, physical_memory_mb
-    from geak_core.sandbox import namespaces_available
+    from geak_core.kit.confinement import describe_abi, landlock_abi
+    from geak_core.kit.limits import describe_process_limit, physical_memory_mb
+    from geak_core.kit.sandbox import namespaces_available
 
     abi = landlock_abi()
     namespaces = namespaces_available()
@@ -551,19 +555,19 @@ def _describe_sandbox() -> list[str]:
                                   "a killed judge"),
         f"sandbox: host memory per child RLIMIT_DATA (default {max(8192, physical_memory_mb() // 2)} MiB); "
         f"processes and threads: {describe_process_limit(namespaces)}; open files RLIMIT_NOFILE",
-        "sandbox: environment by allow-list (geak_core.confinement.ENV_ALLOWED); "
+        "sandbox: environment by allow-list (geak_core.kit.confinement.ENV_ALLOWED); "
         "children start from one long-lived thread with a parent-death signal",
     ]
 
 
 def _add_optional_commands() -> None:
     try:
-        from geak_core.cli_eval import eval_command
+        from geak_core.cli.cli_eval import eval_command
     except ImportError:
         return
     main.add_command(eval_command, "eval")
-    from geak_core.cli_export import export_command
-    from geak_core.cli_report import report_command
+    from geak_core.cli.cli_export import export_command
+    from geak_core.cli.cli_report import report_command
 
     main.add_command(report_command, "report")
     main.add_command(export_command, "export")
@@ -573,7 +577,7 @@ _add_optional_commands()
 
 
 def _add_corpus_commands() -> None:
-    from geak_core.cli_corpus import corpus_group
+    from geak_core.cli.cli_corpus import corpus_group
 
     main.add_command(corpus_group)
 
@@ -590,6 +594,3 @@ def entry() -> None:
         sys.exit(exc.exit_code)
     main()
 
-
-if __name__ == "__main__":  # pragma: no cover
-    entry()

@@ -20,9 +20,9 @@ from typing import Any
 
 import click
 
-from geak_core.cli_options import build_suite, json_flag
-from geak_core.components import AuditableRetriever, CorpusAudit
-from geak_core.errors import GeakError, InputError
+from geak_core.api.components import AuditableRetriever, CorpusAudit
+from geak_core.api.errors import GeakError, InputError
+from geak_core.cli.cli_options import build_suite, json_flag
 
 ORIGINALS_SUITE = "rocm"  # --originals is this suite's baseline option
 
@@ -55,7 +55,7 @@ def corpus_audit(suites: tuple[str, ...], originals: str | None, retriever_name:
     Exits 1 when an entry's similarity to a task exceeds the retriever's threshold (such an
     entry is never retrieved for that task), 0 otherwise, 2 on bad input.
     """
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.plugins import get_plugin_manager
 
     manager = get_plugin_manager()
     name, retriever = _retriever(manager, retriever_name, recipe)
@@ -85,7 +85,7 @@ def corpus_audit(suites: tuple[str, ...], originals: str | None, retriever_name:
 def _retriever(manager: Any, name: str, recipe: str | None) -> tuple[str, AuditableRetriever]:
     options = None
     if recipe:
-        from geak_core.recipe import load_recipe
+        from geak_core.engine.recipe import load_recipe
 
         if not Path(recipe).exists():
             raise InputError(f"no such recipe: {recipe}")

@@ -9,7 +9,7 @@ given to the suite's optional ``resolve_record(record)`` (a suite may know its
 records by their label or instruction); failing that, a record with
 ``predict`` and ``file`` names its task by the file's stem (GEAK-eval's
 format). A suite's optional ``record_code(record, task_id)`` extracts the code
-of a ``predict`` reply; otherwise ``geak_core.extract`` does. A record whose
+of a ``predict`` reply; otherwise ``geak_core.api.extract`` does. A record whose
 task the suite's optional ``unusable()`` lists (a task file it cannot judge) is
 reported unjudged, flagged ``skipped`` and ``unusable_task``, with the reason.
 
@@ -42,14 +42,14 @@ from typing import Any
 
 import click
 
-from geak_core.cli_options import ConventionCommand, json_flag, out_option, progress_echo
-from geak_core.components import EvalJob, as_component
-from geak_core.errors import GeakError, InputError, OptionError, suggest
-from geak_core.model import Candidate, EvalResult, pass_at_k
-from geak_core.plugins import get_plugin_manager
-from geak_core.progress import clip, clip_left
-from geak_core.store import atomic_write
-from geak_core.tasks import Task
+from geak_core.api.components import EvalJob, as_component
+from geak_core.api.errors import GeakError, InputError, OptionError, suggest
+from geak_core.api.model import Candidate, EvalResult, pass_at_k
+from geak_core.api.tasks import Task
+from geak_core.cli.cli_options import ConventionCommand, json_flag, out_option, progress_echo
+from geak_core.engine.plugins import get_plugin_manager
+from geak_core.engine.progress import clip, clip_left
+from geak_core.engine.store import atomic_write
 
 
 @dataclass
@@ -196,8 +196,8 @@ def build_evaluator(name: str, overrides: dict[str, Any], executor: Any = None) 
 def build_executor(name: str, pairs: Iterable[str]) -> Any:
     """The registered executor ``name`` with ``KEY=VALUE`` options (VALUE in TOML syntax; a
     bare word is a string), checked against its options as a recipe's ``[executor]`` is."""
-    from geak_core.errors import RecipeError
-    from geak_core.recipe import _Source, tomllib, validate_options
+    from geak_core.api.errors import RecipeError
+    from geak_core.engine.recipe import _Source, tomllib, validate_options
 
     manager = get_plugin_manager()
     spec = manager.spec("executor", name)
@@ -304,7 +304,7 @@ def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],
     PyTorch eager) and pass@k over judged candidates; ``per_task``: each task's
     ``TaskSummary`` (its best candidate's speedups and, given ``codes`` by candidate id,
     code metrics)."""
-    from geak_core.report import summarize_task
+    from geak_core.engine.report import summarize_task
 
     judged = [(t, r) for t, r in pairs if "skipped" not in r.flags and "judge_error" not in r.flags]
     by_task: dict[str, list[EvalResult]] = defaultdict(list)
@@ -363,7 +363,7 @@ class EvalProgress:
                  heartbeat_s: float = 30.0, evaluator: Any = None):
         import threading
 
-        from geak_core.progress import StatusLine
+        from geak_core.engine.progress import StatusLine
 
         self.evaluator = evaluator  # a built evaluator: its judging() names what is in flight
         self._lock = threading.Lock()
@@ -406,7 +406,7 @@ class EvalProgress:
         return f"(judging {len(items)}; longest: {task} [{candidate}] for {seconds:.0f} s)"
 
     def text(self) -> str:
-        from geak_core.progress import format_duration
+        from geak_core.engine.progress import format_duration
 
         elapsed = self.clock() - self.started
         eta = elapsed / self.count * (self.total - self.count) if self.count else None
@@ -468,8 +468,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     pass@k and the undecided records by kind."""
     lines = [""]
     if summary["per_task"]:
-        from geak_core.model import TaskSummary
-        from geak_core.report import format_task_table
+        from geak_core.api.model import TaskSummary
+        from geak_core.engine.report import format_task_table
 
         lines += format_task_table([TaskSummary.from_dict(t) for t in summary["per_task"]], "correct")
         lines += ["(per task: correct of its candidates, and its best correct candidate's speedup, speedup "

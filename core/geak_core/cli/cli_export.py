@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from geak_core.export import FORMATS
+from geak_core.reporting.export import FORMATS
 
 
 @click.command("export")
@@ -25,10 +25,10 @@ def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> 
     slow_to_fast), and, where tasks carry categories, one row per category (tasks, call and
     execution accuracy, mean speedup, mean max(IOU, MFU)). Each loads with
     datasets.load_dataset("json" or "parquet", data_files=...); docs/export.md holds the schema."""
-    from geak_core.cli_report import hardware_profiles
-    from geak_core.export import export_run
-    from geak_core.rundata import load_run
-    from geak_core.store import resolve_run
+    from geak_core.cli.cli_report import hardware_profiles
+    from geak_core.engine.store import resolve_run
+    from geak_core.reporting.export import export_run
+    from geak_core.reporting.rundata import load_run
 
     run_dir = resolve_run(run_ref, output_dir)
     folder = Path(out) if out else Path(f"{run_dir.name}-export")

@@ -72,9 +72,9 @@ def progress_echo(as_json: bool) -> Any:
 def build_suite(name: str, options_kv: tuple[str, ...] = ()) -> Any:
     """The suite ``name``, built with its options given as ``KEY=VALUE`` (``--option``),
     checked like a recipe's: ``tasks``, ``task show`` and ``corpus audit`` take them."""
-    from geak_core.errors import InputError, RecipeError
-    from geak_core.plugins import get_plugin_manager
-    from geak_core.recipe import _Source, validate_options
+    from geak_core.api.errors import InputError, RecipeError
+    from geak_core.engine.plugins import get_plugin_manager
+    from geak_core.engine.recipe import _Source, validate_options
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", name)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from geak_core.cli_options import ConventionCommand
-from geak_core.errors import InputError
+from geak_core.api.errors import InputError
+from geak_core.cli.cli_options import ConventionCommand
 
 
 def hardware_profiles() -> list:
     """Every registered hardware profile (their peaks draw the roofline ceilings)."""
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.plugins import get_plugin_manager
 
     manager = get_plugin_manager()
     return [manager.build("hardware_profile", name) for name in sorted(manager.components("hardware_profile"))]
@@ -29,9 +29,9 @@ def report_command(runs: tuple[str, ...], output: str, output_dir: str, title: s
     """Write one HTML report for RUN... (id, unique prefix or folder): summary and per-task
     tables, scaling curves, speedups, rooflines, breakdowns, the ablation table for several
     runs, and each task's best kernel. The file needs no network to open."""
-    from geak_core.html_report import build_report
-    from geak_core.rundata import load_run
-    from geak_core.store import atomic_write, resolve_run
+    from geak_core.engine.store import atomic_write, resolve_run
+    from geak_core.reporting.html_report import build_report
+    from geak_core.reporting.rundata import load_run
 
     folders = [resolve_run(ref, output_dir) for ref in runs]
     if len({f.resolve() for f in folders}) != len(folders):

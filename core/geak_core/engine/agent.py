@@ -18,9 +18,9 @@ chosen in the recipe, like every other choice:
   rounds.
 
 This module keeps the loop only. Recorded, resumable, budgeted LLM calls live
-in ``geak_core.recording``, the lineage state in ``geak_core.lineage``, the
-display in ``geak_core.progress``, summaries in ``geak_core.report`` and
-``geak_core.scaling``.
+in ``geak_core.engine.recording``, the lineage state in ``geak_core.api.lineage``, the
+display in ``geak_core.engine.progress``, summaries in ``geak_core.engine.report`` and
+``geak_core.api.scaling``.
 
 Every LLM call and evaluation is stored under a *slot* (task, lineage,
 iteration, purpose). Resuming a run replays the loop and serves recorded slots
@@ -44,7 +44,7 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-from geak_core.components import (
+from geak_core.api.components import (
     COMPONENT_KINDS,
     Example,
     HardwareProfile,
@@ -54,21 +54,28 @@ from geak_core.components import (
     RoundPlan,
     as_component,
 )
-from geak_core.errors import GeakError, InputError, OptionError, RecipeError
-from geak_core.extract import extract_code
-from geak_core.hardware import resolve_profile, visible_device
-from geak_core.lineage import LineageState
-from geak_core.llm import ChatRequest, FatalLLMError, LLMError
-from geak_core.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
-from geak_core.plugins import PluginManager
-from geak_core.progress import CandidateJudged, Echo, Progress
-from geak_core.prompts import PromptRenderer
-from geak_core.recipe import Recipe, dotted, dump_toml
-from geak_core.recording import Budget, BudgetExhausted, RecordedLLM, RunStopped, request_seed
-from geak_core.report import format_summary, is_scripted, summarize_run, summarize_task
-from geak_core.scaling import best_speedups, sequential_scaling
-from geak_core.selection import category_problems, in_categories
-from geak_core.store import (
+from geak_core.api.errors import GeakError, InputError, OptionError, RecipeError
+from geak_core.api.extract import extract_code
+from geak_core.api.lineage import LineageState
+from geak_core.api.llm import ChatRequest, FatalLLMError, LLMError
+from geak_core.api.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
+from geak_core.api.scaling import best_speedups, sequential_scaling
+from geak_core.api.tasks import Task
+from geak_core.engine.hardware import resolve_profile, visible_device
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.progress import CandidateJudged, Echo, Progress
+from geak_core.engine.prompts import PromptRenderer
+from geak_core.engine.recipe import Recipe, dotted, dump_toml
+from geak_core.engine.recording import (
+    Budget,
+    BudgetExhausted,
+    RecordedLLM,
+    RunStopped,
+    request_seed,
+)
+from geak_core.engine.report import format_summary, is_scripted, summarize_run, summarize_task
+from geak_core.engine.selection import category_problems, in_categories
+from geak_core.engine.store import (
     RECIPE_FILE,
     SUMMARY_FILE,
     Heartbeat,
@@ -77,7 +84,6 @@ from geak_core.store import (
     owner_record,
     resolve_run,
 )
-from geak_core.tasks import Task
 
 
 def extract_candidate_code(reply: str, required_names: list[str]) -> tuple[str | None, str]:
@@ -95,7 +101,7 @@ class Agent:
         self.store = store
         self.echo = echo
         # one component per kind whose recipe section carries its options (the table in
-        # geak_core.components); the others are resolved below (hardware, knowledge, prompts).
+        # geak_core.api.components); the others are resolved below (hardware, knowledge, prompts).
         # The evaluator is built by the executor, where judgements run.
         built = {
             k.section: plugins.build(k.name, recipe.components[k.section].name,
@@ -327,7 +333,7 @@ class Agent:
         """Ctrl-C: no lineage starts another round, nothing judged from now on is recorded (a
         resume judges it again), and the judge's running children are killed so that the
         rounds in flight end at once."""
-        from geak_core.sandbox import stop_running_jobs
+        from geak_core.kit.sandbox import stop_running_jobs
 
         self.interrupted.set()
         self.stop_event.set()
@@ -410,7 +416,7 @@ class Agent:
 
 def resolve_hardware(profile: str, plugins: PluginManager) -> HardwareProfile | None:
     """The named profile, or for "auto" the one matching the visible GPU (None on CPU): the
-    judge's own matcher (``geak_core.hardware``)."""
+    judge's own matcher (``geak_core.engine.hardware``)."""
     return resolve_profile(profile, plugins, visible_device() if profile in ("", "auto") else None)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.components import (
+from geak_core.api.components import (
     ComponentSpec,
     Evaluator,
     Example,
@@ -21,7 +21,7 @@ from geak_core.components import (
     TunerBase,
     TuneResult,
 )
-from geak_core.hookspecs import hookimpl
+from geak_core.api.hookspecs import hookimpl
 
 
 class NoRetriever(RetrieverBase):

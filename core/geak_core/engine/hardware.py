@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from geak_core.components import HardwareProfile
+from geak_core.api.components import HardwareProfile
 
 if TYPE_CHECKING:
-    from geak_core.plugins import PluginManager
+    from geak_core.engine.plugins import PluginManager
 
 
 def match_profile(profiles: Iterable[HardwareProfile], name: str, arch: str) -> HardwareProfile | None:

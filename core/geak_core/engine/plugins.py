@@ -24,15 +24,15 @@ from typing import Any
 
 import pluggy
 
-from geak_core import components, hookspecs
-from geak_core.components import ComponentSpec
-from geak_core.errors import PluginError, UnknownComponentError, suggest
+from geak_core.api import components, hookspecs
+from geak_core.api.components import ComponentSpec
+from geak_core.api.errors import PluginError, UnknownComponentError, suggest
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "geak"
 LOAD_ENV = "GEAK_LOAD_PLUGINS"
-BUILTIN_PLUGINS: tuple[str, ...] = ("geak_core.builtin",)
+BUILTIN_PLUGINS: tuple[str, ...] = ("geak_core.engine.builtin",)
 
 
 @dataclass

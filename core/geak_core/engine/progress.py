@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from geak_core.model import EvalResult, TaskSummary
+from geak_core.api.model import EvalResult, TaskSummary
 
 Echo = Callable[[str], None]
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from geak_core.errors import InputError
+from geak_core.api.errors import InputError
 
 if TYPE_CHECKING:
-    from geak_core.plugins import PluginManager
-    from geak_core.recipe import Recipe
+    from geak_core.engine.plugins import PluginManager
+    from geak_core.engine.recipe import Recipe
 
 TEMPLATE_NAMES = ("system", "generate", "reflect", "strategy", "optimize")
 

@@ -26,9 +26,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from geak_core.components import COMPONENT_KINDS, ROUND_KINDS
-from geak_core.errors import RecipeError, RecipeProblem, suggest
-from geak_core.plugins import PluginManager
+from geak_core.api.components import COMPONENT_KINDS, ROUND_KINDS
+from geak_core.api.errors import RecipeError, RecipeProblem, suggest
+from geak_core.engine.plugins import PluginManager
 
 # ---------------------------------------------------------------------------
 # Core sections (component sections add their component's options)
@@ -60,7 +60,7 @@ class AgentOptions:
 class SuiteSection:
     name: str = "rocm"
     tasks: list[str] = field(default_factory=list)  # empty: every task
-    # only tasks of these categories (Task.category; geak_core.selection); empty: every category
+    # only tasks of these categories (Task.category; geak_core.engine.selection); empty: every category
     categories: list[str] = field(default_factory=list)
     limit: int = 0  # at most this many of those tasks, the first ones (0: all; `run --limit`)
 

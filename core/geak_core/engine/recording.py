@@ -17,10 +17,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.components import as_component
-from geak_core.errors import GeakError
-from geak_core.llm import ChatRequest, ChatResponse, LLMError
-from geak_core.store import RunStore
+from geak_core.api.components import as_component
+from geak_core.api.errors import GeakError
+from geak_core.api.llm import ChatRequest, ChatResponse, LLMError
+from geak_core.engine.store import RunStore
 
 
 class BudgetExhausted(GeakError):

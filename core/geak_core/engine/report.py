@@ -7,11 +7,11 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from geak_core.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
-from geak_core.code_metrics import code_metrics
-from geak_core.model import EvalResult, RunSummary, TaskSummary
-from geak_core.scaling import SPEEDUP_METHODS, mean_speedups, pass_at_k_curve
-from geak_core.tasks import Task
+from geak_core.api.model import EvalResult, RunSummary, TaskSummary
+from geak_core.api.scaling import SPEEDUP_METHODS, mean_speedups, pass_at_k_curve
+from geak_core.api.tasks import Task
+from geak_core.engine.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
+from geak_core.kit.code_metrics import code_metrics
 
 
 def summarize_task(
@@ -199,7 +199,7 @@ def _counted(value: str, count: Any) -> str:
 
 
 def format_category_view(by_category: dict[str, dict[str, Any]]) -> list[str]:
-    """The per-category table (``geak_core.category_view``): tasks, call and execution
+    """The per-category table (``geak_core.engine.category_view``): tasks, call and execution
     accuracy, mean speedup and mean max(IOU, MFU) with the count of tasks each mean is over,
     and a note saying what each column averages over. A summary written before the means'
     counts were kept shows '-' for the efficiency."""

@@ -13,10 +13,10 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from geak_core.tasks import Task
+from geak_core.api.tasks import Task
 
 if TYPE_CHECKING:
-    from geak_core.recipe import Recipe, RecipeProblem
+    from geak_core.engine.recipe import Recipe, RecipeProblem
 
 
 def in_categories(tasks: Iterable[Task], categories: Sequence[str]) -> list[Task]:

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from geak_core.errors import InputError
-from geak_core.model import Candidate, EvalResult, code_hash
+from geak_core.api.errors import InputError
+from geak_core.api.model import Candidate, EvalResult, code_hash
 
 STORE_FILE = "store.sqlite"
 RECIPE_FILE = "recipe.toml"

@@ -7,7 +7,7 @@ Applied in the child before any job code runs, inherited by everything it starts
   any real use (inaccessible or shared mappings, which ``RLIMIT_DATA`` does not
   count), and a cap on address space breaks them;
 * **processes and threads**: in the child's own PID namespace, that namespace's
-  ``pid_max`` (``geak_core.sandbox.limit_process_ids``), which holds for root
+  ``pid_max`` (``geak_core.kit.sandbox.limit_process_ids``), which holds for root
   too; ``RLIMIT_NPROC`` besides, which the kernel enforces for users other than
   root;
 * **open files**: ``RLIMIT_NOFILE``; **file size**: ``RLIMIT_FSIZE`` (a file

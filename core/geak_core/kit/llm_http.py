@@ -39,8 +39,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from geak_core.errors import InputError
-from geak_core.llm import ChatResponse, FatalLLMError, LLMError, RetryableLLMError, Usage
+from geak_core.api.errors import InputError
+from geak_core.api.llm import ChatResponse, FatalLLMError, LLMError, RetryableLLMError, Usage
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Run a function in a fresh child process that cannot reach the caller.
 
 The judge executes untrusted kernels only through this module. Each call
-starts ``python -I -m geak_core.sandbox`` with:
+starts ``python -I -m geak_core.kit.sandbox`` with:
 
 * its own process group (``start_new_session``); a wall-clock timeout, or the
   end of the run, kills the whole group, grandchildren included;
@@ -10,15 +10,15 @@ starts ``python -I -m geak_core.sandbox`` with:
   killing the caller (any signal, ``-9`` included) ends its children; in a
   PID namespace the namespace's first process dies with it, and the kernel
   then ends every process inside, grandchildren included;
-* an environment built from an allow-list (``geak_core.confinement``): no
+* an environment built from an allow-list (``geak_core.kit.confinement``): no
   variable outside it, whatever its name, reaches the child; ``HOME`` and
   ``TMPDIR`` are a private directory, removed afterwards;
-* resource limits (``geak_core.limits``): host memory, processes and threads,
+* resource limits (``geak_core.kit.limits``): host memory, processes and threads,
   open files and file size, set before anything runs;
 * optionally (``isolate=True``, where the kernel lets this user make them) new
   PID, network and mount namespaces, and a user namespace when not root: the
   child sees no other process and has no network;
-* per job, a confinement (:class:`geak_core.confinement.Confinement`, Landlock):
+* per job, a confinement (:class:`geak_core.kit.confinement.Confinement`, Landlock):
   writes only to its own directories and the GPU, no reads of hidden trees, no
   TCP, no signals or ``ptrace`` outside its own tree;
 * stdout and stderr captured through pipes, keeping at most a head and a tail
@@ -55,9 +55,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core import tensorio
-from geak_core.confinement import Confinement, child_environment
-from geak_core.limits import ChildLimits, explain_failure
+from geak_core.kit import tensorio
+from geak_core.kit.confinement import Confinement, child_environment
+from geak_core.kit.limits import ChildLimits, explain_failure
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
 PROVIDER_PREFIXES = (
@@ -833,7 +833,7 @@ def _child_main() -> None:
     channel = Channel(result_fd, stdin_fd)
     try:
         boot = channel.receive()
-        from geak_core.limits import ChildLimits, apply_rlimits
+        from geak_core.kit.limits import ChildLimits, apply_rlimits
 
         limits = ChildLimits.from_dict(boot.get("limits"))
         apply_rlimits(limits)
@@ -853,7 +853,7 @@ def _child_main() -> None:
             if entry not in sys.path:
                 sys.path.insert(0, entry)
         if request.get("confine") is not None:
-            from geak_core.confinement import Confinement, ConfinementError, apply
+            from geak_core.kit.confinement import Confinement, ConfinementError, apply
 
             try:
                 apply(Confinement.from_dict(request["confine"]))

@@ -13,7 +13,7 @@ optimisation started from) where the step was
 Both tables are written as JSON Lines or Parquet with the columns of
 ``CANDIDATE_COLUMNS`` / ``TRANSITION_COLUMNS`` (documented in docs/export.md);
 a run whose tasks carry categories also gets ``categories``, one row per category
-with the figures of ``geak_core.category_view`` (``CATEGORY_COLUMNS``);
+with the figures of ``geak_core.engine.category_view`` (``CATEGORY_COLUMNS``);
 ``datasets.load_dataset("json" | "parquet", data_files=...)`` loads either.
 """
 
@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geak_core.category_view import category_view, has_categories
-from geak_core.code_metrics import code_metrics
-from geak_core.components import HardwareProfile
-from geak_core.errors import InputError
-from geak_core.rundata import CandidateRow, RunData
-from geak_core.store import atomic_write
+from geak_core.api.components import HardwareProfile
+from geak_core.api.errors import InputError
+from geak_core.engine.category_view import category_view, has_categories
+from geak_core.engine.store import atomic_write
+from geak_core.kit.code_metrics import code_metrics
+from geak_core.reporting.rundata import CandidateRow, RunData
 
 FORMATS = ("jsonl", "parquet")
 
@@ -144,8 +144,8 @@ CATEGORY_COLUMNS: tuple[Column, ...] = (
 
 
 def category_records(run: RunData) -> list[dict[str, Any]]:
-    """One row per task category (``geak_core.category_view``); none where no task has a category."""
-    from geak_core.html_report import category_tasks, task_stats
+    """One row per task category (``geak_core.engine.category_view``); none where no task has a category."""
+    from geak_core.reporting.html_report import category_tasks, task_stats
 
     tasks = category_tasks(task_stats(run))
     if not has_categories(tasks):

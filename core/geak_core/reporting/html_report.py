@@ -8,7 +8,7 @@ each task's best kernel with its diff from the first correct version.
 
 Charts are Plotly figures and the plotly.js bundle is written into the page,
 so it opens without a network. Code is highlighted by Pygments. Every figure
-comes from the run store through ``geak_core.rundata`` and ``geak_core.scaling``;
+comes from the run store through ``geak_core.reporting.rundata`` and ``geak_core.api.scaling``;
 nothing is recomputed by judging again.
 """
 
@@ -24,15 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from geak_core import __version__
-from geak_core.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
-from geak_core.code_metrics import CodeMetrics, code_metrics
-from geak_core.components import HardwareProfile
-from geak_core.errors import InputError
-from geak_core.hardware import match_profile
-from geak_core.recipe import dotted
-from geak_core.report import SCRIPTED_NOTE, is_scripted
-from geak_core.rundata import CandidateRow, RunData
-from geak_core.scaling import (
+from geak_core.api.components import HardwareProfile
+from geak_core.api.errors import InputError
+from geak_core.api.scaling import (
     SPEEDUP_METHODS,
     Judged,
     best_speedups,
@@ -41,6 +35,12 @@ from geak_core.scaling import (
     pass_at_k_curve,
     sequential_scaling,
 )
+from geak_core.engine.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
+from geak_core.engine.hardware import match_profile
+from geak_core.engine.recipe import dotted
+from geak_core.engine.report import SCRIPTED_NOTE, is_scripted
+from geak_core.kit.code_metrics import CodeMetrics, code_metrics
+from geak_core.reporting.rundata import CandidateRow, RunData
 
 TEMPLATE = Path(__file__).with_name("assets") / "report.html.j2"
 

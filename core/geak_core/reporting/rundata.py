@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geak_core.model import Candidate, EvalResult, RunSummary
-from geak_core.store import MANIFEST_FILE, RECIPE_FILE, SUMMARY_FILE, RunStore
+from geak_core.api.model import Candidate, EvalResult, RunSummary
+from geak_core.engine.store import MANIFEST_FILE, RECIPE_FILE, SUMMARY_FILE, RunStore
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from geak_core.errors import InputError
-from geak_core.model import EvalResult
-from geak_core.rundata import CandidateRow, load_run, verdict_of
+from geak_core.api.errors import InputError
+from geak_core.api.model import EvalResult
+from geak_core.reporting.rundata import CandidateRow, load_run, verdict_of
 
 
 def entries(run_dir: str | Path, task: str | None = None, candidate: str | None = None) -> list[CandidateRow]:

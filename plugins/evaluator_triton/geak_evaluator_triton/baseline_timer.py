@@ -36,7 +36,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from geak_core.tasks import Task
+from geak_core.api.tasks import Task
 
 from geak_evaluator_triton.candidate_run import Gating
 from geak_evaluator_triton.children import Children, task_payload

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.sandbox import Replier, SandboxResult
-from geak_core.tasks import Case, Task
+from geak_core.api.tasks import Case, Task
+from geak_core.kit.sandbox import Replier, SandboxResult
 
 from geak_evaluator_triton.comparison import JudgeError, compare_frame, custom_compare, tail
 from geak_evaluator_triton.devices import Slot

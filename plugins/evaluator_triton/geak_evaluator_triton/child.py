@@ -1,4 +1,4 @@
-"""The judge's child-process jobs (entry points for ``geak_core.sandbox``).
+"""The judge's child-process jobs (entry points for ``geak_core.kit.sandbox``).
 
 ``probe``      what the device is (no harness, no candidate).
 ``reference``  runs the task's reference over every case, seed and stage and
@@ -48,7 +48,7 @@ REFERENCE_MODULE = "geak_reference"
 
 
 def load_task(data: dict[str, Any]) -> Any:
-    from geak_core.tasks import Task
+    from geak_core.api.tasks import Task
 
     return Task.from_dict(data)
 
@@ -123,8 +123,8 @@ _DEVICE: list[Any] = []
 
 def unmet_requirement(name: str) -> str | None:
     """Why requirement ``name`` is not met here, or None (core's vocabulary and rules)."""
-    from geak_core.tasks import DeviceInfo, Requirement
-    from geak_core.tasks import unmet_requirement as core_unmet
+    from geak_core.api.tasks import DeviceInfo, Requirement
+    from geak_core.api.tasks import unmet_requirement as core_unmet
 
     if not _DEVICE:
         _DEVICE.append(DeviceInfo.detect())
@@ -188,7 +188,7 @@ def _case_table(harness: Any, case_set: str) -> list[Any]:
 
 def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Run the reference over every case; stream ``run`` frames; return the case table."""
-    from geak_core.harness import Harness
+    from geak_core.api.harness import Harness
 
     setup_runtime()
     task = load_task(args["task"])
@@ -614,7 +614,7 @@ def compare(args: dict[str, Any], channel: Any) -> list[Any]:
     """Apply the harness's ``compare`` hook to (case, name, expected, actual) items."""
     task = load_task(args["task"])
     harness = load_harness(task)
-    from geak_core.tasks import Case
+    from geak_core.api.tasks import Case
 
     verdicts = []
     for item in args["items"]:

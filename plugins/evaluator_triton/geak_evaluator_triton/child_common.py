@@ -46,7 +46,7 @@ def error_frame(kind: str, exc: BaseException, hide: dict[str, str] | None = Non
 
 
 def make_inputs(harness: Any, task: Any, case: Any, seed: int, stage: str) -> dict[str, Any]:
-    from geak_core.harness import apply_outliers
+    from geak_core.api.harness import apply_outliers
 
     inputs = harness.make_inputs(case, seed, device_name())
     if stage == "stage2":

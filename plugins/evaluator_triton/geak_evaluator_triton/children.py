@@ -1,6 +1,6 @@
 """Starting the judge's children: sandbox settings, Triton caches, what a child is told.
 
-Every child is confined (``geak_core.confinement``) unless the options say
+Every child is confined (``geak_core.kit.confinement``) unless the options say
 ``confinement = "none"``: it may write only its private directory and its
 Triton cache, which is the reference's for the judge's trusted children
 (reference, timer, eager, compare) and one of the candidate's own for a
@@ -21,10 +21,10 @@ import threading
 import time
 from typing import Any
 
-from geak_core.confinement import Confinement
-from geak_core.limits import ChildLimits, physical_memory_mb
-from geak_core.sandbox import SandboxResult, SpareChild, run_sandboxed, start_spare
-from geak_core.tasks import Task
+from geak_core.api.tasks import Task
+from geak_core.kit.confinement import Confinement
+from geak_core.kit.limits import ChildLimits, physical_memory_mb
+from geak_core.kit.sandbox import SandboxResult, SpareChild, run_sandboxed, start_spare
 
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions

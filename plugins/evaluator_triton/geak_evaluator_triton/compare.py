@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.tasks import DEFAULT_TOLERANCES, tolerance_for
+from geak_core.api.tasks import DEFAULT_TOLERANCES, tolerance_for
 
 MAX_LISTED = 5
 MAX_MISMATCHES = 10

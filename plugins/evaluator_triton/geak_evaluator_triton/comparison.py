@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.tasks import Case, Task
+from geak_core.api.tasks import Case, Task
 
 from geak_evaluator_triton.compare import NOISE_MULTIPLE, compare_values
 from geak_evaluator_triton.protocol import where

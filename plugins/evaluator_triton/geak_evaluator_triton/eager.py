@@ -6,7 +6,7 @@ A task with a PyTorch eager equivalent says so in ``Task.eager``:
   names a separate ``timing_baseline``, the candidate was timed against eager
   already: each shape's ``eager_ms`` is its ``reference_ms``.
 * ``"harness"``: the harness's ``eager(case, inputs)`` computes the outputs with
-  torch operators (``geak_core.harness.Harness.eager``).
+  torch operators (``geak_core.api.harness.Harness.eager``).
 
 Eager code never runs in the candidate's process, where a candidate could slow
 down the torch operators it competes with. Once per task and judge, started
@@ -41,10 +41,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.components import HardwareProfile
-from geak_core.model import EvalResult
-from geak_core.scaling import eager_speedup
-from geak_core.tasks import Case, Task
+from geak_core.api.components import HardwareProfile
+from geak_core.api.model import EvalResult
+from geak_core.api.scaling import eager_speedup
+from geak_core.api.tasks import Case, Task
 
 from geak_evaluator_triton.candidate_run import Gating
 from geak_evaluator_triton.children import Children, task_payload

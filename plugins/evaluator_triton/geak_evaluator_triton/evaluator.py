@@ -31,12 +31,12 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
-from geak_core.components import EvalJob, EvaluatorBase, HardwareProfile
-from geak_core.confinement import landlock_abi
-from geak_core.hardware import resolve_profile
-from geak_core.model import Candidate, EvalResult
-from geak_core.sandbox import SandboxResult, namespaces_available, stop_running_jobs
-from geak_core.tasks import Task
+from geak_core.api.components import EvalJob, EvaluatorBase, HardwareProfile
+from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.tasks import Task
+from geak_core.engine.hardware import resolve_profile
+from geak_core.kit.confinement import landlock_abi
+from geak_core.kit.sandbox import SandboxResult, namespaces_available, stop_running_jobs
 
 from geak_evaluator_triton.baseline_timer import TimerPool
 from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
@@ -207,7 +207,7 @@ class TritonEvaluator(EvaluatorBase):
 
     def unmet_requirements(self, task: Task) -> list[str]:
         """Why ``task`` as a whole cannot run on this judge's device (empty: it can)."""
-        from geak_core.tasks import DeviceInfo, triton_version, unmet_requirement
+        from geak_core.api.tasks import DeviceInfo, triton_version, unmet_requirement
 
         try:
             runtime = self.runtime()
@@ -305,13 +305,13 @@ class TritonEvaluator(EvaluatorBase):
 
     def resolve_hardware(self) -> HardwareProfile | None:
         """The profile named in the options, else the one set (``set_hardware``), else the one
-        matched to this judge's device: one matcher with the agent's (``geak_core.hardware``)."""
+        matched to this judge's device: one matcher with the agent's (``geak_core.engine.hardware``)."""
         if self._hardware_resolved:
             return self._hardware
         self._hardware_resolved = True
         runtime = self.runtime()
         name = self.options.hardware or "auto"
-        from geak_core.plugins import get_plugin_manager
+        from geak_core.engine.plugins import get_plugin_manager
 
         found = runtime.probe["devices"][0] if runtime.mode == "gpu" else None
         device = (found["name"], found.get("arch", "")) if found else None

@@ -480,11 +480,11 @@ PROTECTED = (
     "os.urandom", "secrets.randbelow", "secrets.randbits", "torch.Generator.manual_seed",
     "torch.randint", "torch.unravel_index",
     "threading.enumerate", "threading.active_count", "hashlib.sha256",
-    "geak_core.harness.poisoned", "geak_core.harness.generator", "geak_core.harness.randn",
-    "geak_core.harness.rand", "geak_core.harness.randint", "geak_core.harness.apply_outliers",
-    "geak_core.harness.launch", "geak_core.harness.call", "geak_core.harness.cdiv",
-    "geak_core.harness._autotuned_keys", "geak_core.harness.sanitize_autotune_configs",
-    "geak_core.harness.Harness",
+    "geak_core.api.harness.poisoned", "geak_core.api.harness.generator", "geak_core.api.harness.randn",
+    "geak_core.api.harness.rand", "geak_core.api.harness.randint", "geak_core.api.harness.apply_outliers",
+    "geak_core.api.harness.launch", "geak_core.api.harness.call", "geak_core.api.harness.cdiv",
+    "geak_core.api.harness._autotuned_keys", "geak_core.api.harness.sanitize_autotune_configs",
+    "geak_core.api.harness.Harness",
 )
 INTERPRETER_PROTECTED = (
     "triton.runtime.interpreter.InterpretedFunction",
@@ -499,12 +499,12 @@ PROTECTED_BUILTINS = (
 PROTECTED_MODULES = (
     "torch", "torch.cuda", "torch.testing", "triton", "triton.language", "triton.testing",
     "triton.runtime.jit", "triton.runtime.autotuner", "numpy", "time", "threading", "os", "secrets",
-    "geak_core.harness", "geak_core.tasks", "geak_core.sandbox", "geak_core.tensorio",
+    "geak_core.api.harness", "geak_core.api.tasks", "geak_core.kit.sandbox", "geak_core.kit.tensorio",
 )
 
 
 JUDGE_MODULES = ("geak_evaluator_triton.timed_calls", "geak_evaluator_triton.child",
-                 "geak_evaluator_triton.child_common", "geak_core.sandbox")
+                 "geak_evaluator_triton.child_common", "geak_core.kit.sandbox")
 
 
 def _resolve(dotted: str) -> Any:

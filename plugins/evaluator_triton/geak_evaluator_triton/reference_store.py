@@ -18,8 +18,8 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from geak_core.sandbox import Replier
-from geak_core.tasks import Case, Task
+from geak_core.api.tasks import Case, Task
+from geak_core.kit.sandbox import Replier
 
 from geak_evaluator_triton.candidate_run import Gating
 from geak_evaluator_triton.children import Children, task_payload

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core import tensorio
-from geak_core.astutil import dotted_name, parse_source
-from geak_core.store import atomic_write
-from geak_core.tasks import Case
+from geak_core.api.astutil import dotted_name, parse_source
+from geak_core.api.tasks import Case
+from geak_core.engine.store import atomic_write
+from geak_core.kit import tensorio
 
 
 @dataclass

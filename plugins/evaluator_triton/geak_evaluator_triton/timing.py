@@ -20,10 +20,10 @@ import queue
 import time
 from typing import Any
 
-from geak_core.components import HardwareProfile
-from geak_core.model import EvalResult, ShapeResult, aggregate_speedups
-from geak_core.scaling import speedup_mean_ratio
-from geak_core.tasks import Task
+from geak_core.api.components import HardwareProfile
+from geak_core.api.model import EvalResult, ShapeResult, aggregate_speedups
+from geak_core.api.scaling import speedup_mean_ratio
+from geak_core.api.tasks import Task
 
 from geak_evaluator_triton.checks.peak import above_peak
 from geak_evaluator_triton.checks.side_work import charged_latency

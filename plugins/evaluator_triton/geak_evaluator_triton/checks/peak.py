@@ -13,7 +13,7 @@ Interpretation (judge, here): a case whose roofline fraction exceeds
 
 from __future__ import annotations
 
-from geak_core.model import ShapeResult
+from geak_core.api.model import ShapeResult
 
 MARGIN = 0.05
 
