@@ -33,7 +33,7 @@ def mark(name, since=[time.time()]):
     since[0] = now
 import torch; mark("torch")
 import triton, triton.language; mark("triton")
-import geak_evaluator_triton.child, geak_evaluator_triton.guards; mark("child_modules")
+import geak_evaluator_triton.child_jobs, geak_evaluator_triton.guards; mark("child_modules")
 from geak_evaluator_triton.guards import ComputeMonitor
 ComputeMonitor(__file__, allow_copies=False, gpu=False); mark("monitor")
 if torch.cuda.is_available():

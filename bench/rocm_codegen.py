@@ -123,7 +123,7 @@ def recorded_launches(harness: Any, module: Any, case: Any) -> list[tuple[Any, d
 
 
 def compare_task(task_id: str, args: argparse.Namespace, target: Any) -> dict[str, Any]:
-    from geak_evaluator_triton.child import import_file, load_harness
+    from geak_evaluator_triton.child_jobs import import_file, load_harness
     from rocm_probe import task_and_original  # beside this script
 
     task, described = task_and_original(task_id, args.rocm_v1)

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import triton
     from geak_core.engine.store import atomic_write
-    from geak_evaluator_triton.child import import_file, load_harness
+    from geak_evaluator_triton.child_jobs import import_file, load_harness
     from rocm_probe import side_by_side, task_and_original  # beside this script
 
     if not torch.cuda.is_available():

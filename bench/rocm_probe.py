@@ -46,9 +46,9 @@ def side_by_side(task: Any, harness: Any, case: Any, sides: tuple[tuple[str, Any
     inputs. ``on_first_call(name, module)`` may add to ``row`` after a side's first call."""
     import torch
     import triton
-    from geak_evaluator_triton.child import to_host
-    from geak_evaluator_triton.comparison import compare_outputs, overrides_for
+    from geak_evaluator_triton.child_jobs import to_host
     from geak_evaluator_triton.evaluator import cast_like
+    from geak_evaluator_triton.run_compare import compare_outputs, overrides_for
 
     inputs = harness.make_inputs(case, 0, "cuda")
     produced = {}
@@ -95,7 +95,7 @@ def task_and_original(task_id: str, rocm_v1: str) -> tuple[Any, dict[str, Any]]:
 
 
 def probe_task(task_id: str, args: argparse.Namespace, data: dict[str, Any], save: Any) -> None:
-    from geak_evaluator_triton.child import import_file, load_harness
+    from geak_evaluator_triton.child_jobs import import_file, load_harness
 
     task, described = task_and_original(task_id, args.rocm_v1)
     row: dict[str, Any] = {"task": task_id, "cases": []}

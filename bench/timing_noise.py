@@ -80,7 +80,7 @@ def first_within(times: dict[str, list[float]], target: float, every: int = 8, s
 def time_case(harness: Any, task: Any, module: Any, case: Any, variant: str, flush: Any,
               args: argparse.Namespace, flush_min_us: float) -> dict[str, Any]:
     import torch
-    from geak_evaluator_triton.child import make_inputs
+    from geak_evaluator_triton.child_jobs import make_inputs
     from geak_evaluator_triton.timed_calls import cycles_per_us, hold_for, median_interval
     from geak_evaluator_triton.timing_loop import spread
 
@@ -151,7 +151,7 @@ def bench_task(task: Any, args: argparse.Namespace, flush: Any, flush_min_us: fl
                write: Any) -> list[dict[str, Any]]:
     import torch
     from geak_core.api.tasks import DeviceInfo, unmet_requirement
-    from geak_evaluator_triton.child import (
+    from geak_evaluator_triton.child_jobs import (
         REFERENCE_MODULE,
         import_file,
         load_harness,

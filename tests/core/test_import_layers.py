@@ -146,7 +146,7 @@ def wing_edges() -> dict[str, set[str]]:
 
 def test_the_graph_sees_core_and_every_plugin():
     graph = import_graph()
-    assert {"geak_core.engine.agent", "geak_core.api.components", "geak_evaluator_triton.child",
+    assert {"geak_core.engine.agent", "geak_core.api.components", "geak_evaluator_triton.child_jobs",
             "geak_templates"} <= set(graph)
     assert "geak_core.api.components" in graph["geak_core.engine.agent"]
 

@@ -75,7 +75,7 @@ def test_a_hang_is_killed_at_the_timeout_and_reported(failures):
 
 
 def test_a_candidate_budget_scales_from_the_reference_between_a_floor_and_the_timeout():
-    from geak_evaluator_triton.references import TIMED_CASE_S, ReferenceRun, candidate_budget
+    from geak_evaluator_triton.reference_run import TIMED_CASE_S, ReferenceRun, candidate_budget
 
     ref = ReferenceRun([], [], [], False, [0], {}, own_s=3.0)
     assert candidate_budget(ref, 600.0, 20.0, 120.0)[0] == 120.0  # the floor: compiling

@@ -156,7 +156,7 @@ def test_the_judge_learns_its_devices_without_creating_a_cuda_context():
     script = (
         "import ctypes, json, time\n"
         "started = time.monotonic()\n"
-        "from geak_evaluator_triton.child import device_facts\n"
+        "from geak_evaluator_triton.child_jobs import device_facts\n"
         "facts = device_facts(gpu=True)\n"
         "seconds = time.monotonic() - started\n"
         "cuda = ctypes.CDLL('libcuda.so.1')\n"

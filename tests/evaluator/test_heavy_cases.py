@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from geak_evaluator_triton.references import case_seeds
+from geak_evaluator_triton.reference_run import case_seeds
 from judge_support import judge_options
 
 

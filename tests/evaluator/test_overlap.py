@@ -95,8 +95,8 @@ def test_a_reference_redone_on_the_protocol_seed_alone_has_the_candidate_judged_
     redone on the task's first seed alone, and the child that ran on the first plan is
     discarded."""
     from geak_core.api.model import Candidate
-    from geak_evaluator_triton.comparison import ReferenceFailed
     from geak_evaluator_triton.reference_store import ReferenceStore
+    from geak_evaluator_triton.run_compare import ReferenceFailed
 
     task = mini_tasks["add"]
     original = ReferenceStore.run

@@ -358,8 +358,8 @@ def test_killing_the_judge_with_sigkill_ends_its_children_within_a_second(tmp_pa
 
 def test_without_landlock_the_judge_refuses_untrusted_code_unless_told_otherwise(monkeypatch):
     from geak_evaluator_triton import evaluator as module
-    from geak_evaluator_triton.comparison import JudgeError
     from geak_evaluator_triton.evaluator import TritonEvaluator
+    from geak_evaluator_triton.run_compare import JudgeError
     from judge_support import judge_options
 
     monkeypatch.setattr(module, "landlock_abi", lambda: 0)

@@ -25,11 +25,11 @@ from typing import Any
 from geak_core.api.tasks import Case, Task
 from geak_core.kit.sandbox import Replier, SandboxResult
 
-from geak_evaluator_triton.comparison import JudgeError, compare_frame, custom_compare, tail
 from geak_evaluator_triton.devices import Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.protocol import ABORT, GO, FrameHandler, Plan, where
-from geak_evaluator_triton.references import ReferenceRun, candidate_budget, nbytes_of
+from geak_evaluator_triton.reference_run import ReferenceRun, candidate_budget, nbytes_of
+from geak_evaluator_triton.run_compare import JudgeError, compare_frame, custom_compare, tail
 from geak_evaluator_triton.verdict import Verdict, describe_exception
 
 
@@ -230,7 +230,7 @@ class CandidateFrames(FrameHandler):
         self.verdict = Verdict()
         self.timing_errors = Verdict()  # failures while timing: no speed, but still correct
         self.runs: list[dict[str, Any]] = []  # digests, or whole frames when a custom compare needs them
-        self.timings: list[dict[str, Any]] = []  # one record per timed case (timing.run_session)
+        self.timings: list[dict[str, Any]] = []  # one record per timed case (timing_session.run_session)
         # Makes the reference's timed outputs and the baseline's timer ready: (timer, why not).
         self.prepare_timing = prepare_timing
         self.loop = loop or {}
@@ -411,7 +411,7 @@ class CandidateFrames(FrameHandler):
 
     def _time(self) -> None:
         """The timing session (its own thread: the child's answers come through this reader)."""
-        from geak_evaluator_triton.timing import RemoteSide, TimingError, run_session
+        from geak_evaluator_triton.timing_session import RemoteSide, TimingError, run_session
 
         assert self.replier is not None
         timer = self.timer
@@ -509,7 +509,7 @@ class CandidateFrames(FrameHandler):
             self._apply_budget(final)
 
     def _apply_budget(self, ref: ReferenceRun | None = None) -> None:
-        """The child's timeout becomes its budget (references.candidate_budget), once the
+        """The child's timeout becomes its budget (reference_run.candidate_budget), once the
         task's reference is known."""
         if self.replier is None:
             return
@@ -561,7 +561,7 @@ class CandidateFrames(FrameHandler):
         if self._final is not None:
             return self._final
         if self._session is not None:  # the child has ended: a session still waiting learns it
-            from geak_evaluator_triton.timing import END
+            from geak_evaluator_triton.timing_session import END
 
             self.timing_inbox.put(END)
             self._session.join()

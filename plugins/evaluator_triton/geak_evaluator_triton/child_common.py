@@ -1,8 +1,8 @@
-"""What the judge's child jobs (``child``) and the timed sides (``timed_calls``) both use:
+"""What the judge's child jobs (``child_jobs``) and the timed sides (``timed_calls``) both use:
 where the child runs (the interpreter or a device), the ``error`` frame of an exception,
 and a case's inputs per stage.
 
-Both modules import it; neither imports the other's basics, so ``child`` can import
+Both modules import it; neither imports the other's basics, so ``child_jobs`` can import
 ``timed_calls`` (its jobs time their sides) without an import circle.
 """
 

@@ -503,7 +503,7 @@ PROTECTED_MODULES = (
 )
 
 
-JUDGE_MODULES = ("geak_evaluator_triton.timed_calls", "geak_evaluator_triton.child",
+JUDGE_MODULES = ("geak_evaluator_triton.timed_calls", "geak_evaluator_triton.child_jobs",
                  "geak_evaluator_triton.child_common", "geak_core.kit.sandbox")
 
 

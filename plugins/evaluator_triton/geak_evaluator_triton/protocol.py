@@ -56,7 +56,7 @@ kind           sent by                    carries / what happens next
 =============  =========================  ==============================================
 
 Timing commands (``timed_calls.serve``) are sent by the judge's timing session
-(``timing.RemoteSide``); a call that raises is answered with ``error``
+(``timing_session.RemoteSide``); a call that raises is answered with ``error``
 (stage ``timing``).
 
 The judge's side reads every child's frames through :class:`FrameHandler`, so

@@ -16,7 +16,7 @@ import torch
 import triton  # noqa: F401
 import triton.language  # noqa: F401
 
-import geak_evaluator_triton.child  # noqa: F401
+import geak_evaluator_triton.child_jobs  # noqa: F401
 import geak_evaluator_triton.guards  # noqa: F401
 from geak_evaluator_triton.guards import ComputeMonitor
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_evaluator_triton.comparison import compare_outputs
+from geak_evaluator_triton.run_compare import compare_outputs
 
 
 def _leaf(value: Any, path: str) -> Any:

@@ -1,6 +1,6 @@
 """Comparing what a candidate produced with what the reference produced (judge side).
 
-Values are compared by ``compare.compare_values`` under the task's and the
+Values are compared by ``value_compare.compare_values`` under the task's and the
 case's tolerances. Harnesses that override ``compare`` have their hook run in
 a trusted child (harness only, never candidate code) through
 :func:`custom_compare`.
@@ -13,9 +13,9 @@ from typing import Any
 
 from geak_core.api.tasks import Case, Task
 
-from geak_evaluator_triton.compare import NOISE_MULTIPLE, compare_values
 from geak_evaluator_triton.protocol import where
-from geak_evaluator_triton.references import ReferenceRun
+from geak_evaluator_triton.reference_run import ReferenceRun
+from geak_evaluator_triton.value_compare import NOISE_MULTIPLE, compare_values
 
 
 class JudgeError(Exception):

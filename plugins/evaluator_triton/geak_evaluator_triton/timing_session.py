@@ -28,11 +28,11 @@ from geak_core.api.tasks import Task
 from geak_evaluator_triton.checks.peak import above_peak
 from geak_evaluator_triton.checks.side_work import charged_latency
 from geak_evaluator_triton.checks.timed_outputs import sample_mismatch, verified_mismatch
-from geak_evaluator_triton.comparison import custom_compare, overrides_for, tail
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.performance import shape_result
 from geak_evaluator_triton.protocol import TimingOptions
-from geak_evaluator_triton.references import ReferenceRun
+from geak_evaluator_triton.reference_run import ReferenceRun
+from geak_evaluator_triton.run_compare import custom_compare, overrides_for, tail
 from geak_evaluator_triton.timed_calls import warmup_for
 from geak_evaluator_triton.timing_loop import LATE_SHARE, targets, time_case
 from geak_evaluator_triton.verdict import Verdict, describe_exception, trim_traceback

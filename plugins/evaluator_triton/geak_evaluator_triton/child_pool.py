@@ -30,7 +30,7 @@ from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.static_checks import parse
 
-CHILD = "geak_evaluator_triton.child"
+CHILD = "geak_evaluator_triton.child_jobs"
 # Names the device's lock file to a spare child (warm.py), which removes it once used.
 DEVICE_LOCK_VARIABLE = "GEAK_SPARE_DEVICE_LOCK"
 PRELOAD = ("geak_evaluator_triton.warm",)
@@ -39,7 +39,7 @@ FIRST_WAVE = 2  # spares started at once when a judge starts; the others once th
 
 
 class Children:
-    """Runs ``child`` jobs for one evaluator: same options, same runtime, same caches."""
+    """Runs ``child_jobs`` jobs for one evaluator: same options, same runtime, same caches."""
 
     def __init__(self, options: TritonEvaluatorOptions) -> None:
         self.options = options
@@ -183,7 +183,7 @@ class Children:
 
     def run(self, job: str, args: Any, env: dict[str, str | None], *, timeout: float, cache: str,
             on_message: Any = None, slot: Slot | None = None) -> SandboxResult:
-        """Run ``child.<job>`` (or a full ``module:function``) in a fresh sandboxed child.
+        """Run ``child_jobs.<job>`` (or a full ``module:function``) in a fresh sandboxed child.
 
         With ``slot``, a spare child of that slot (started earlier, nothing of any
         job in it yet) takes the job when one is waiting, and another is started.

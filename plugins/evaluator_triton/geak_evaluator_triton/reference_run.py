@@ -33,7 +33,7 @@ class ReferenceRun:
     seeds: list[int]
     outputs: dict[tuple[str, str, int], Any]
     oracle: dict[tuple[str, str, int], Any] = field(default_factory=dict)
-    # The reference's own per-row error against the oracle, per run (see compare.py).
+    # The reference's own per-row error against the oracle, per run (see value_compare.py).
     noise: dict[tuple[str, str, int], Any] = field(default_factory=dict)
     timing_seed: int | None = None  # secret seed of the timed runs (outputs under stage "timing")
     # The timed cases' runs on the timing seed are here (or nothing is timed in this mode);

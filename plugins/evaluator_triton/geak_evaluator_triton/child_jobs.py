@@ -229,7 +229,7 @@ def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         channel.send(error_frame("import_error", exc))
         return {"ok": False}
     stage2 = {c.name for c in runnable} - {s["case"] for s in stage2_skipped}
-    from geak_evaluator_triton.references import case_seeds
+    from geak_evaluator_triton.reference_run import case_seeds
 
     all_seeds = args.get("all_seeds") or args["seeds"]
     heavy_bytes = float(args.get("heavy_bytes") or 0.0)
