@@ -34,7 +34,7 @@ def mark(name, since=[time.time()]):
 import torch; mark("torch")
 import triton, triton.language; mark("triton")
 import geak_evaluator_triton.child_jobs, geak_evaluator_triton.guards; mark("child_modules")
-from geak_evaluator_triton.guards import ComputeMonitor
+from geak_evaluator_triton.checks.torch_compute import ComputeMonitor
 ComputeMonitor(__file__, allow_copies=False, gpu=False); mark("monitor")
 if torch.cuda.is_available():
     torch.cuda.init(); torch.empty(1, device="cuda"); mark("cuda_context")

@@ -30,6 +30,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from geak_evaluator_triton.checks.input_mutation import mutated_inputs, snapshot_inputs
+from geak_evaluator_triton.checks.launches import classify as classify_launches
+from geak_evaluator_triton.checks.tampering import violations as process_violations
 from geak_evaluator_triton.child_common import (
     error_frame,
     format_exception,
@@ -37,6 +40,7 @@ from geak_evaluator_triton.child_common import (
     make_inputs,
     prefetch,
 )
+from geak_evaluator_triton.protocol import BlockChecks, ImportedFrame, LaunchCounts, RunChecks
 
 CANDIDATE_MODULE = "geak_candidate"
 REFERENCE_MODULE = "geak_reference"
@@ -445,7 +449,7 @@ def _one_run(task: Any, harness: Any, module: Any, case: Any, seed: int, stage: 
 
 
 class CandidateGuard:
-    """Per-run bookkeeping of the guards for one candidate."""
+    """Per-run bookkeeping of the in-process checks for one candidate (``checks/``)."""
 
     def __init__(self, log: Any, monitor: Any, snapshot: Any, threads: Any, files: dict[str, str]):
         self.log = log
@@ -455,42 +459,18 @@ class CandidateGuard:
         self.files = files  # candidate / reference file, harness directory
         self._mark = 0
 
-    def classify(self, launches: list[tuple[str, str, bool]]) -> dict[str, Any]:
-        """Candidate kernels vs kernels the entry point launched from elsewhere.
-
-        Launches made by the harness itself (outside the entry points) are its business.
-        """
-        counts = {"candidate": 0, "harness": 0}
-        other: list[str] = []
-        for name, path, from_entry in launches:
-            if path == self.files["candidate"]:
-                counts["candidate"] += 1
-            elif not from_entry:
-                counts["harness"] += 1
-            else:
-                label = "the reference" if path == self.files.get("reference") else path
-                entry = f"{name} (defined in {label})"
-                if entry not in other:
-                    other.append(entry)
-        return {**counts, "other": other}
+    def classify(self, launches: list[tuple[str, str, bool]]) -> LaunchCounts:
+        return classify_launches(launches, self.files)
 
     def violations(self) -> list[str]:
-        problems = self.snapshot.changed()
-        threads = self.threads.new_threads()
-        if threads:
-            problems.append(f"left Python thread(s) running: {', '.join(threads)}")
-        return problems
+        return process_violations(self.snapshot, self.threads)
 
     def before_run(self, inputs: Any) -> Any:
-        from geak_evaluator_triton.guards import snapshot_inputs
-
         self.monitor.take()
         self._mark = self.log.mark()
         return snapshot_inputs(inputs)
 
-    def after_run(self, before: Any, inputs: Any) -> dict[str, Any]:
-        from geak_evaluator_triton.guards import mutated_inputs
-
+    def after_run(self, before: Any, inputs: Any) -> RunChecks:
         return {
             "launches": self.classify(self.log.since(self._mark)),
             "compute": self.monitor.take()[:20],
@@ -498,16 +478,16 @@ class CandidateGuard:
             "violations": self.violations(),
         }
 
+    def block_checks(self) -> BlockChecks:
+        """What the candidate's child adds to each block of timed calls."""
+        return {"violations": self.violations(), "compute": self.monitor.take()[:20]}
+
 
 def prepare_candidate(task: Any, code: str, harness: Any, log: Any) -> tuple[Any, Any, dict[str, Any]]:
     """Write, snapshot, import; returns (module or None, guard, imported-frame)."""
-    from geak_evaluator_triton.guards import (
-        ComputeMonitor,
-        IdentitySnapshot,
-        ThreadWatch,
-        check_contract,
-        watch_module,
-    )
+    from geak_evaluator_triton.checks.contract import check_contract
+    from geak_evaluator_triton.checks.tampering import IdentitySnapshot, ThreadWatch, watch_module
+    from geak_evaluator_triton.checks.torch_compute import ComputeMonitor
 
     path = os.path.abspath(os.path.join(os.getcwd(), f"{CANDIDATE_MODULE}.py"))
     with open(path, "w", encoding="utf-8") as handle:
@@ -531,7 +511,7 @@ def prepare_candidate(task: Any, code: str, harness: Any, log: Any) -> tuple[Any
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from candidate code too
         return None, guard, error_frame("import_error", exc, hide)
     synchronize()
-    frame: dict[str, Any] = {
+    frame: ImportedFrame = {
         "kind": "imported",
         "contract": check_contract(module, task.entry_points, path),
         "violations": guard.violations(),
@@ -550,7 +530,7 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     judge's timing commands (``timed_calls.serve``) with the guarded entry points,
     block by block, alternating with the baseline's timer, another process.
     """
-    from geak_evaluator_triton.guards import guard_entry_points
+    from geak_evaluator_triton.checks.torch_compute import guard_entry_points
     from geak_evaluator_triton.timed_calls import (
         DEFER_BYTES,
         TimedSide,
@@ -598,10 +578,7 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     side = TimedSide(harness, guarded, flush, cycles_per_us(), log=log, own_file=guard.files["candidate"],
                      sample=bool(timing.get("sample")), check_inputs=True, defer_bytes=DEFER_BYTES)
 
-    def checks() -> dict[str, Any]:
-        return {"violations": guard.violations(), "compute": guard.monitor.take()[:20]}
-
-    serve(channel, side, task, cases, hide, checks)
+    serve(channel, side, task, cases, hide, guard.block_checks)
     # The session is over and the judge has given the device back: the whole copies kept
     # for it (timed_calls: the pipe is slow next to the device) go now.
     kept = side.take_kept()

@@ -45,6 +45,8 @@ import statistics
 import time
 from typing import Any
 
+from geak_evaluator_triton.checks.launches import own_launches
+
 LATER_WARMUP_SHARE = 0.25  # of warmup_ms, for every case after the phase's first
 MIN_WARMUP_CALLS = 3  # per side and case, after the first call
 HOLD_MARGIN = 1.5  # the busy-wait over one call's host time (see hold_for)
@@ -209,7 +211,7 @@ class TimedSide:
         self._calls = 0
         self.inputs = make_inputs(self.harness, task, case, seed, "stage1")
         if self.check_inputs and _tensor_bytes(self.inputs) <= INPUT_COPY_BYTES:
-            from geak_evaluator_triton.guards import snapshot_inputs
+            from geak_evaluator_triton.checks.input_mutation import snapshot_inputs
 
             self._inputs_before = snapshot_inputs(self.inputs)
         self._call()
@@ -280,7 +282,7 @@ class TimedSide:
                 late.append(index)
             end.record()
             if self.own_file:
-                out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
+                out["own"].append(own_launches(self.log.since(mark), self.own_file))
             if self.sample:
                 gathered.append(self._gather(outputs))
             if reservoir:
@@ -349,7 +351,7 @@ class TimedSide:
         if self.keep_last and self.last is not None:
             out["outputs"] = to_host(self.last)
         if self._inputs_before is not None:
-            from geak_evaluator_triton.guards import mutated_inputs
+            from geak_evaluator_triton.checks.input_mutation import mutated_inputs
 
             out["mutated"] = mutated_inputs(self._inputs_before, self.inputs)
         self.inputs = self.last = self._inputs_before = None

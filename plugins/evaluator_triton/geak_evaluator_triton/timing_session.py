@@ -8,10 +8,12 @@ from here through :class:`RemoteSide`). The candidate's process group is
 stopped while the baseline runs, so neither its code nor its kernels run
 then. This module asks for the session, then turns each case's record into
 latencies, speedups and roofline figures, after the checks that can reject a
-timing: the timed calls' outputs (``checks.timed_outputs``), the candidate's
-own launches and torch compute in every call, the guards after every block,
-hidden work on other streams (``checks.side_work``) and throughput above the
-hardware's peak (``checks.peak``).
+timing, each interpreted by its module in ``checks/``: what the candidate did to
+its process and its inputs while timed (``tampering``, ``torch_compute``,
+``input_mutation``), its own launches in every call (``launches``), the timed
+calls' outputs (``timed_outputs``), calls queued late (``late_calls``), hidden
+work on other streams (``side_work``) and throughput above the hardware's peak
+(``peak``).
 """
 
 from __future__ import annotations
@@ -25,16 +27,23 @@ from geak_core.api.model import EvalResult, ShapeResult, aggregate_speedups
 from geak_core.api.scaling import speedup_mean_ratio
 from geak_core.api.tasks import Task
 
-from geak_evaluator_triton.checks.peak import above_peak
-from geak_evaluator_triton.checks.side_work import charged_latency
-from geak_evaluator_triton.checks.timed_outputs import sample_mismatch, verified_mismatch
+from geak_evaluator_triton.checks import (
+    input_mutation,
+    late_calls,
+    launches,
+    peak,
+    side_work,
+    tampering,
+    timed_outputs,
+    torch_compute,
+)
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.performance import shape_result
 from geak_evaluator_triton.protocol import TimingOptions
 from geak_evaluator_triton.reference_run import ReferenceRun
-from geak_evaluator_triton.run_compare import custom_compare, overrides_for, tail
+from geak_evaluator_triton.run_compare import tail
 from geak_evaluator_triton.timed_calls import warmup_for
-from geak_evaluator_triton.timing_loop import LATE_SHARE, targets, time_case
+from geak_evaluator_triton.timing_loop import targets, time_case
 from geak_evaluator_triton.verdict import Verdict, describe_exception, trim_traceback
 
 MIB = 1024 * 1024
@@ -188,41 +197,17 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         tally = record["tallies"]["other"]
         at = f"while being timed on case {case.name!r}"
         for extra in tally.extra:
-            for problem in extra.get("violations", []):
-                verdict.fail("anticheat", f"{at}, the candidate {problem}", key=f"violation:{problem}")
-            compute = extra.get("compute", [])
-            if compute and task.forbid_torch_compute:
-                verdict.fail("anticheat", f"{at}, the entry point computed with torch/numpy instead of a "
-                             f"Triton kernel ({', '.join(compute[:3])})", key="compute")
-        mutated = (record.get("ended") or {}).get("other", {}).get("mutated") or []
-        if mutated:
-            verdict.fail("anticheat", f"{at}, the candidate modified its input(s) {', '.join(mutated)} "
-                         "(inputs must stay unchanged)", key="mutated")
-        if record.get("zero_launch_calls"):
-            verdict.fail("anticheat", f"{record['zero_launch_calls']} timed call(s) of case {case.name!r} "
-                         "launched none of the candidate's kernels", key="no_launch")
-        problem, mismatches = _timed_outputs(task, ref, case, record, run_child)
-        if problem and case.checked:
-            verdict.fail("anticheat", f"the outputs of the timed calls of case {case.name!r} differ from the "
-                         f"reference: {problem}", mismatches=mismatches, key="timed_outputs")
-        elif problem:  # a timing-only case: the task does not judge these outputs, but no speed from them
-            unverified.append(f"{case.name}: {problem}")
-        kept_late = record.get("late_kept") or {}
-        if any(int(kept_late.get(side, 0)) * LATE_SHARE > int(record.get("repetitions") or 0)
-               for side in ("baseline", "candidate")):
-            # More than one kept call in eight queued late: that side's latency includes time
-            # the device sat idle waiting for the host (a loaded host); the speedup is not exact.
-            verdict.flag("late_calls")
-        latency, hidden = charged_latency(record)
-        if hidden:
-            verdict.flag("timing_mismatch")
+            tampering.report(verdict, at, extra.get("violations", []))
+            torch_compute.report(verdict, at, extra.get("compute", []), task)
+        input_mutation.report(verdict, at, (record.get("ended") or {}).get("other", {}).get("mutated") or [])
+        launches.report_timed(verdict, case.name, record.get("zero_launch_calls") or 0)
+        note = timed_outputs.report(verdict, task, ref, case, record, run_child)
+        if note:
+            unverified.append(note)
+        late_calls.report(verdict, record)
+        latency = side_work.report(verdict, record)
         shape = shape_result(case, {**record, "candidate_ms": latency}, profile)
-        why = above_peak(shape)
-        if why:
-            verdict.flag("above_peak")
-            if task.forbid_torch_compute:
-                verdict.fail("anticheat", f"{why}: the timed calls did not do the case's work",
-                             key=f"above_peak:{case.name}")
+        peak.report(verdict, shape, task)
         shapes.append(shape)
     if not verdict.failures and (not completed or len(shapes) < len(ref.timed)):
         verdict.fail("timing", f"the timing of {len(shapes)} of {len(ref.timed)} cases finished", tail(stderr, 4000))
@@ -268,29 +253,3 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
     if result.speedup is not None and result.speedup > options.suspicious_speedup:
         result.flags.append("suspicious_speedup")
 
-
-def _timed_outputs(task: Task, ref: ReferenceRun, case: Any, record: dict[str, Any],
-                   run_child: Any) -> tuple[str, list[dict[str, Any]]]:
-    """Why the timed calls' outputs are not the reference's for the timing seed, or ""."""
-    tally = record["tallies"]["other"]
-    expected = ref.outputs.get(("timing", case.name, record["seed"]))
-    if expected is None:
-        return "the reference has no outputs for the timing seed", []
-    overrides = overrides_for(task, case)
-    if tally.received != tally.deferred:
-        return (f"the whole outputs of {tally.deferred} timed call(s), kept for after the session, "
-                f"reached the judge for {tally.received}"), []
-    if not tally.verified:
-        return "no timed call's outputs reached the judge", []
-    custom: list[dict[str, Any] | None] = [None] * len(tally.verified)
-    if ref.custom_compare:
-        runs = [{"stage": "timing", "case": case.name, "seed": record["seed"], "outputs": outputs}
-                for _, outputs in tally.verified]
-        found = custom_compare(task, ref, runs, {case.name: case}, run_child)
-        custom = [found.get(i) for i in range(len(runs))]
-    problem, mismatches = verified_mismatch(expected, tally.verified, overrides, custom)
-    if problem:
-        return problem, mismatches
-    if tally.samples and not ref.custom_compare:
-        return sample_mismatch(expected, tally.samples, overrides), []
-    return "", []
