@@ -16,7 +16,7 @@ if not (os.path.exists("/dev/nvidia0") or os.path.exists("/dev/kfd")):
 
 @pytest.fixture(autouse=True)
 def _fresh_plugin_manager():
-    from geak_core.plugins import reset_plugin_manager
+    from geak_core.engine.plugins import reset_plugin_manager
 
     reset_plugin_manager()
     yield

@@ -33,8 +33,8 @@ def mark(name, since=[time.time()]):
     since[0] = now
 import torch; mark("torch")
 import triton, triton.language; mark("triton")
-import geak_evaluator_triton.child, geak_evaluator_triton.guards; mark("child_modules")
-from geak_evaluator_triton.guards import ComputeMonitor
+import geak_evaluator_triton.child_jobs, geak_evaluator_triton.guards; mark("child_modules")
+from geak_evaluator_triton.checks.torch_compute import ComputeMonitor
 ComputeMonitor(__file__, allow_copies=False, gpu=False); mark("monitor")
 if torch.cuda.is_available():
     torch.cuda.init(); torch.empty(1, device="cuda"); mark("cuda_context")
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
     parser.add_argument("--json", dest="json_out", default="")
     args = parser.parse_args(argv)
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
 
     result: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "parts": parts(args.repeats)}
     if args.json_out:

@@ -46,7 +46,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _build(args: argparse.Namespace) -> tuple[Any, Any]:
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.plugins import get_plugin_manager
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 
     manager = get_plugin_manager()
@@ -60,8 +60,8 @@ def _build(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def bench_task(evaluator: Any, task: Any, repeats: int) -> dict[str, Any]:
-    from geak_core.components import EvalJob
-    from geak_core.model import Candidate
+    from geak_core.api.components import EvalJob
+    from geak_core.api.model import Candidate
 
     with open(task.reference, encoding="utf-8") as handle:
         code = handle.read()
@@ -139,7 +139,7 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
 
 
 def _write_json(path: str, environment: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
 
     atomic_write(path, json.dumps({"environment": environment, "tasks": rows}, indent=2, default=str))
 

@@ -85,8 +85,8 @@ def distinct(code: str, copy: int) -> str:
 
 
 def _jobs(tasks: list[Any], count: int, first: int) -> list[Any]:
-    from geak_core.components import EvalJob
-    from geak_core.model import Candidate
+    from geak_core.api.components import EvalJob
+    from geak_core.api.model import Candidate
 
     jobs = []
     for k in range(count):
@@ -102,7 +102,7 @@ def _verdict(result: Any) -> tuple[Any, ...]:
 
 def measure(executor: str, n: int, tasks: list[Any], args: argparse.Namespace,
             batch_start: int) -> dict[str, Any]:
-    from geak_core.cli_eval import build_evaluator, build_executor
+    from geak_core.cli.cli_eval import build_evaluator, build_executor
 
     interpreter = args.mode == "interpreter" or (args.mode == "auto" and _gpus() == 0)
     started = time.monotonic()
@@ -181,7 +181,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    from geak_core.errors import GeakError
+    from geak_core.api.errors import GeakError
 
     try:
         return run(args)
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.plugins import get_plugin_manager
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", "rocm")

@@ -237,9 +237,9 @@ def at_once(judge: Any, jobs: list[Any]) -> tuple[float, list[Any]]:
 def bench_task(task: Any, code: str, args: argparse.Namespace,
                save: Any = lambda row: None) -> dict[str, Any]:
     """One task's row; ``save(row)`` after every measurement, so a call cut short keeps them."""
-    from geak_core.components import EvalJob
-    from geak_core.model import Candidate
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.api.components import EvalJob
+    from geak_core.api.model import Candidate
+    from geak_core.engine.plugins import get_plugin_manager
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 
     def copy(i: int) -> Candidate:  # distinct sources, same kernels
@@ -376,8 +376,8 @@ def markdown(rows: list[dict[str, Any]], environment: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    from geak_core.plugins import get_plugin_manager
-    from geak_core.store import atomic_write
+    from geak_core.engine.plugins import get_plugin_manager
+    from geak_core.engine.store import atomic_write
 
     manager = get_plugin_manager()
     suite = manager.build("suite", "rocm")

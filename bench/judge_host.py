@@ -60,10 +60,10 @@ def child_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
 
 
 def judge_one(args: argparse.Namespace, expected: Any, isolate: bool) -> dict[str, Any]:
-    from geak_core.sandbox import run_sandboxed
+    from geak_core.kit.sandbox import run_sandboxed
     from geak_evaluator_triton.candidate_run import Comparisons
-    from geak_evaluator_triton.compare import compare_values
-    from geak_evaluator_triton.comparison import bitwise_equal
+    from geak_evaluator_triton.run_compare import bitwise_equal
+    from geak_evaluator_triton.value_compare import compare_values
 
     compare_s = [0.0]
     findings: list[Any] = []
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                         "for the judge (empty: torch's default only)")
     parser.add_argument("--isolate", action="store_true", help="children in their own namespaces, as on a GPU")
     parser.add_argument("--chunk", default="", help="comma-separated slice sizes (elements) for the comparison "
-                        "(empty: the judge's own, compare.CHUNK)")
+                        "(empty: the judge's own, value_compare.CHUNK)")
     parser.add_argument("--rooms", action="store_true", help="only measure reads into fresh room (see above)")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
@@ -190,22 +190,22 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"threads": threads, **rooms(threads)}), flush=True)
         return 0
     import torch
-    from geak_evaluator_triton import compare
+    from geak_evaluator_triton import value_compare
 
     expected = _values(args.mib, False)
     results = []
     threads = [int(t) for t in args.torch_threads.split(",") if t] or [torch.get_num_threads()]
-    chunks = [int(c) for c in args.chunk.split(",") if c] or [compare.CHUNK]
+    chunks = [int(c) for c in args.chunk.split(",") if c] or [value_compare.CHUNK]
     for count in threads:
         torch.set_num_threads(count)
         for chunk in chunks:
-            compare.CHUNK = chunk
+            value_compare.CHUNK = chunk
             for children in (int(c) for c in args.children.split(",")):
                 row = {"torch_threads": count, "chunk": chunk, **measure(args, children, expected, args.isolate)}
                 print(json.dumps(row), flush=True)
                 results.append(row)
     if args.json:
-        from geak_core.store import atomic_write
+        from geak_core.engine.store import atomic_write
 
         atomic_write(args.json, json.dumps({"args": vars(args), "cpus": os.cpu_count(), "results": results},
                                            indent=1))

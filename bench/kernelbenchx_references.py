@@ -183,7 +183,7 @@ def row_of(suite: Any, task: Any, result: Any, device: str, cases: dict[str, Any
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
 
     atomic_write(path, json.dumps(data, indent=1, default=str))
 
@@ -364,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         print("--data: give the KernelBench-X checkout (or set GEAK_KERNELBENCHX_DATA)",
               file=sys.stderr)
         return 2
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from geak_evaluator_triton.options import TritonEvaluatorOptions
     from geak_suite_kernelbenchx.suite import KernelBenchXOptions, KernelBenchXSuite

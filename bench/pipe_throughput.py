@@ -1,5 +1,5 @@
 """How fast a child's outputs cross a pipe into the judge: the default buffer against the
-1 MiB one the sandbox asks for (``geak_core.sandbox.widen_pipe``).
+1 MiB one the sandbox asks for (``geak_core.kit.sandbox.widen_pipe``).
 
 A forked writer sends ``--mib`` MiB in 64 MiB writes; the reader reads them as
 ``sandbox._read_exact`` does. Prints GB/s per buffer size (Linux only).
@@ -17,7 +17,7 @@ import time
 
 
 def throughput(total: int, widen: bool) -> float:
-    from geak_core.sandbox import widen_pipe
+    from geak_core.kit.sandbox import widen_pipe
 
     read_fd, write_fd = os.pipe()
     if widen:

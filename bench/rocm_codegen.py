@@ -88,7 +88,7 @@ def _specialise(fn: Any, values: dict[str, Any]) -> tuple[dict[str, str], dict[s
 def compile_launch(kernel: Any, kwargs: dict[str, Any], config: Any, target: Any) -> tuple[list[str], int]:
     """(layout definitions without their names, PTX or AMDGCN lines) of one launch."""
     import triton
-    from geak_core.harness import AMD_ONLY_KEYS
+    from geak_core.api.harness import AMD_ONLY_KEYS
     from triton.compiler import ASTSource
 
     fn, _, heuristics = _layers(kernel)
@@ -123,7 +123,7 @@ def recorded_launches(harness: Any, module: Any, case: Any) -> list[tuple[Any, d
 
 
 def compare_task(task_id: str, args: argparse.Namespace, target: Any) -> dict[str, Any]:
-    from geak_evaluator_triton.child import import_file, load_harness
+    from geak_evaluator_triton.child_jobs import import_file, load_harness
     from rocm_probe import task_and_original  # beside this script
 
     task, described = task_and_original(task_id, args.rocm_v1)
@@ -157,7 +157,7 @@ def compare_task(task_id: str, args: argparse.Namespace, target: Any) -> dict[st
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     os.environ.pop("TRITON_INTERPRET", None)
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
     from triton.backends.compiler import GPUTarget
 
     backend, arch, warp = args.target.split(":")

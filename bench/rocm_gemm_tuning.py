@@ -47,7 +47,7 @@ def _chosen(kernel: Any) -> dict[str, Any]:
 def _launch_with(module: Any, case: Any, inputs: dict[str, Any], outputs: dict[str, Any],
                  config: dict[str, Any]) -> None:
     """Our kernel (the function under the autotuner) with one config, scales and activation off."""
-    from geak_core.harness import cdiv
+    from geak_core.api.harness import cdiv
 
     p = case.params
     a, b, c = inputs["a"], inputs["b"], outputs["c"]
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     import torch
     import triton
-    from geak_core.store import atomic_write
-    from geak_evaluator_triton.child import import_file, load_harness
+    from geak_core.engine.store import atomic_write
+    from geak_evaluator_triton.child_jobs import import_file, load_harness
     from rocm_probe import side_by_side, task_and_original  # beside this script
 
     if not torch.cuda.is_available():

@@ -68,8 +68,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def _build(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """(our suite, the suite with the baseline option, the evaluator)."""
-    from geak_core.cli_eval import build_evaluator
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.cli.cli_eval import build_evaluator
+    from geak_core.engine.plugins import get_plugin_manager
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", "rocm")
@@ -102,8 +102,8 @@ def task_jobs(ours: Any, baseline: Any, judgements: str = "both") -> tuple[dict[
     against the ported original. The original is judged on ``ours``, so its verdict does
     not depend on its port running at every timed shape. ``judgements="baseline"``: only
     the baseline option's judgement."""
-    from geak_core.components import EvalJob
-    from geak_core.model import Candidate
+    from geak_core.api.components import EvalJob
+    from geak_core.api.model import Candidate
     from geak_suite_rocm.originals import OriginalError, kernel_part
 
     described = baseline.extra["timing_baseline"]
@@ -149,7 +149,7 @@ KEYS = {"original": "original_judged", "reference": "reference_vs_original", "po
 
 def record(row: dict[str, Any], job: Any, result: Any) -> bool:
     """File one judgement in its task's row; True once the row has all of its judgements."""
-    from geak_core.cli_eval import result_record
+    from geak_core.cli.cli_eval import result_record
 
     row[KEYS[job.candidate.id.split(":", 1)[0]]] = {**result_record(job.task, result), "verdict": verdict(result)}
     if row.get("judgements") == "baseline":
@@ -277,7 +277,7 @@ def merge(paths: list[str], json_out: str = "") -> int:
 def _write(path: str, environment: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     import json
 
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
 
     data = {"environment": environment, "tasks": rows, "summary": summary(rows)}
     atomic_write(path, json.dumps(data, indent=2, default=str) + "\n")
@@ -307,7 +307,7 @@ def _environment(args: argparse.Namespace, evaluator: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from geak_core.errors import GeakError
+    from geak_core.api.errors import GeakError
 
     args = _parse(argv)
     if args.merge:
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                     owner[id(job)] = row
                 jobs += task_jobs_
             for job, result in evaluator.evaluate_many(jobs):
-                from geak_core.cli_eval import verdict_line
+                from geak_core.cli.cli_eval import verdict_line
 
                 print(verdict_line(job.task, result), file=sys.stderr, flush=True)
                 row = owner[id(job)]

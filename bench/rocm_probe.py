@@ -46,9 +46,9 @@ def side_by_side(task: Any, harness: Any, case: Any, sides: tuple[tuple[str, Any
     inputs. ``on_first_call(name, module)`` may add to ``row`` after a side's first call."""
     import torch
     import triton
-    from geak_evaluator_triton.child import to_host
-    from geak_evaluator_triton.comparison import compare_outputs, overrides_for
+    from geak_evaluator_triton.child_jobs import to_host
     from geak_evaluator_triton.evaluator import cast_like
+    from geak_evaluator_triton.run_compare import compare_outputs, overrides_for
 
     inputs = harness.make_inputs(case, 0, "cuda")
     produced = {}
@@ -79,7 +79,7 @@ def side_by_side(task: Any, harness: Any, case: Any, sides: tuple[tuple[str, Any
 def _suites(rocm_v1: str) -> tuple[Any, Any]:
     """Our rocm suite and the same with ``baseline = rocm_v1`` (built once: building one
     reads the whole folder and ports every original)."""
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.plugins import get_plugin_manager
 
     manager = get_plugin_manager()
     spec = manager.spec("suite", "rocm")
@@ -95,7 +95,7 @@ def task_and_original(task_id: str, rocm_v1: str) -> tuple[Any, dict[str, Any]]:
 
 
 def probe_task(task_id: str, args: argparse.Namespace, data: dict[str, Any], save: Any) -> None:
-    from geak_evaluator_triton.child import import_file, load_harness
+    from geak_evaluator_triton.child_jobs import import_file, load_harness
 
     task, described = task_and_original(task_id, args.rocm_v1)
     row: dict[str, Any] = {"task": task_id, "cases": []}
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     import torch
     import triton
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
 
     if not torch.cuda.is_available():
         print("error: this bench needs a GPU", file=sys.stderr)

@@ -3,7 +3,7 @@ compiler and pinned memory still work inside, and what is refused.
 
     python3 bench/sandbox_gpu.py --out sandbox.json
 
-Each variant runs one job in a sandboxed child (``geak_core.sandbox``): it compiles and runs
+Each variant runs one job in a sandboxed child (``geak_core.kit.sandbox``): it compiles and runs
 a Triton kernel, allocates device and pinned host memory, then tries to write into the
 project tree, the user's home and another folder, and to open a TCP connection. Variants:
 a fresh child that creates its CUDA context after confining itself (which fails: the driver
@@ -82,9 +82,9 @@ def main() -> None:
     parser.add_argument("--out", default="")
     parsed = parser.parse_args()
     sys.path.insert(0, HERE)
-    from geak_core.confinement import Confinement, landlock_abi
-    from geak_core.limits import ChildLimits, describe_process_limit, physical_memory_mb
-    from geak_core.sandbox import namespaces_available, run_sandboxed, start_spare
+    from geak_core.kit.confinement import Confinement, landlock_abi
+    from geak_core.kit.limits import ChildLimits, describe_process_limit, physical_memory_mb
+    from geak_core.kit.sandbox import namespaces_available, run_sandboxed, start_spare
 
     facts = {"kernel": platform.release(), "euid": os.geteuid(), "landlock_abi": landlock_abi(),
              "namespaces": namespaces_available(), "processes": describe_process_limit(namespaces_available()),

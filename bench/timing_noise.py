@@ -35,7 +35,7 @@ import sys
 import time
 from typing import Any
 
-from geak_core.store import atomic_write
+from geak_core.engine.store import atomic_write
 
 VARIANTS = ("write", "read", "none", "tight")
 
@@ -57,8 +57,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def _profile() -> Any:
     """The hardware profile the judge would match to this device (None: none matched)."""
     import torch
-    from geak_core.hardware import match_profile
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.hardware import match_profile
+    from geak_core.engine.plugins import get_plugin_manager
 
     profiles = [spec.build(None) for spec in get_plugin_manager().components("hardware_profile").values()]
     props = torch.cuda.get_device_properties(0)
@@ -80,7 +80,7 @@ def first_within(times: dict[str, list[float]], target: float, every: int = 8, s
 def time_case(harness: Any, task: Any, module: Any, case: Any, variant: str, flush: Any,
               args: argparse.Namespace, flush_min_us: float) -> dict[str, Any]:
     import torch
-    from geak_evaluator_triton.child import make_inputs
+    from geak_evaluator_triton.child_jobs import make_inputs
     from geak_evaluator_triton.timed_calls import cycles_per_us, hold_for, median_interval
     from geak_evaluator_triton.timing_loop import spread
 
@@ -150,8 +150,8 @@ def time_case(harness: Any, task: Any, module: Any, case: Any, variant: str, flu
 def bench_task(task: Any, args: argparse.Namespace, flush: Any, flush_min_us: float,
                write: Any) -> list[dict[str, Any]]:
     import torch
-    from geak_core.tasks import DeviceInfo, unmet_requirement
-    from geak_evaluator_triton.child import (
+    from geak_core.api.tasks import DeviceInfo, unmet_requirement
+    from geak_evaluator_triton.child_jobs import (
         REFERENCE_MODULE,
         import_file,
         load_harness,

@@ -49,7 +49,7 @@ from typing import Any
 
 import triton
 import triton.language as tl
-from geak_core.store import atomic_write
+from geak_core.engine.store import atomic_write
 
 SIZES = (4096, 98432, 1 << 20, 1 << 24)
 WORKERS = {  # started in this order: (host microseconds spent per call before its launch, samples)

@@ -112,7 +112,7 @@ class ResultsFile:
     """``results.jsonl``, one line per decided record, each appended whole and synced."""
 
     def __init__(self, path: Path) -> None:
-        from geak_core.store import atomic_write
+        from geak_core.engine.store import atomic_write
 
         self.path = path
         self.records = read_results(path)
@@ -141,7 +141,7 @@ def _line_number(candidate_id: str) -> int | None:
 
 
 def _record(task: Any, result: Any) -> dict[str, Any]:
-    from geak_core.cli_eval import result_record
+    from geak_core.cli.cli_eval import result_record
 
     record = result_record(task, result)
     record["line"] = _line_number(result.candidate_id)
@@ -162,7 +162,7 @@ class Session:
         self.began = time.monotonic()
 
     def record(self, task: Any, result: Any) -> None:
-        from geak_core.cli_eval import verdict_line
+        from geak_core.cli.cli_eval import verdict_line
 
         self.results.append(_record(task, result))
         self.run["judged_now"] += 1
@@ -175,15 +175,15 @@ class Session:
 
     def save(self) -> None:
         """The summary of every result so far (replaced atomically after each record)."""
-        from geak_core.store import atomic_write
+        from geak_core.engine.store import atomic_write
 
         atomic_write(str(self.summary_path), json.dumps(self.summary(), indent=2) + "\n")
 
 
 def judge(args: argparse.Namespace, suite: Any, session: Session) -> None:
     """Judge every record not yet in the session's results, in file order."""
-    from geak_core.cli_eval import build_evaluator, entries_from_jsonl
-    from geak_core.components import EvalJob
+    from geak_core.api.components import EvalJob
+    from geak_core.cli.cli_eval import build_evaluator, entries_from_jsonl
 
     started = time.monotonic()
     entries = entries_from_jsonl(args.records, suite)
@@ -292,7 +292,7 @@ def report(summary: dict[str, Any]) -> str:
 
 def _identity(args: argparse.Namespace) -> dict[str, str]:
     """What results may be resumed for: the records (by content) and the protocol."""
-    from geak_core.errors import InputError
+    from geak_core.api.errors import InputError
 
     try:
         digest = hashlib.sha256(Path(args.records).read_bytes()).hexdigest()
@@ -303,7 +303,7 @@ def _identity(args: argparse.Namespace) -> dict[str, str]:
 
 def _check_same_run(summary: Path, identity: dict[str, str]) -> None:
     """Results are only resumed for the same records judged by the same protocol."""
-    from geak_core.errors import InputError
+    from geak_core.api.errors import InputError
 
     if not summary.exists():
         return
@@ -316,8 +316,8 @@ def _check_same_run(summary: Path, identity: dict[str, str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    from geak_core.errors import GeakError
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.api.errors import GeakError
+    from geak_core.engine.plugins import get_plugin_manager
     from geak_suite_tritonbench.suite import TritonBenchOptions
 
     out = Path(args.out)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from geak_core.components import TemplateSetBase
+from geak_core.api.components import TemplateSetBase
 
 
 class DirectoryTemplateSet(TemplateSetBase):

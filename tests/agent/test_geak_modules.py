@@ -9,12 +9,12 @@ import json
 
 from click.testing import CliRunner
 from geak_core import hookimpl
-from geak_core.agent import run_recipe
+from geak_core.api.tasks import EntryPoint, Requirement, Task
 from geak_core.cli import main
-from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
-from geak_core.store import RunStore
-from geak_core.tasks import EntryPoint, Requirement, Task
+from geak_core.engine.agent import run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import load_recipe
+from geak_core.engine.store import RunStore
 
 from tests.agent.test_loop import (
     ADD_OK,

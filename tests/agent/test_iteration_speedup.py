@@ -13,12 +13,12 @@ import json
 import pytest
 from click.testing import CliRunner
 from geak_core import hookimpl
-from geak_core.agent import run_recipe
+from geak_core.api.model import ShapeResult
 from geak_core.cli import main
-from geak_core.model import ShapeResult
-from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
-from geak_core.store import RunStore
+from geak_core.engine.agent import run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import load_recipe
+from geak_core.engine.store import RunStore
 
 from tests.agent.test_loop import ADD_BROKEN, ADD_OK, ADD_OK_2, ADD_WRONG, Script, write_recipe
 from tests.support.openai_server import OpenAIServer
@@ -173,8 +173,8 @@ def test_compare_has_a_speedup_row_per_run_after_each_round(timed_run):
 
 def test_the_report_draws_the_speedup_after_each_round_from_the_store(timed_run, tmp_path):
     pytest.importorskip("plotly")
-    from geak_core.html_report import scaling_curves, task_stats
-    from geak_core.rundata import load_run
+    from geak_core.reporting.html_report import scaling_curves, task_stats
+    from geak_core.reporting.rundata import load_run
 
     _, run_dir = timed_run
     run = load_run(run_dir)

@@ -14,13 +14,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from geak_core.agent import run_recipe
-from geak_core.code_metrics import code_metrics
-from geak_core.errors import InputError
-from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
-from geak_core.report import format_summary
-from geak_core.store import RunStore, list_runs
+from geak_core.api.errors import InputError
+from geak_core.engine.agent import run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import load_recipe
+from geak_core.engine.report import format_summary
+from geak_core.engine.store import RunStore, list_runs
+from geak_core.kit.code_metrics import code_metrics
 
 from tests.support.openai_server import OpenAIServer, Reply
 
@@ -355,8 +355,8 @@ def test_resuming_with_a_changed_recipe_is_refused_with_the_change_unless_allowe
         assert [h["changes"] for h in history] == [["agent.iterations: 3 -> 2"]]
         assert "iterations = 2" in (run_dir / "recipe.toml").read_text()  # the recipe the run now follows
         # The report says so beside the summary: when, which recipe, what changed.
-        from geak_core.html_report import build_report
-        from geak_core.rundata import load_run
+        from geak_core.reporting.html_report import build_report
+        from geak_core.reporting.rundata import load_run
 
         run = load_run(run_dir)
         assert [h["changes"] for h in run.recipe_history] == [["agent.iterations: 3 -> 2"]]

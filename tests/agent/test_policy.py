@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 
 from geak_agent_geak.policy import GeakPolicy, PolicyOptions
-from geak_core.components import RoundPlan
-from geak_core.lineage import LineageState
-from geak_core.model import Candidate, EvalResult
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.components import RoundPlan
+from geak_core.api.lineage import LineageState
+from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.tasks import EntryPoint, Task
 
 TASK = Task(suite="s", id="t", instruction="", entry_points=[EntryPoint("k")], harness="m:H")
 

@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from geak_core.agent import Agent, request_seed, run_recipe
-from geak_core.errors import InputError
-from geak_core.plugins import PluginManager
-from geak_core.recipe import dump_toml, load_recipe
-from geak_core.store import RunStore
+from geak_core.api.errors import InputError
+from geak_core.engine.agent import Agent, request_seed, run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import dump_toml, load_recipe
+from geak_core.engine.store import RunStore
 
 from tests.agent.test_loop import (
     ADD_OK,

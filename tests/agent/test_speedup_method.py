@@ -16,23 +16,23 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 from geak_core import hookimpl
-from geak_core.agent import run_recipe
-from geak_core.cli import main
-from geak_core.lineage import LineageState
-from geak_core.model import (
+from geak_core.api.lineage import LineageState
+from geak_core.api.model import (
     DEFAULT_SPEEDUP_METHOD,
     Candidate,
     EvalResult,
     RunSummary,
     ShapeResult,
 )
-from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
-from geak_core.report import format_comparison, format_summary, summarize_task
-from geak_core.rundata import load_run
-from geak_core.scaling import run_speedup_method, set_speedups
-from geak_core.store import SUMMARY_FILE, RunStore
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.scaling import run_speedup_method, set_speedups
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.cli import main
+from geak_core.engine.agent import run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import load_recipe
+from geak_core.engine.report import format_comparison, format_summary, summarize_task
+from geak_core.engine.store import SUMMARY_FILE, RunStore
+from geak_core.reporting.rundata import load_run
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 
 from tests.agent.test_loop import ADD_OK, ADD_OK_2, Script, write_recipe
@@ -160,7 +160,7 @@ def test_the_optimizers_history_ranks_by_the_method():
 
 def test_the_lineage_best_follows_the_method():
     from geak_agent_geak.policy import GeakPolicy
-    from geak_core.components import RoundPlan
+    from geak_core.api.components import RoundPlan
 
     for method, best in (("mean_ratio", "X"), ("sum", "Y")):
         state = LineageState(TASK, 0)
@@ -261,7 +261,7 @@ def test_changing_the_method_changes_the_headline_and_the_best_candidate(runs):
 
 
 def test_a_run_stored_under_sum_is_not_resumed_silently_under_the_new_default(runs):
-    from geak_core.errors import InputError
+    from geak_core.api.errors import InputError
 
     _, run_dir = runs["sum"]
     recipe = run_dir.parents[1] / "recipe.toml"  # the recipe it ran with, less its explicit sum
@@ -344,7 +344,7 @@ def test_the_report_and_the_export_name_the_headline(runs, tmp_path):
 
 
 def test_geak_core_eval_names_the_headline_and_gives_each_aggregate():
-    from geak_core.cli_eval import summarize, summary_lines
+    from geak_core.cli.cli_eval import summarize, summary_lines
 
     for method, mean in (("mean_ratio", ((2.0 + 1 / 1.2) / 2 + (1 + 1 / 0.9) / 2) / 2), ("sum", (5 / 5.3 + 5 / 4.6) / 2)):
         pairs = [(TASK, timed("X", method)), (TASK, timed("Y", method))]

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 from geak_core import hookimpl
-from geak_core.agent import run_recipe
-from geak_core.components import EvaluatorBase
-from geak_core.errors import InputError
-from geak_core.model import EvalResult
-from geak_core.plugins import PluginManager
-from geak_core.recipe import dotted, load_recipe
-from geak_core.store import RunStore
+from geak_core.api.components import EvaluatorBase
+from geak_core.api.errors import InputError
+from geak_core.api.model import EvalResult
+from geak_core.engine.agent import run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import dotted, load_recipe
+from geak_core.engine.store import RunStore
 
 from tests.agent.test_loop import Script, write_recipe
 from tests.support.openai_server import OpenAIServer
@@ -190,10 +190,10 @@ def test_a_resumed_run_replays_its_tunings_without_judging_a_variant_again(tmp_p
 def test_a_tuning_stopped_half_way_resumes_judging_only_the_variants_without_a_verdict(tmp_path, monkeypatch):
     """Ctrl-C while the third variant is judged: the two judged before it are served from the
     store on resume; the third, whose verdict was never recorded, is judged again."""
-    import geak_core.sandbox
+    import geak_core.kit.sandbox
 
     stopped = threading.Event()
-    monkeypatch.setattr(geak_core.sandbox, "stop_running_jobs", stopped.set)  # what Ctrl-C kills
+    monkeypatch.setattr(geak_core.kit.sandbox, "stop_running_jobs", stopped.set)  # what Ctrl-C kills
 
     def interrupt_at_the_third_variant(candidate):
         if candidate.id.endswith("-tune3") and not stopped.is_set():
@@ -271,7 +271,7 @@ def test_the_tuned_quickstart_runs_on_a_cpu_and_says_that_nothing_was_tuned(tmp_
 
 
 def test_runs_log_shows_a_variant_as_tuned_without_a_prompt_of_its_own(tuned_run):
-    from geak_core.transcript import entries, render
+    from geak_core.reporting.transcript import entries, render
 
     _, store, _, _, _ = tuned_run
     rows = entries(store.dir, candidate="test_add_kernel/L0/I0-tune4")

@@ -7,30 +7,30 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from geak_core.components import EvaluatorBase, SuiteBase, as_component
-from geak_core.errors import PluginError
-from geak_core.hookspecs import hookimpl
-from geak_core.model import EvalResult
-from geak_core.plugins import PluginManager
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.components import EvaluatorBase, SuiteBase, as_component
+from geak_core.api.errors import PluginError
+from geak_core.api.hookspecs import hookimpl
+from geak_core.api.model import EvalResult
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.engine.plugins import PluginManager
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBED = ("core/geak_core", "plugins/executor_ray")
 PROBE = re.compile(r"\b(getattr|hasattr)\(")
 # Uses of getattr/hasattr that are not probes of a component's abilities, with why.
 ALLOWED = {
-    "core/geak_core/cli.py": "the signal and faulthandler modules of this platform",
-    "core/geak_core/limits.py": "the resource module of this platform",
-    "core/geak_core/recipe.py": "options dataclasses and TOML errors, read by field name",
-    "core/geak_core/plugins.py": "entry-point metadata, and pluggy hooks by name",
-    "core/geak_core/harness.py": "torch dtypes by name and Triton's autotuner/heuristics objects",
-    "core/geak_core/code_metrics.py": "radon's block types",
-    "core/geak_core/sandbox.py": "stream types, fcntl constants and a harness named by import path",
-    "core/geak_core/tensorio.py": "torch dtypes by name",
-    "core/geak_core/html_report.py": "summary fields by name",
-    "core/geak_core/tasks.py": "device properties and Triton's version",
-    "core/geak_core/hardware.py": "torch's device properties (gcnArchName exists on ROCm only)",
-    "core/geak_core/components.py": "the one wrapper that fills defaults delegates by name",
+    "core/geak_core/cli/__init__.py": "the signal and faulthandler modules of this platform",
+    "core/geak_core/kit/limits.py": "the resource module of this platform",
+    "core/geak_core/engine/recipe.py": "options dataclasses and TOML errors, read by field name",
+    "core/geak_core/engine/plugins.py": "entry-point metadata, and pluggy hooks by name",
+    "core/geak_core/api/harness.py": "torch dtypes by name and Triton's autotuner/heuristics objects",
+    "core/geak_core/kit/code_metrics.py": "radon's block types",
+    "core/geak_core/kit/sandbox.py": "stream types, fcntl constants and a harness named by import path",
+    "core/geak_core/kit/tensorio.py": "torch dtypes by name",
+    "core/geak_core/reporting/html_report.py": "summary fields by name",
+    "core/geak_core/api/tasks.py": "device properties and Triton's version",
+    "core/geak_core/engine/hardware.py": "torch's device properties (gcnArchName exists on ROCm only)",
+    "core/geak_core/api/components.py": "the one wrapper that fills defaults delegates by name",
     "plugins/executor_ray/geak_executor_ray/judges.py": "Ray's exception classes, by name",
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from geak_core.astutil import dotted_name
+from geak_core.api.astutil import dotted_name
 
 
 def _expr(source: str) -> ast.expr:
@@ -30,7 +30,7 @@ def test_parse_source_retries_cpythons_spurious_recursion_depth_error(monkeypatc
     time and tries such a parse again; any other error is raised as it is."""
     import ast as real_ast
 
-    from geak_core import astutil
+    from geak_core.api import astutil
 
     original = real_ast.parse
     failures = iter([SystemError("AST constructor recursion depth mismatch (before=45, after=38)")])

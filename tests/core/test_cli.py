@@ -74,8 +74,8 @@ def test_doctor_reports_interpreter_mode_without_a_gpu():
 
 
 def test_doctor_says_which_confinement_the_judges_children_get():
-    from geak_core.confinement import landlock_abi
-    from geak_core.sandbox import namespaces_available
+    from geak_core.kit.confinement import landlock_abi
+    from geak_core.kit.sandbox import namespaces_available
 
     output = CliRunner().invoke(main, ["doctor"]).output
     abi = landlock_abi()
@@ -159,7 +159,7 @@ def test_sigusr1_prints_every_threads_stack_to_stderr():
 def test_a_run_whose_process_is_gone_shows_as_interrupted_and_a_failed_run_says_why(tmp_path):
     import time
 
-    from geak_core.store import STALE_AFTER_S, RunStore, list_runs, owner_record
+    from geak_core.engine.store import STALE_AFTER_S, RunStore, list_runs, owner_record
 
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
@@ -210,7 +210,7 @@ def test_ctrl_c_exits_130_with_a_resume_hint_that_works_verbatim_with_output_dir
     import signal
     import time
 
-    from geak_core.store import list_runs
+    from geak_core.engine.store import list_runs
 
     out = tmp_path / "elsewhere"
     env = {k: v for k, v in os.environ.items() if "KEY" not in k}
@@ -253,8 +253,8 @@ def test_run_set_and_limit_change_the_work_a_dry_run_lists(tmp_path):
 
 def test_commands_that_show_data_print_json_with_json(tmp_path):
     """suites, task show, doctor and compare have --json (stdout), as plugins, tasks and runs do."""
-    from geak_core.model import RunSummary
-    from geak_core.store import SUMMARY_FILE, RunStore
+    from geak_core.api.model import RunSummary
+    from geak_core.engine.store import SUMMARY_FILE, RunStore
 
     suites = json.loads(CliRunner().invoke(main, ["suites", "--json"]).output)
     assert {"rocm", "tritonbench"} <= {s["name"] for s in suites} and all(s["description"] for s in suites)
@@ -273,7 +273,7 @@ def test_commands_that_show_data_print_json_with_json(tmp_path):
 
 def test_old_spellings_of_file_options_stop_with_an_error_naming_the_new_one(tmp_path):
     """--json prints JSON on stdout everywhere; files are written with -o/--out."""
-    from geak_core.cli_options import old_spelling
+    from geak_core.cli.cli_options import old_spelling
 
     assert old_spelling(["r.toml", "--json", "s.json"], {}) == (
         "--json takes no file any more: alone it prints JSON on stdout; write the file with -o/--out s.json")
@@ -318,7 +318,7 @@ def test_run_json_prints_the_summary_alone_on_stdout_and_out_writes_it(tmp_path)
 def test_a_running_run_records_a_heartbeat_until_it_ends(tmp_path):
     import time
 
-    from geak_core.store import Heartbeat, RunStore
+    from geak_core.engine.store import Heartbeat, RunStore
 
     store = RunStore.create(tmp_path, "beat", "", {})
     heartbeat = Heartbeat(store, every_s=0.05).start()

@@ -1,4 +1,4 @@
-"""One table of component kinds (geak_core.components.COMPONENT_KINDS) drives the register
+"""One table of component kinds (geak_core.api.components.COMPONENT_KINDS) drives the register
 hooks, the plugin manager's registries, the recipe's sections and the docs."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import textwrap
 from pathlib import Path
 
 import geak_core
-from geak_core import hookspecs
-from geak_core.components import COMPONENT_KINDS
-from geak_core.plugins import PluginManager
-from geak_core.recipe import COMPONENT_SECTIONS, PLAIN_SECTIONS
+from geak_core.api import hookspecs
+from geak_core.api.components import COMPONENT_KINDS
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import COMPONENT_SECTIONS, PLAIN_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,10 +52,11 @@ NOTIFIER = (
 
 SCRIPT = textwrap.dedent('''
     from dataclasses import dataclass
-    from geak_core import hookimpl, hookspecs
-    from geak_core.errors import RecipeError
-    from geak_core.plugins import PluginManager
-    from geak_core.recipe import load_recipe
+    from geak_core import hookimpl
+    from geak_core.api import hookspecs
+    from geak_core.api.errors import RecipeError
+    from geak_core.engine.plugins import PluginManager
+    from geak_core.engine.recipe import load_recipe
 
     @dataclass
     class LocalOptions:
@@ -108,10 +109,10 @@ def test_a_new_kind_is_one_entry_in_the_table(tmp_path):
     package = Path(geak_core.__file__).parent
     copy = tmp_path / "site" / "geak_core"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    source = (copy / "components.py").read_text()
+    source = (copy / "api" / "components.py").read_text()
     anchor = "\n)\n\nKIND_BY_NAME"
     assert source.count(anchor) == 1
-    (copy / "components.py").write_text(source.replace(anchor, "\n" + NOTIFIER + anchor))
+    (copy / "api" / "components.py").write_text(source.replace(anchor, "\n" + NOTIFIER + anchor))
     (tmp_path / "recipe.toml").write_text('[llm]\nbackend = "echo"\n\n[notifier]\nworkers = 3\n')
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "GEAK_LOAD_PLUGINS": ""}
     out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, env=env, capture_output=True,

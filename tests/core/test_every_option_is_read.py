@@ -22,9 +22,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from geak_core.components import KINDS
-from geak_core.plugins import PluginManager
-from geak_core.recipe import COMPONENT_SECTIONS, CORE_KEYS_OF_SECTION, PLAIN_SECTIONS
+from geak_core.api.components import KINDS
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import COMPONENT_SECTIONS, CORE_KEYS_OF_SECTION, PLAIN_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core" / "geak_core"
@@ -189,7 +189,7 @@ def test_every_option_of_every_bundled_component_is_read_outside_validation():
 
 def test_every_key_of_the_core_recipe_sections_is_read_outside_validation():
     sections = {**PLAIN_SECTIONS, **CORE_KEYS_OF_SECTION}
-    sources = sorted(CORE.glob("*.py"))
+    sources = sorted(CORE.rglob("*.py"))
     problems = []
     for section, schema in sections.items():
         # the key naming a section's component is read by the loader to pick the component

@@ -8,7 +8,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from geak_core.harness import launch
+from geak_core.api.harness import launch
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("TRITON_INTERPRET") != "1", reason="checks interpreter mode only"
@@ -34,7 +34,7 @@ def test_launch_runs_a_kernel_whose_loop_bound_is_a_runtime_scalar():
 
 def test_inputs_are_drawn_from_the_seed_alone_and_large_cpu_draws_stay_on_the_cpu():
     import torch
-    from geak_core.harness import DEVICE_DRAW_MIN, generator, rand, randint, randn
+    from geak_core.api.harness import DEVICE_DRAW_MIN, generator, rand, randint, randn
 
     shape = (DEVICE_DRAW_MIN // 256, 512)  # above the GPU-draw threshold, but bound for the CPU
     big = randn(shape, torch.float16, "cpu", generator(3))

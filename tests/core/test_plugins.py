@@ -6,8 +6,8 @@ import importlib.metadata
 
 import pytest
 from geak_core import hookimpl
-from geak_core.errors import PluginError, UnknownComponentError
-from geak_core.plugins import PluginManager
+from geak_core.api.errors import PluginError, UnknownComponentError
+from geak_core.engine.plugins import PluginManager
 
 
 class _Retrievers:
@@ -22,8 +22,8 @@ class _Retrievers:
 
 def test_builtin_none_components_are_registered_like_any_other():
     pm = PluginManager(load_entry_points=False)
-    assert pm.spec("retriever", "none").plugin == "geak_core.builtin"
-    assert pm.spec("optimizer", "none").plugin == "geak_core.builtin"
+    assert pm.spec("retriever", "none").plugin == "geak_core.engine.builtin"
+    assert pm.spec("optimizer", "none").plugin == "geak_core.engine.builtin"
 
 
 def test_one_plugin_may_register_several_components():

@@ -7,10 +7,10 @@ import io
 import re
 import time
 
-from geak_core.cli_eval import EvalProgress
-from geak_core.model import EvalResult, TaskSummary
-from geak_core.progress import CandidateJudged, Progress, format_duration, format_tokens
-from geak_core.tasks import Task
+from geak_core.api.model import EvalResult, TaskSummary
+from geak_core.api.tasks import Task
+from geak_core.cli.cli_eval import EvalProgress
+from geak_core.engine.progress import CandidateJudged, Progress, format_duration, format_tokens
 
 
 class Clock:
@@ -162,9 +162,9 @@ def test_the_heartbeat_names_what_is_judged_longest_where_the_evaluator_says():
 
 
 def test_cut_messages_say_so_and_candidate_ids_keep_their_end():
-    from geak_core.cli_eval import verdict_line
-    from geak_core.model import EvalResult
-    from geak_core.progress import clip, clip_left
+    from geak_core.api.model import EvalResult
+    from geak_core.cli.cli_eval import verdict_line
+    from geak_core.engine.progress import clip, clip_left
 
     assert clip("short", 10) == "short" and clip("x" * 10, 10) == "x" * 10
     assert clip('ValueError("arange\'s arguments must be constexpr")', 20) == 'ValueError("arange\'\u2026'

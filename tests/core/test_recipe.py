@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import pytest
 from geak_core import hookimpl
-from geak_core.errors import RecipeError
-from geak_core.plugins import PluginManager
-from geak_core.recipe import dump_toml, load_recipe, locate_keys
+from geak_core.api.errors import RecipeError
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import dump_toml, load_recipe, locate_keys
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from geak_core.tasks import DeviceInfo, Requirement, triton_version, unmet_requirement
+from geak_core.api.tasks import DeviceInfo, Requirement, triton_version, unmet_requirement
 
 CPU = DeviceInfo("interpreter", triton=(3, 6))
 H100 = DeviceInfo("cuda", "NVIDIA H100 80GB HBM3", (9, 0), "sm_90", (3, 6))

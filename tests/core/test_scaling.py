@@ -1,12 +1,12 @@
-"""Scaling curves and speedup aggregates (geak_core.scaling): pure functions, exact values."""
+"""Scaling curves and speedup aggregates (geak_core.api.scaling): pure functions, exact values."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
-from geak_core.model import Candidate, EvalResult, ShapeResult, pass_at_k
-from geak_core.scaling import (
+from geak_core.api.model import Candidate, EvalResult, ShapeResult, pass_at_k
+from geak_core.api.scaling import (
     Judged,
     accuracy_by_iteration,
     best_speedups,
@@ -19,7 +19,7 @@ from geak_core.scaling import (
     speedup_aggregates,
     speedup_by_iteration,
 )
-from geak_core.store import RunStore
+from geak_core.engine.store import RunStore
 
 SHAPES = [ShapeResult("a", reference_ms=1.0, candidate_ms=0.5), ShapeResult("b", reference_ms=3.0, candidate_ms=6.0)]
 

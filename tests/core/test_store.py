@@ -8,8 +8,8 @@ import subprocess
 import sys
 import textwrap
 
-from geak_core.model import Candidate, EvalResult
-from geak_core.store import RunStore, atomic_write, list_runs, resolve_run
+from geak_core.api.model import Candidate, EvalResult
+from geak_core.engine.store import RunStore, atomic_write, list_runs, resolve_run
 
 
 def make_store(tmp_path):
@@ -78,8 +78,8 @@ def test_a_killed_writer_leaves_a_consistent_store(tmp_path):
     store.close()
     script = textwrap.dedent(f"""
         import os, sys
-        from geak_core.store import RunStore
-        from geak_core.model import Candidate
+        from geak_core.engine.store import RunStore
+        from geak_core.api.model import Candidate
         s = RunStore({str(run_dir)!r})
         for i in range(100000):
             s.record_candidate(Candidate(f"c{{i}}", "t", "x" * 100, 0, i))

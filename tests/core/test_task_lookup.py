@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from geak_core.errors import InputError
-from geak_core.tasks import Task, lookup_task
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import Task, lookup_task
 
 TASKS = {"softmax": Task(suite="demo", id="softmax", instruction="", entry_points=[], harness="m:C")}
 

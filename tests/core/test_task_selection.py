@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 from geak_core import hookimpl
-from geak_core.agent import preflight
-from geak_core.errors import RecipeError
-from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.errors import RecipeError
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.engine.agent import preflight
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import load_recipe
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.toml"
 

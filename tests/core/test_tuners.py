@@ -6,12 +6,12 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
-from geak_core.agent import recipe_changes
-from geak_core.components import TuneBudget, TunerBase, TuneResult, as_component
-from geak_core.errors import RecipeError
-from geak_core.model import Candidate
-from geak_core.plugins import PluginManager
-from geak_core.recipe import dump_toml, load_recipe
+from geak_core.api.components import TuneBudget, TunerBase, TuneResult, as_component
+from geak_core.api.errors import RecipeError
+from geak_core.api.model import Candidate
+from geak_core.engine.agent import recipe_changes
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import dump_toml, load_recipe
 
 RECIPE = textwrap.dedent('''\
     [llm]
@@ -33,7 +33,7 @@ def test_a_recipe_without_a_tuner_section_tunes_nothing(tmp_path):
     assert (chosen.name, recipe.data["tuner"]) == (
         "none", {"name": "none", "candidates": 16, "seconds": 120.0, "when": "every_correct"})
     tuner = plugins.build("tuner", chosen.name, chosen.options)
-    assert plugins.spec("tuner", "none").plugin == "geak_core.builtin"
+    assert plugins.spec("tuner", "none").plugin == "geak_core.engine.builtin"
     result = tuner.tune(None, Candidate("c1", "t", "x = 1\n"), None, TuneBudget())
     assert result == TuneResult()
 
@@ -110,7 +110,7 @@ def test_a_run_stored_before_the_budget_keys_resumes_without_a_reported_change(t
 
 
 def test_a_prompt_shows_at_most_the_limit_of_a_variants_knob_lines():
-    from geak_core.tuning import knob_lines, prompt_knobs
+    from geak_core.engine.tuning import knob_lines, prompt_knobs
 
     lines = knob_lines("k.BLOCK_M 64->128, k.BLOCK_N 64->32, k.num_warps 4->8, k.num_stages 3->4")
     assert prompt_knobs(lines, 4) == tuple(lines)

@@ -29,8 +29,8 @@ def judge():
 @pytest.fixture(scope="session")
 def verdicts(judge, mini_tasks):
     """EvalResult per candidate id, judged in one parallel batch."""
-    from geak_core.components import EvalJob
-    from geak_core.model import Candidate
+    from geak_core.api.components import EvalJob
+    from geak_core.api.model import Candidate
 
     jobs = [
         EvalJob(mini_tasks[task_id], Candidate(id=cid, task_id=task_id, code=code))

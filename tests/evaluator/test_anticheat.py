@@ -97,7 +97,7 @@ def test_importing_threading_is_rejected_statically(verdicts):
 
 def test_a_background_thread_left_running_is_rejected_at_run_time(mini_tasks):
     """The runtime thread check stands on its own when static checks are off."""
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from judge_support import cheat_code, judge_options
 
@@ -159,7 +159,7 @@ def test_the_candidate_process_can_read_no_reference_output(judge, mini_tasks):
     """
     import json
 
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from judge_support import cheat_code
 
     task = mini_tasks["add"]
@@ -205,8 +205,8 @@ def test_a_candidate_cannot_write_outside_its_own_folder(mini_tasks, tmp_path):
     """Writes into the judge's source, a run store, the judge's Triton cache and the user's
     home are refused; the files stay as they were, and the verdict says why."""
 
-    from geak_core.confinement import landlock_abi
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
+    from geak_core.kit.confinement import landlock_abi
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from judge_support import judge_options, targeted_cheat
 

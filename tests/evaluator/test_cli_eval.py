@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from geak_core.cli_eval import eval_command, summarize, summary_lines
-from geak_core.code_metrics import code_metrics
-from geak_core.model import EvalResult
+from geak_core.api.model import EvalResult
+from geak_core.cli.cli_eval import eval_command, summarize, summary_lines
+from geak_core.kit.code_metrics import code_metrics
 from judge_support import ADD_HANGS_IN_LAUNCH, CHEATS, FIXTURES
 
 pytestmark = pytest.mark.slow
@@ -21,7 +21,7 @@ REFERENCES = FIXTURES / "minisuite" / "references"
 def mini_cli(monkeypatch):
     """The CLI's plugin manager with the mini suite registered; the judge under the interpreter."""
     import minisuite
-    from geak_core.plugins import PluginManager, reset_plugin_manager
+    from geak_core.engine.plugins import PluginManager, reset_plugin_manager
 
     reset_plugin_manager(PluginManager(extra_plugins=[("minisuite", minisuite)]))
     runner = CliRunner()
@@ -126,7 +126,7 @@ def test_malformed_input_is_located(mini_cli, tmp_path):
 
 
 def test_the_summary_counts_pass_at_k_per_task_and_leaves_out_skips():
-    from geak_core.tasks import EntryPoint, Task
+    from geak_core.api.tasks import EntryPoint, Task
 
     def task(name):
         return Task(suite="s", id=name, instruction="", entry_points=[EntryPoint("k")], harness="m:C")
@@ -169,7 +169,7 @@ def test_the_command_is_wired_into_the_main_cli():
 
 
 def test_the_report_json_path_written_is_complete_json(tmp_path):
-    from geak_core.store import atomic_write
+    from geak_core.engine.store import atomic_write
 
     target = tmp_path / "sub" / "r.json"
     atomic_write(str(target), "[1, 2]\n")
@@ -178,7 +178,7 @@ def test_the_report_json_path_written_is_complete_json(tmp_path):
 
 
 def test_each_verdict_is_printed_and_written_to_the_json_as_it_arrives(mini_cli, tmp_path, monkeypatch):
-    import geak_core.cli_eval as cli_eval
+    import geak_core.cli.cli_eval as cli_eval
 
     folder = tmp_path / "cands"
     folder.mkdir()
@@ -205,7 +205,7 @@ def test_the_journal_encodes_each_record_once_and_lays_the_file_out_as_write_rec
     file is byte for byte what write_records makes of the same records."""
     import json as json_module
 
-    import geak_core.cli_eval as cli_eval
+    import geak_core.cli.cli_eval as cli_eval
 
     records = [{"task": f"t{i}", "speedup": i / 3, "flags": ["a", "b"], "shapes": [{"case": "x"}]}
                for i in range(4)]
@@ -242,9 +242,9 @@ def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
         (folder / f"add__quick{i}.py").write_text((REFERENCES / "add.py").read_text() + f"\n# copy {i}\n")
     script = (
         "import sys, minisuite\n"
-        "from geak_core.plugins import PluginManager, reset_plugin_manager\n"
+        "from geak_core.engine.plugins import PluginManager, reset_plugin_manager\n"
         "reset_plugin_manager(PluginManager(extra_plugins=[('minisuite', minisuite)]))\n"
-        "from geak_core.cli_eval import eval_command\n"
+        "from geak_core.cli.cli_eval import eval_command\n"
         "eval_command(sys.argv[1:])\n"
     )
     args = ["--suite", "mini", "--mode", "interpreter", "--workers", "2", "--pythonpath", str(FIXTURES),
@@ -280,7 +280,7 @@ def test_ctrl_c_stops_eval_at_once_with_a_candidate_in_flight(tmp_path):
     (folder / "add__hangs.py").write_text(ADD_HANGS_IN_LAUNCH)
     script = (
         "import sys, minisuite\n"
-        "from geak_core.plugins import PluginManager, reset_plugin_manager\n"
+        "from geak_core.engine.plugins import PluginManager, reset_plugin_manager\n"
         "reset_plugin_manager(PluginManager(extra_plugins=[('minisuite', minisuite)]))\n"
         "from geak_core.cli import main\n"
         "main(sys.argv[1:])\n"
@@ -300,7 +300,7 @@ def test_ctrl_c_stops_eval_at_once_with_a_candidate_in_flight(tmp_path):
 
 
 def test_resume_keeps_the_verdicts_in_the_json_and_judges_only_the_rest(mini_cli, tmp_path, monkeypatch):
-    import geak_core.cli_eval as cli_eval
+    import geak_core.cli.cli_eval as cli_eval
 
     folder = tmp_path / "cands"
     folder.mkdir()

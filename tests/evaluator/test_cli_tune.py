@@ -15,9 +15,9 @@ import re
 import pytest
 from click.testing import CliRunner
 from geak_core import hookimpl
+from geak_core.api.components import EvaluatorBase
+from geak_core.api.model import EvalResult
 from geak_core.cli import main
-from geak_core.components import EvaluatorBase
-from geak_core.model import EvalResult
 from judge_support import FIXTURES
 
 REFERENCES = FIXTURES / "minisuite" / "references"
@@ -54,7 +54,7 @@ class BlockJudgePlugin:
 def tune_cli():
     """``geak-core tune`` with the mini suite and the stand-in judge registered."""
     import minisuite
-    from geak_core.plugins import PluginManager, reset_plugin_manager
+    from geak_core.engine.plugins import PluginManager, reset_plugin_manager
 
     JUDGED.clear()
     reset_plugin_manager(PluginManager(extra_plugins=[("minisuite", minisuite), ("blocks", BlockJudgePlugin())]))

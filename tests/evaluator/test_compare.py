@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import torch
-from geak_core.tasks import tolerance_for
-from geak_evaluator_triton.compare import compare_values
+from geak_core.api.tasks import tolerance_for
+from geak_evaluator_triton.value_compare import compare_values
 
 
 def test_values_within_the_dtype_tolerance_are_equal():
@@ -109,7 +109,7 @@ def test_the_earliest_stage_leads_the_reason_and_others_follow():
 
 
 def test_large_outputs_are_scanned_in_slices_with_exact_counts_and_first_indices(monkeypatch):
-    import geak_evaluator_triton.compare as compare
+    import geak_evaluator_triton.value_compare as compare
 
     monkeypatch.setattr(compare, "CHUNK", 16)  # many slices on a small tensor
     expected = torch.arange(100, dtype=torch.float32).reshape(10, 10)
@@ -138,7 +138,7 @@ def test_identical_bits_are_equal_whatever_the_values_and_signed_zeros_are_close
 
 
 def test_the_slice_buffers_decide_as_isclose_does_with_specials_in_every_slice(monkeypatch):
-    import geak_evaluator_triton.compare as compare
+    import geak_evaluator_triton.value_compare as compare
 
     monkeypatch.setattr(compare, "CHUNK", 16)
     generator = torch.Generator().manual_seed(3)

@@ -11,7 +11,7 @@ import threading
 import time
 
 import torch
-from geak_core.tasks import Case
+from geak_core.api.tasks import Case
 
 
 class Replier:
@@ -44,7 +44,7 @@ def _frames(live=None, outputs=None, options=None):
     from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
     from geak_evaluator_triton.devices import DeviceGate, Slot
     from geak_evaluator_triton.options import TritonEvaluatorOptions
-    from geak_evaluator_triton.references import ReferenceRun
+    from geak_evaluator_triton.reference_run import ReferenceRun
 
     options = options or TritonEvaluatorOptions(check_outliers=False, check_determinism=False, noise_multiple=0.0)
     cases = [Case(name=f"c{i}", params={}) for i in range(3)]
@@ -131,8 +131,8 @@ def test_outputs_waiting_for_comparison_are_bounded():
 
 
 def test_a_comparison_that_fails_stops_the_child_at_its_next_request():
-    from geak_evaluator_triton.comparison import JudgeError
     from geak_evaluator_triton.protocol import ABORT
+    from geak_evaluator_triton.run_compare import JudgeError
 
     frames, _, pending, replier = _beside_a_running_reference()
     _run(frames, replier, "c0", 0)
@@ -174,7 +174,7 @@ def test_a_gated_run_lets_the_device_go_while_triton_compiles():
     """The child's compile hooks: ``compiling`` before a compile, ``start`` (resume) and a
     wait for GO after it; outside a gated run, nothing; an ABORT stops the run."""
     import pytest
-    from geak_evaluator_triton.child import CompileRelease, GateAborted
+    from geak_evaluator_triton.child_jobs import CompileRelease, GateAborted
 
     release = CompileRelease()
     channel = _Channel([{"go": True}, {"abort": True}])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from geak_core.model import EvalResult, ShapeResult
+from geak_core.api.model import EvalResult, ShapeResult
 from geak_evaluator_triton.eager import NO_EQUIVALENT, EagerCase, EagerTimes, apply_eager
 
 
@@ -99,14 +99,14 @@ def test_eager_beside_a_running_reference_starts_at_once_and_is_checked_against_
     import threading
 
     import torch
-    from geak_core.sandbox import SandboxResult
-    from geak_core.tasks import Case, Task
-    from geak_evaluator_triton.children import Children
+    from geak_core.api.tasks import Case, Task
+    from geak_core.kit.sandbox import SandboxResult
+    from geak_evaluator_triton.child_pool import Children
     from geak_evaluator_triton.devices import DeviceGate, Runtime, Slot
     from geak_evaluator_triton.eager import EagerStore
     from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.reference_run import ReferenceRun
     from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
-    from geak_evaluator_triton.references import ReferenceRun
 
     options = TritonEvaluatorOptions(mode="gpu", spare_children="off")
     children = Children(options)

@@ -49,8 +49,8 @@ def short_judge():
 
 @pytest.fixture(scope="module")
 def failures(short_judge, mini_tasks):
-    from geak_core.components import EvalJob
-    from geak_core.model import Candidate
+    from geak_core.api.components import EvalJob
+    from geak_core.api.model import Candidate
 
     codes = {"segfault": SEGFAULT_IN_RUN, "hang": HANG_AT_IMPORT}
     jobs = [EvalJob(mini_tasks["add"], Candidate(id=k, task_id="add", code=v)) for k, v in codes.items()]
@@ -75,7 +75,7 @@ def test_a_hang_is_killed_at_the_timeout_and_reported(failures):
 
 
 def test_a_candidate_budget_scales_from_the_reference_between_a_floor_and_the_timeout():
-    from geak_evaluator_triton.references import TIMED_CASE_S, ReferenceRun, candidate_budget
+    from geak_evaluator_triton.reference_run import TIMED_CASE_S, ReferenceRun, candidate_budget
 
     ref = ReferenceRun([], [], [], False, [0], {}, own_s=3.0)
     assert candidate_budget(ref, 600.0, 20.0, 120.0)[0] == 120.0  # the floor: compiling
@@ -91,7 +91,7 @@ def test_a_candidate_budget_scales_from_the_reference_between_a_floor_and_the_ti
 
 
 def test_a_candidate_that_hangs_while_running_is_stopped_at_its_budget_not_the_timeout(mini_tasks):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from judge_support import ADD_HANGS_IN_LAUNCH, judge_options
 
@@ -110,7 +110,7 @@ def test_a_candidate_that_hangs_while_running_is_stopped_at_its_budget_not_the_t
 def test_a_failing_reference_is_a_judge_error_not_a_verdict_on_the_candidate(mini_tasks, tmp_path):
     import dataclasses
 
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from judge_support import judge_options
 
@@ -131,7 +131,7 @@ def test_a_failing_reference_is_a_judge_error_not_a_verdict_on_the_candidate(min
 def test_an_unknown_harness_is_a_judge_error(mini_tasks):
     import dataclasses
 
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from judge_support import judge_options
 

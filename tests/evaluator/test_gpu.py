@@ -22,7 +22,7 @@ def gpu_judge():
 
 
 def test_the_reference_against_itself_is_correct_and_about_as_fast(gpu_judge, mini_tasks):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
 
     task = mini_tasks["add"]
     result = gpu_judge.evaluate(task, Candidate(id="ref", task_id="add", code=open(task.reference).read()))
@@ -35,7 +35,7 @@ def test_the_reference_against_itself_is_correct_and_about_as_fast(gpu_judge, mi
 
 
 def test_a_task_with_a_pytorch_eager_equivalent_gets_a_speedup_against_it(gpu_judge, mini_tasks):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
 
     task = mini_tasks["add"]  # its harness's eager: x + y in torch
     result = gpu_judge.evaluate(task, Candidate(id="ref-eager", task_id="add", code=open(task.reference).read()))
@@ -47,7 +47,7 @@ def test_a_task_with_a_pytorch_eager_equivalent_gets_a_speedup_against_it(gpu_ju
 
 
 def test_work_hidden_on_a_side_stream_is_not_credited(gpu_judge, mini_tasks):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from judge_support import cheat_code
 
     result = gpu_judge.evaluate(mini_tasks["add"], Candidate(id="side", task_id="add",
@@ -62,7 +62,7 @@ def test_work_hidden_on_a_side_stream_is_not_credited(gpu_judge, mini_tasks):
 
 
 def test_a_candidate_that_stops_working_once_timed_is_rejected(gpu_judge, mini_tasks):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from judge_support import cheat_code
 
     result = gpu_judge.evaluate(mini_tasks["add"], Candidate(id="lazy", task_id="add",
@@ -76,7 +76,7 @@ def test_a_candidate_that_stops_working_once_timed_is_rejected(gpu_judge, mini_t
 def test_hardware_is_detected_from_the_device_name(gpu_judge):
     """On every GPU: the profile whose patterns match the device's name is the one resolved,
     and a device no bundled profile matches gets none (never another chip's peaks)."""
-    from geak_core.plugins import get_plugin_manager
+    from geak_core.engine.plugins import get_plugin_manager
 
     gpu_judge.runtime()
     profile = gpu_judge.resolve_hardware()
@@ -91,7 +91,7 @@ def test_hardware_is_detected_from_the_device_name(gpu_judge):
 
 
 def test_large_inputs_are_drawn_on_the_gpu_deterministically():
-    from geak_core.harness import DEVICE_DRAW_MIN, generator, rand, randint, randn
+    from geak_core.api.harness import DEVICE_DRAW_MIN, generator, rand, randint, randn
 
     shape = (DEVICE_DRAW_MIN // 512, 1024)
     first = randn(shape, torch.float16, "cuda", generator(7))
@@ -123,8 +123,8 @@ def test_timing_prepared_when_correct_costs_a_wrong_candidate_nothing(mini_tasks
     """prepare_timing = when_correct (auto's choice for a busy judge): a wrong candidate
     costs no reference timing runs; the correct one is timed in its own child once found
     correct (the reference's timed runs and the baseline's timer are made ready then)."""
-    from geak_core.components import EvalJob
-    from geak_core.model import Candidate
+    from geak_core.api.components import EvalJob
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from judge_support import cheat_code, judge_options
 
@@ -156,7 +156,7 @@ def test_the_judge_learns_its_devices_without_creating_a_cuda_context():
     script = (
         "import ctypes, json, time\n"
         "started = time.monotonic()\n"
-        "from geak_evaluator_triton.child import device_facts\n"
+        "from geak_evaluator_triton.child_jobs import device_facts\n"
         "facts = device_facts(gpu=True)\n"
         "seconds = time.monotonic() - started\n"
         "cuda = ctypes.CDLL('libcuda.so.1')\n"
@@ -180,7 +180,7 @@ def test_the_judge_learns_its_devices_without_creating_a_cuda_context():
 
 
 def _judge(judge, task, name, code=None):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from judge_support import cheat_code
 
     return judge.evaluate(task, Candidate(id=name, task_id=task.id, code=code or cheat_code(name)))
@@ -232,7 +232,7 @@ def test_a_replayed_result_faster_than_the_hardware_is_rejected(gpu_judge, mini_
 def test_a_candidate_on_the_gpu_cannot_write_outside_its_folder(mini_tasks, tmp_path):
     import os
 
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from judge_support import judge_options, targeted_cheat
 

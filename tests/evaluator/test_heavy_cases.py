@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from geak_evaluator_triton.references import case_seeds
+from geak_evaluator_triton.reference_run import case_seeds
 from judge_support import judge_options
 
 
@@ -16,7 +16,7 @@ def test_ordinary_cases_use_every_seed_and_heavy_cases_one_per_stage():
 
 
 def test_a_judge_that_treats_every_case_as_heavy_still_judges_correctly(mini_tasks):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
 
     task = mini_tasks["add"]

@@ -7,7 +7,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from geak_core.components import EvalJob
+from geak_core.api.components import EvalJob
 
 
 def _job(task: str, name: str) -> EvalJob:

@@ -88,7 +88,7 @@ def test_timing_takes_the_device_lock_file_that_spares_hold_while_creating_their
 
 
 def test_a_slot_without_a_spare_takes_one_of_another_slot_of_its_device():
-    from geak_evaluator_triton.children import DEVICE_LOCK_VARIABLE, Children
+    from geak_evaluator_triton.child_pool import DEVICE_LOCK_VARIABLE, Children
     from geak_evaluator_triton.devices import Runtime, gpu_slots
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 
@@ -114,7 +114,7 @@ class _FakeSpare:
 
 
 def test_a_spare_that_is_up_is_taken_before_one_still_starting():
-    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.child_pool import Children
     from geak_evaluator_triton.devices import Runtime, gpu_slots
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 
@@ -128,7 +128,7 @@ def test_a_spare_that_is_up_is_taken_before_one_still_starting():
 
 
 def test_settling_waits_until_every_slot_has_a_spare_that_is_up():
-    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.child_pool import Children
     from geak_evaluator_triton.devices import Runtime, gpu_slots
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 
@@ -149,9 +149,9 @@ def test_settling_waits_until_every_slot_has_a_spare_that_is_up():
 
 
 def test_the_first_two_spares_start_at_once_and_the_others_once_those_are_ready(monkeypatch):
-    from geak_core import sandbox
-    from geak_evaluator_triton import children as children_module
-    from geak_evaluator_triton.children import FIRST_WAVE, Children
+    from geak_core.kit import sandbox
+    from geak_evaluator_triton import child_pool as children_module
+    from geak_evaluator_triton.child_pool import FIRST_WAVE, Children
     from geak_evaluator_triton.devices import Runtime, Slot
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 
@@ -261,7 +261,7 @@ def test_only_the_first_timed_case_gets_the_full_warm_up():
 
 
 def test_a_summation_order_difference_within_the_reference_error_passes_and_a_bigger_one_fails():
-    from geak_evaluator_triton.compare import compare_values
+    from geak_evaluator_triton.value_compare import compare_values
 
     expected = torch.zeros(4, 8)
     expected[2] = 1000.0  # a row grown by outliers
@@ -278,7 +278,7 @@ def test_a_summation_order_difference_within_the_reference_error_passes_and_a_bi
 
 
 def test_row_noise_is_the_largest_error_per_row_and_ignores_what_does_not_line_up():
-    from geak_evaluator_triton.child import row_noise
+    from geak_evaluator_triton.child_jobs import row_noise
 
     out = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     oracle = torch.tensor([[1.0, 2.5], [3.0, float("inf")]], dtype=torch.float64)
@@ -295,7 +295,7 @@ def test_row_noise_is_the_largest_error_per_row_and_ignores_what_does_not_line_u
 def test_a_spare_child_takes_the_job_and_the_verdict_is_the_same(mini_tasks, choice):
     from pathlib import Path
 
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
 
     task = mini_tasks["add"]
@@ -319,7 +319,7 @@ def test_a_spare_child_takes_the_job_and_the_verdict_is_the_same(mini_tasks, cho
 def test_the_fast_closeness_test_agrees_with_isclose_on_every_special_value():
     import itertools
 
-    from geak_evaluator_triton.compare import _not_close
+    from geak_evaluator_triton.value_compare import _not_close
 
     values = [0.0, 1.0, -1.0, 1.004, 1.02, math.inf, -math.inf, math.nan, 1e30, -3.0]
     expected = torch.tensor([e for e, _ in itertools.product(values, values)])
@@ -380,8 +380,8 @@ class _PrefetchingHarness:
 def test_a_child_prefetches_each_runs_inputs_before_it_asks_for_the_device():
     from types import SimpleNamespace
 
-    from geak_core.tasks import Case
-    from geak_evaluator_triton.child import run_plan
+    from geak_core.api.tasks import Case
+    from geak_evaluator_triton.child_jobs import run_plan
 
     events: list = []
     cases = {n: Case(name=n, params={}) for n in ("a", "b")}
@@ -398,7 +398,7 @@ def test_a_child_prefetches_each_runs_inputs_before_it_asks_for_the_device():
 
 
 def test_a_failing_prefetch_is_left_for_make_inputs_to_report():
-    from geak_evaluator_triton.child import prefetch
+    from geak_evaluator_triton.child_jobs import prefetch
 
     class Broken:
         def prefetch(self, case, seed):
@@ -433,8 +433,8 @@ def test_a_gated_run_frees_the_device_before_its_outputs_travel():
     ``run`` frame has arrived. Without ``gate`` there is no ``ran``."""
     from types import SimpleNamespace
 
-    from geak_core.tasks import Case
-    from geak_evaluator_triton.child import run_plan
+    from geak_core.api.tasks import Case
+    from geak_evaluator_triton.child_jobs import run_plan
 
     cases = {"c": Case(name="c", params={})}
     plan = {"seeds": [3], "stage1": ["c"], "gate": True, "determinism": True}
@@ -486,9 +486,9 @@ class SimpleTask:
 
 
 def test_the_devices_are_asked_of_the_driver_here_and_of_a_child_only_as_a_fallback(monkeypatch):
-    from geak_core.sandbox import SandboxResult
+    from geak_core.kit.sandbox import SandboxResult
     from geak_evaluator_triton import evaluator as module
-    from geak_evaluator_triton.child import device_facts
+    from geak_evaluator_triton.child_jobs import device_facts
 
     gpu = {"torch": "t", "triton": "x", "cuda": "12", "hip": None, "interpreter": False, "gpu": True,
            "devices": [{"name": "Test GPU", "arch": "sm_90", "capability": [9, 0], "memory_gib": 80.0,
@@ -526,8 +526,8 @@ def test_a_guarded_gated_run_and_its_rerun_each_let_the_device_go_while_compilin
     out its wait for the device after the compile."""
     from types import SimpleNamespace
 
-    from geak_core.tasks import Case
-    from geak_evaluator_triton.child import COMPILE_RELEASE, run_plan
+    from geak_core.api.tasks import Case
+    from geak_evaluator_triton.child_jobs import COMPILE_RELEASE, run_plan
 
     class Compiling(_PrefetchingHarness):
         def run(self, module, case, inputs, outputs):

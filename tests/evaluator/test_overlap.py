@@ -37,8 +37,8 @@ def _watch_children(judge):
 
 
 def test_first_candidates_run_beside_their_references_and_get_the_same_verdicts(mini_tasks):
-    from geak_core.components import EvalJob
-    from geak_core.model import Candidate
+    from geak_core.api.components import EvalJob
+    from geak_core.api.model import Candidate
 
     # One candidate per task, so that each is its task's first: each runs beside its reference.
     cases = {
@@ -73,7 +73,7 @@ def test_first_candidates_run_beside_their_references_and_get_the_same_verdicts(
 
 
 def test_a_reference_that_fails_while_its_candidate_runs_makes_a_judge_error(mini_tasks, tmp_path):
-    from geak_core.model import Candidate
+    from geak_core.api.model import Candidate
 
     broken = tmp_path / "add_reference.py"
     broken.write_text(ADD_RAISES)
@@ -94,9 +94,9 @@ def test_a_reference_redone_on_the_protocol_seed_alone_has_the_candidate_judged_
     """The reference sends its table and outputs, then fails on the judge's secret seed: it is
     redone on the task's first seed alone, and the child that ran on the first plan is
     discarded."""
-    from geak_core.model import Candidate
-    from geak_evaluator_triton.comparison import ReferenceFailed
+    from geak_core.api.model import Candidate
     from geak_evaluator_triton.reference_store import ReferenceStore
+    from geak_evaluator_triton.run_compare import ReferenceFailed
 
     task = mini_tasks["add"]
     original = ReferenceStore.run

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from geak_core.tasks import Case
+from geak_core.api.tasks import Case
 from geak_evaluator_triton.performance import shape_result
 from geak_hw_nvidia_hopper.profiles import H100
 
@@ -98,7 +98,7 @@ def test_the_flush_is_twice_the_profiles_caches_unless_set():
     import dataclasses
 
     from geak_evaluator_triton.options import TritonEvaluatorOptions
-    from geak_evaluator_triton.timing import flush_bytes
+    from geak_evaluator_triton.timing_session import flush_bytes
     from geak_hw_rocm_mi300.profiles import MI300X
 
     mib = 1024 * 1024

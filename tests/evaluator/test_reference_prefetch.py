@@ -15,7 +15,7 @@ from judge_support import judge_options
 
 @pytest.fixture()
 def store(tmp_path):
-    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.child_pool import Children
     from geak_evaluator_triton.devices import DeviceGate, Runtime, Slot
     from geak_evaluator_triton.reference_store import ReferenceStore
 
@@ -27,14 +27,14 @@ def store(tmp_path):
 
 
 def _run(own_s: float = 0.5):
-    from geak_evaluator_triton.references import ReferenceRun
+    from geak_evaluator_triton.reference_run import ReferenceRun
 
     return ReferenceRun(cases=[], skipped=[], stage2_skipped=[], custom_compare=False, seeds=[], outputs={},
                         own_s=own_s)
 
 
 def test_a_failed_reference_is_run_once_and_every_later_candidate_gets_its_error(store, mini_tasks):
-    from geak_evaluator_triton.comparison import JudgeError
+    from geak_evaluator_triton.run_compare import JudgeError
 
     calls: list[float] = []
 
@@ -94,7 +94,7 @@ def test_a_reference_run_before_gets_a_budget_scaled_from_its_own_seconds(store,
     store.store.get(task, store.runtime, store.slot)
     assert timeouts == [300.0]
     # A later judge (same caches) knows its 2.5 s: 20 x 2.5 = 50 s, at least the 120 s floor.
-    from geak_evaluator_triton.children import Children
+    from geak_evaluator_triton.child_pool import Children
     from geak_evaluator_triton.reference_store import ReferenceStore
 
     later = ReferenceStore(Children(store.options), [12], 98)
@@ -142,7 +142,7 @@ def test_prefetch_starts_each_task_once_in_order_and_never_more_than_its_limit_a
 
 
 def test_a_references_expected_cost_is_its_last_time_else_its_compile_work(store, mini_tasks, tmp_path):
-    from geak_evaluator_triton.references import compile_work
+    from geak_evaluator_triton.reference_run import compile_work
 
     heavy = tmp_path / "heavy.py"
     heavy.write_text("import triton\n@triton.autotune(configs=[triton.Config({}, num_warps=1),\n"
@@ -180,7 +180,7 @@ def test_prefetch_is_off_under_the_interpreter_by_default_and_on_for_gpus():
 
 
 def test_a_job_whose_reference_is_decided_goes_before_one_whose_reference_still_runs():
-    from geak_core.components import EvalJob
+    from geak_core.api.components import EvalJob
     from geak_evaluator_triton.evaluator import next_job
 
     def job(task):
@@ -197,9 +197,9 @@ def test_a_job_whose_reference_is_decided_goes_before_one_whose_reference_still_
 
 
 def test_a_reference_that_ran_out_of_its_budget_is_not_run_again_with_no_more_time(store, mini_tasks):
-    from geak_evaluator_triton.children import Children
-    from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed
+    from geak_evaluator_triton.child_pool import Children
     from geak_evaluator_triton.reference_store import ReferenceStore
+    from geak_evaluator_triton.run_compare import JudgeError, ReferenceFailed
 
     calls: list[float] = []
 
@@ -231,7 +231,7 @@ def test_a_reference_that_ran_out_of_its_budget_is_not_run_again_with_no_more_ti
 
 
 def test_a_references_cost_adds_its_timing_preparation_and_keeps_it_across_runs(tmp_path):
-    from geak_evaluator_triton.references import ReferenceTimes
+    from geak_evaluator_triton.reference_run import ReferenceTimes
 
     times = ReferenceTimes(str(tmp_path))
     times.store_timing("k", 50.0)  # no reference seconds on record: nothing to add it to
@@ -246,7 +246,7 @@ def test_a_references_cost_adds_its_timing_preparation_and_keeps_it_across_runs(
 
 
 def test_a_batch_starts_its_costliest_tasks_first_in_the_given_order_among_equals():
-    from geak_core.components import EvalJob
+    from geak_core.api.components import EvalJob
     from geak_evaluator_triton.evaluator import TritonEvaluator
 
     evaluator = TritonEvaluator(judge_options())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from geak_core.components import Evaluator, HardwareProfile
-from geak_core.plugins import PluginManager
+from geak_core.api.components import Evaluator, HardwareProfile
+from geak_core.engine.plugins import PluginManager
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_mi300x_has_its_infinity_cache_and_xcd_notes(manager):
     ("some unnamed AMD device", "gfx942:sramecc+", "mi300x"),
 ])
 def test_device_names_select_the_matching_profile(manager, device, arch, expected):
-    from geak_core.hardware import match_profile
+    from geak_core.engine.hardware import match_profile
 
     profiles = [spec.build(None) for spec in manager.components("hardware_profile").values()]
     match = match_profile(profiles, device, arch)
@@ -95,8 +95,8 @@ def test_the_recipes_hardware_and_the_judges_option_resolve_one_profile_for_a_de
     judge's option names overrides the one the agent hands it."""
     from types import SimpleNamespace
 
-    import geak_core.agent as agent_module
-    import geak_core.plugins as plugins_module
+    import geak_core.engine.agent as agent_module
+    import geak_core.engine.plugins as plugins_module
     from geak_evaluator_triton.evaluator import TritonEvaluator
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 

@@ -6,7 +6,7 @@ import os
 import time
 
 import pytest
-from geak_core.sandbox import namespaces_available, run_sandboxed, scrub_env
+from geak_core.kit.sandbox import namespaces_available, run_sandboxed, scrub_env
 
 
 def run(entry, args=None, **kwargs):
@@ -154,7 +154,7 @@ def test_a_crash_inside_the_namespaces_is_still_reported_as_a_signal():
 
 
 def test_a_spare_says_when_its_preloads_are_in_and_still_takes_its_job():
-    from geak_core.sandbox import start_spare
+    from geak_core.kit.sandbox import start_spare
     from judge_support import FIXTURES
 
     spare = start_spare({"GEAK_TEST_PLAIN": "1"}, preload=("json",))
@@ -174,7 +174,7 @@ def test_large_reads_land_in_fresh_mappings_small_ones_in_bytearrays():
     import mmap
     import threading
 
-    from geak_core.sandbox import BIG_BUFFER, _read_exact
+    from geak_core.kit.sandbox import BIG_BUFFER, _read_exact
 
     read_fd, write_fd = os.pipe()
     try:
@@ -201,7 +201,7 @@ def test_large_reads_land_in_fresh_mappings_small_ones_in_bytearrays():
 # Confinement, environment, limits, dying with the judge
 # ---------------------------------------------------------------------------
 
-needs_landlock = pytest.mark.skipif(not __import__("geak_core.confinement").confinement.landlock_abi(),
+needs_landlock = pytest.mark.skipif(not __import__("geak_core.kit.confinement").kit.confinement.landlock_abi(),
                                     reason="this kernel offers no Landlock")
 
 
@@ -210,7 +210,7 @@ needs_landlock = pytest.mark.skipif(not __import__("geak_core.confinement").conf
 def test_a_confined_child_writes_only_its_own_folders(tmp_path, isolate):
     import socket
 
-    from geak_core.confinement import Confinement
+    from geak_core.kit.confinement import Confinement
 
     project_file = os.path.join(os.path.dirname(__file__), "judge_support.py")
     home = os.path.expanduser("~")
@@ -240,7 +240,7 @@ def test_a_confined_child_writes_only_its_own_folders(tmp_path, isolate):
     assert seen["tcp"].startswith("refused"), seen["tcp"]
     if isolate:  # the judge's process is not in the child's PID namespace at all
         assert seen["environ"].startswith("refused") and seen["signal"].startswith("refused"), seen
-    elif __import__("geak_core.confinement").confinement.landlock_abi() >= 6:
+    elif __import__("geak_core.kit.confinement").kit.confinement.landlock_abi() >= 6:
         assert seen["signal"].startswith("refused"), seen["signal"]
 
 
@@ -260,7 +260,7 @@ def test_no_variable_off_the_allow_list_reaches_the_child(monkeypatch):
 
 
 def test_the_allow_list_takes_more_names_and_never_a_credential():
-    from geak_core.confinement import child_environment
+    from geak_core.kit.confinement import child_environment
 
     base = {"PATH": "/bin", "MY_TOOL_HOME": "/opt/t", "MY_TOOL_KEY": "k", "PATHS_EXTRA": "x"}
     env = child_environment(base, "/w", extra=("MY_TOOL_*",))
@@ -270,7 +270,7 @@ def test_the_allow_list_takes_more_names_and_never_a_credential():
 
 
 def test_host_memory_is_limited_and_the_failure_names_the_limit():
-    from geak_core.limits import ChildLimits
+    from geak_core.kit.limits import ChildLimits
 
     result = run("allocate", {"mb": 1024}, limits=ChildLimits(memory_mb=256))
     assert not result.completed
@@ -280,7 +280,7 @@ def test_host_memory_is_limited_and_the_failure_names_the_limit():
 
 
 def test_open_files_and_file_size_are_limited():
-    from geak_core.limits import ChildLimits
+    from geak_core.kit.limits import ChildLimits
 
     files = run("many_files", {"count": 500}, limits=ChildLimits(open_files=64)).returned
     assert files["opened"] < 64 and files["error"] == "Too many open files"
@@ -293,7 +293,7 @@ def test_open_files_and_file_size_are_limited():
 def test_processes_and_threads_are_limited_for_root_too():
     """In its own PID namespace the child's process ids are capped (pid_max), which bounds its
     processes and threads whoever runs the judge."""
-    from geak_core.limits import ChildLimits
+    from geak_core.kit.limits import ChildLimits
 
     result = run("many_threads", {"count": 2000}, limits=ChildLimits(processes=500), isolate=True)
     assert result.completed, result.stderr
@@ -330,7 +330,7 @@ def test_killing_the_judge_with_sigkill_ends_its_children_within_a_second(tmp_pa
     marker = f"geak-escapee-{tag}"  # in the child's and the escapee's command lines, not the judge's
     script = (
         "import sys\n"
-        "from geak_core.sandbox import run_sandboxed\n"
+        "from geak_core.kit.sandbox import run_sandboxed\n"
         "def seen(message, replier):\n"
         "    print('STARTED', flush=True)\n"
         "run_sandboxed('minisuite.probes:hang_with_escapee', {'marker': 'geak-escapee-' + sys.argv[1]},\n"
@@ -358,8 +358,8 @@ def test_killing_the_judge_with_sigkill_ends_its_children_within_a_second(tmp_pa
 
 def test_without_landlock_the_judge_refuses_untrusted_code_unless_told_otherwise(monkeypatch):
     from geak_evaluator_triton import evaluator as module
-    from geak_evaluator_triton.comparison import JudgeError
     from geak_evaluator_triton.evaluator import TritonEvaluator
+    from geak_evaluator_triton.run_compare import JudgeError
     from judge_support import judge_options
 
     monkeypatch.setattr(module, "landlock_abi", lambda: 0)
@@ -382,7 +382,7 @@ def test_stop_running_jobs_kills_every_running_child_group_at_once():
     kills them, and the job returns at once, not at its timeout."""
     import threading
 
-    from geak_core.sandbox import stop_running_jobs
+    from geak_core.kit.sandbox import stop_running_jobs
 
     results = []
     seen = threading.Event()

@@ -43,7 +43,7 @@ def test_judge_host_moves_and_compares_every_run_and_measures_reads_into_fresh_r
     for row in rows:  # two runs of 2 MiB outputs and their reruns, per child
         assert row["gb"] == round(row["children"] * 2 * 2 * 2 / 1024, 2)
         assert row["transfer_s"] > 0 and row["compare_s_median"] > 0 and row["sent_s_median"] >= 0
-    from geak_evaluator_triton.child import import_file
+    from geak_evaluator_triton.child_jobs import import_file
 
     judge_host = import_file("judge_host_bench", str(BENCH / "judge_host.py"))
     figures = judge_host.rooms(2, size=2 << 20, count=2)
@@ -54,7 +54,7 @@ def test_judge_host_moves_and_compares_every_run_and_measures_reads_into_fresh_r
 def test_the_sandbox_bench_reports_what_each_variant_could_touch(tmp_path):
     """bench/sandbox_gpu.py without a GPU: the CUDA part fails (said in the row), the
     confinement part is what it is anywhere: foreign writes refused, its own cache written."""
-    from geak_core.confinement import landlock_abi
+    from geak_core.kit.confinement import landlock_abi
 
     out = tmp_path / "sandbox.json"
     proc = subprocess.run([sys.executable, str(BENCH / "sandbox_gpu.py"), "--out", str(out)],

@@ -28,7 +28,7 @@ def test_a_module_without_a_kernel_breaks_the_contract():
     ("import ctypes", "ctypes"),
     ("import gc", "gc"),
     ("from subprocess import run", "subprocess"),
-    ("import geak_core.harness", "geak_core"),
+    ("import geak_core.api.harness", "geak_core"),
     ("import geak_suite_rocm", "judge's own packages"),
     ("import importlib", "importlib"),
     ("import sys\nf = sys._getframe()", "_getframe"),

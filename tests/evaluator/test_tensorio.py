@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from geak_core import tensorio
+from geak_core.kit import tensorio
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64,

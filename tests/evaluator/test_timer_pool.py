@@ -83,7 +83,7 @@ def test_a_session_waits_for_the_timer_a_minute_plus_twenty_calls_of_the_longest
 
 
 def test_a_task_whose_first_job_is_still_running_waits_while_other_tasks_have_work():
-    from geak_core.components import EvalJob
+    from geak_core.api.components import EvalJob
     from geak_evaluator_triton.evaluator import next_job
 
     def job(task):
@@ -106,7 +106,7 @@ def test_judge_jobs_is_evaluate_manys_scheduling_and_stops_starting_at_a_deadlin
     import threading
     import time
 
-    from geak_core.components import EvalJob
+    from geak_core.api.components import EvalJob
     from geak_evaluator_triton.evaluator import judge_jobs
 
     def job(task, name):

@@ -106,11 +106,11 @@ def _record(**changes):
 
 def _apply(record, strict=True, verified=None, extra=None):
     import torch
-    from geak_core.model import EvalResult
-    from geak_core.tasks import Case, EntryPoint, Task
+    from geak_core.api.model import EvalResult
+    from geak_core.api.tasks import Case, EntryPoint, Task
     from geak_evaluator_triton.options import TritonEvaluatorOptions
-    from geak_evaluator_triton.references import ReferenceRun
-    from geak_evaluator_triton.timing import apply_timing
+    from geak_evaluator_triton.reference_run import ReferenceRun
+    from geak_evaluator_triton.timing_session import apply_timing
     from geak_evaluator_triton.verdict import Verdict
     from geak_hw_nvidia_hopper.profiles import H100
 

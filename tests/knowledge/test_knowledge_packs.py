@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from geak_core.components import HardwareProfile, KnowledgeContext, KnowledgePack
-from geak_core.plugins import get_plugin_manager
-from geak_core.tasks import Task
+from geak_core.api.components import HardwareProfile, KnowledgeContext, KnowledgePack
+from geak_core.api.tasks import Task
+from geak_core.engine.plugins import get_plugin_manager
 from geak_knowledge_packs.packs import HardwarePack, TritonCorePack
 
 TASK = Task(suite="s", id="t", instruction="Add two vectors.", entry_points=[], harness="")

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 import tomllib
 from click.testing import CliRunner
-from geak_core.agent import run_recipe
+from geak_core.api.errors import InputError
+from geak_core.api.llm import FatalLLMError, RetryableLLMError
 from geak_core.cli import main
-from geak_core.errors import InputError
-from geak_core.llm import FatalLLMError, RetryableLLMError
-from geak_core.llm_http import Price, RetryPolicy
-from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
-from geak_core.recording import Budget, BudgetExhausted, RecordedLLM
-from geak_core.store import RunStore
+from geak_core.engine.agent import run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import load_recipe
+from geak_core.engine.recording import Budget, BudgetExhausted, RecordedLLM
+from geak_core.engine.store import RunStore
+from geak_core.kit.llm_http import Price, RetryPolicy
 from geak_llm_anthropic.backend import (
     API_VERSION,
     AnthropicBackend,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import json
 
-from geak_core.extract import extract_code
+from geak_core.api.extract import extract_code
 
 KERNEL = '''import torch
 import triton

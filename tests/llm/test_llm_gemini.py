@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from geak_core.errors import InputError
-from geak_core.llm import FatalLLMError, RetryableLLMError
-from geak_core.llm_http import RetryPolicy
-from geak_core.plugins import PluginManager
+from geak_core.api.errors import InputError
+from geak_core.api.llm import FatalLLMError, RetryableLLMError
+from geak_core.engine.plugins import PluginManager
+from geak_core.kit.llm_http import RetryPolicy
 from geak_llm_gemini.backend import GeminiBackend, GeminiOptions
 
 from tests.support.gemini_server import GeminiServer, gemini_error, quota_failure, retry_info

@@ -7,9 +7,9 @@ import json
 import time
 
 import pytest
-from geak_core.errors import InputError
-from geak_core.llm import FatalLLMError, RetryableLLMError, Usage
-from geak_core.llm_http import (
+from geak_core.api.errors import InputError
+from geak_core.api.llm import FatalLLMError, RetryableLLMError, Usage
+from geak_core.kit.llm_http import (
     JsonHttpClient,
     Price,
     RetryPolicy,
@@ -236,7 +236,7 @@ def test_run_concurrently_keeps_order_and_raises_the_first_failure():
 
 
 def test_sample_fan_out_learns_once_that_a_server_refuses_native_samples():
-    from geak_core.llm_http import SampleFanOut, SamplesRefused
+    from geak_core.kit.llm_http import SampleFanOut, SamplesRefused
 
     asked: list[tuple[int, int]] = []
 
@@ -255,7 +255,7 @@ def test_sample_fan_out_learns_once_that_a_server_refuses_native_samples():
 
 
 def test_sample_fan_out_native_mode_makes_a_short_answer_fatal():
-    from geak_core.llm_http import SampleFanOut
+    from geak_core.kit.llm_http import SampleFanOut
 
     fan = SampleFanOut("prov", "native", "http://x", "n", max_concurrency=4)
     with pytest.raises(FatalLLMError, match="asked http://x for n=3, got 1 samples"):
@@ -266,7 +266,7 @@ def test_sample_fan_out_native_mode_makes_a_short_answer_fatal():
 
 
 def test_merge_samples_keeps_the_first_n_and_sums_and_prices_every_request():
-    from geak_core.llm_http import SampleBatch, merge_samples
+    from geak_core.kit.llm_http import SampleBatch, merge_samples
 
     batches = [
         SampleBatch(["a", "b"], ["stop", "stop"], Usage(10, 5), "m-2025", {"id": 1}),
@@ -281,7 +281,7 @@ def test_merge_samples_keeps_the_first_n_and_sums_and_prices_every_request():
 
 
 def test_a_keyed_client_names_where_a_rejected_key_came_from_and_never_shows_it():
-    from geak_core.llm_http import keyed_client
+    from geak_core.kit.llm_http import keyed_client
 
     with OpenAIServer([Reply.error(401, "key sk-secret is wrong")]) as server:
         client = keyed_client("prov", "sk-secret", "MY_KEY", max_retries=0)

@@ -6,10 +6,10 @@ import email.utils
 import time
 
 import pytest
-from geak_core.errors import InputError
-from geak_core.llm import ChatRequest, FatalLLMError, Message, RetryableLLMError
-from geak_core.llm_http import RetryPolicy
-from geak_core.plugins import PluginManager
+from geak_core.api.errors import InputError
+from geak_core.api.llm import ChatRequest, FatalLLMError, Message, RetryableLLMError
+from geak_core.engine.plugins import PluginManager
+from geak_core.kit.llm_http import RetryPolicy
 from geak_llm_openai.backend import OpenAIBackend, OpenAIOptions, is_reasoning_model
 
 from tests.support.llm_calls import Sleeps

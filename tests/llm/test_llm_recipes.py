@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from geak_core.llm_http import resolve_api_key
+from geak_core.kit.llm_http import resolve_api_key
 from geak_llm_anthropic.backend import AnthropicBackend, AnthropicOptions
 from geak_llm_gemini.backend import GeminiBackend, GeminiOptions
 from geak_llm_openai.backend import DEFAULT_HOST, DEFAULT_KEY_ENV, OpenAIBackend, OpenAIOptions

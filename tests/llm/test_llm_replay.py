@@ -7,11 +7,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from geak_core.errors import InputError
-from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Message, Usage
-from geak_core.llm_http import RetryPolicy
-from geak_core.plugins import PluginManager
-from geak_core.store import RunStore
+from geak_core.api.errors import InputError
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Message, Usage
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.store import RunStore
+from geak_core.kit.llm_http import RetryPolicy
 from geak_llm_openai.backend import OpenAIBackend, OpenAIOptions
 from geak_llm_replay.backend import ReplayBackend, ReplayOptions
 

@@ -7,10 +7,10 @@ from dataclasses import asdict
 
 import jinja2
 import pytest
-from geak_core.components import ArchiveEntry, Optimizer
-from geak_core.errors import InputError
-from geak_core.model import Candidate, EvalResult, ShapeResult
-from geak_core.plugins import get_plugin_manager
+from geak_core.api.components import ArchiveEntry, Optimizer
+from geak_core.api.errors import InputError
+from geak_core.api.model import Candidate, EvalResult, ShapeResult
+from geak_core.engine.plugins import get_plugin_manager
 from geak_optimizer_opro.optimizer import OproOptimizer, OproOptions
 
 TASK = "task@0"

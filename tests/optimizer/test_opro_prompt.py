@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from geak_core.model import Candidate, EvalResult, ShapeResult
-from geak_core.plugins import get_plugin_manager
-from geak_core.prompts import PromptRenderer
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.model import Candidate, EvalResult, ShapeResult
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.engine.plugins import get_plugin_manager
+from geak_core.engine.prompts import PromptRenderer
 from geak_optimizer_opro.optimizer import OproOptimizer, OproOptions
 
 TASK = Task(
@@ -53,7 +53,7 @@ def test_unmeasured_versions_say_so_and_carry_no_number() -> None:
 
 
 def test_a_kept_tuning_shows_each_changed_knob_on_a_line_of_its_own() -> None:
-    from geak_core.components import TuningReport
+    from geak_core.api.components import TuningReport
 
     opt = optimizer_with_one()
     tuning = [TuningReport("c", judged=6, correct=5, changes=("add_kernel.BLOCK_SIZE 256->512",
@@ -68,7 +68,7 @@ def test_a_kept_tuning_shows_each_changed_knob_on_a_line_of_its_own() -> None:
 
 
 def test_a_tuning_that_kept_nothing_says_none_was_faster() -> None:
-    from geak_core.components import TuningReport
+    from geak_core.api.components import TuningReport
 
     text = renderer().render("optimize", task=TASK.prompt_view(), knowledge=[], hardware=None,
                              tuning=[TuningReport("c", judged=3, correct=2, speedup_before=1.25)],

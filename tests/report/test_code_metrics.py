@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from geak_core.code_metrics import code_metrics
+from geak_core.kit.code_metrics import code_metrics
 
 pytest.importorskip("radon")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from geak_core.cli import main
-from geak_core.export import CANDIDATE_COLUMNS, TRANSITION_COLUMNS, transition_kind
+from geak_core.reporting.export import CANDIDATE_COLUMNS, TRANSITION_COLUMNS, transition_kind
 
 from tests.report.timed_run import EAGER_OVER_REFERENCE
 

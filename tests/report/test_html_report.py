@@ -8,8 +8,8 @@ import re
 import pytest
 from click.testing import CliRunner
 from geak_core.cli import main
-from geak_core.cli_report import hardware_profiles
-from geak_core.html_report import (
+from geak_core.cli.cli_report import hardware_profiles
+from geak_core.reporting.html_report import (
     build_report,
     rates,
     recipe_differences,
@@ -17,7 +17,7 @@ from geak_core.html_report import (
     scaling_curves,
     task_stats,
 )
-from geak_core.rundata import load_run
+from geak_core.reporting.rundata import load_run
 
 from tests.report.timed_run import EAGER_OVER_REFERENCE
 
@@ -42,7 +42,7 @@ def test_report_of_the_quickstart_is_one_file_that_loads_nothing_from_outside(qu
     assert "every verdict of this run came from the Triton interpreter" in page
     assert "No correct candidate was timed" in page  # no speedup chart from interpreter verdicts
     # its replies are scripted (replay backend): the page says so beside the summary
-    from geak_core.report import SCRIPTED_NOTE
+    from geak_core.engine.report import SCRIPTED_NOTE
 
     assert 'class="note scripted"' in page and str(escape_text(SCRIPTED_NOTE)) in page
     # every candidate's prompt and reply can be opened (escaped as the page's text)

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from geak_core.api.model import EvalResult
+from geak_core.api.tasks import EntryPoint, Task
 from geak_core.cli import main
-from geak_core.code_metrics import code_metrics
-from geak_core.model import EvalResult
-from geak_core.report import format_comparison, format_summary, summarize_run, summarize_task
-from geak_core.tasks import EntryPoint, Task
+from geak_core.engine.report import format_comparison, format_summary, summarize_run, summarize_task
+from geak_core.kit.code_metrics import code_metrics
 
 SIMPLE = """import triton
 import triton.language as tl
@@ -102,7 +102,7 @@ def test_a_stored_summary_without_these_figures_still_prints():
     for task in data["tasks"]:
         del task["best_metrics"], task["best_speedup_vs_eager"]
     del data["code_metrics"], data["mean_speedup_vs_eager"]
-    from geak_core.model import RunSummary
+    from geak_core.api.model import RunSummary
 
     old = RunSummary.from_dict(data)
     row = next(line for line in format_summary(old).splitlines() if line.startswith("add"))
@@ -110,8 +110,8 @@ def test_a_stored_summary_without_these_figures_still_prints():
 
 
 def test_a_scripted_runs_summary_and_comparison_say_their_replies_are_scripted():
-    from geak_core.model import RunSummary
-    from geak_core.report import SCRIPTED_NOTE
+    from geak_core.api.model import RunSummary
+    from geak_core.engine.report import SCRIPTED_NOTE
 
     scripted = RunSummary(run_id="r1", status="finished", scripted=True)
     real = RunSummary(run_id="r2", status="finished")
@@ -123,7 +123,7 @@ def test_a_scripted_runs_summary_and_comparison_say_their_replies_are_scripted()
 
 
 def test_only_the_replay_backends_scripted_mode_counts_as_scripted():
-    from geak_core.report import is_scripted
+    from geak_core.engine.report import is_scripted
 
     assert is_scripted({"backend": "replay", "mode": "scripted", "source": "s.toml"})
     assert not is_scripted({"backend": "replay", "mode": "strict", "source": "runs/r1"})  # a model's replies

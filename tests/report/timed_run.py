@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from geak_core.llm import ChatRequest, ChatResponse, Message, Usage
-from geak_core.model import Candidate, EvalResult, RunSummary, ShapeResult, TaskSummary
-from geak_core.scaling import eager_speedup, set_speedups
-from geak_core.store import SUMMARY_FILE, RunStore
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.llm import ChatRequest, ChatResponse, Message, Usage
+from geak_core.api.model import Candidate, EvalResult, RunSummary, ShapeResult, TaskSummary
+from geak_core.api.scaling import eager_speedup, set_speedups
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.engine.store import SUMMARY_FILE, RunStore
 
 DEVICE = "NVIDIA H100 80GB HBM3"
 H100_BANDWIDTH_GBS = 3350.0

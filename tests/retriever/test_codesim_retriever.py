@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from geak_core.components import Example, RetrievalQuery, Retriever
-from geak_core.errors import InputError
-from geak_core.plugins import get_plugin_manager
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.components import Example, RetrievalQuery, Retriever
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.engine.plugins import get_plugin_manager
 from geak_retriever_codesim.kinds import kind_of
 from geak_retriever_codesim.retriever import CodeSimOptions, CodeSimRetriever
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from geak_core.components import RetrievalQuery
-from geak_core.plugins import get_plugin_manager
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.components import RetrievalQuery
+from geak_core.api.tasks import EntryPoint, Task
+from geak_core.engine.plugins import get_plugin_manager
 from geak_retriever_codesim.contamination import ContaminationGuard, signatures
 from geak_retriever_codesim.corpus import CorpusEntry
 from geak_retriever_codesim.retriever import CodeSimOptions, CodeSimRetriever

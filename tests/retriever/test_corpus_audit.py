@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from geak_core.api.components import AuditableRetriever, RetrievalQuery
+from geak_core.api.tasks import EntryPoint, Task
 from geak_core.cli import main
-from geak_core.components import AuditableRetriever, RetrievalQuery
-from geak_core.plugins import get_plugin_manager
-from geak_core.tasks import EntryPoint, Task
+from geak_core.engine.plugins import get_plugin_manager
 from geak_retriever_codesim.contamination import (
     DEFAULT_SIMILARITY_THRESHOLD,
     ContaminationGuard,
@@ -242,7 +242,7 @@ def test_the_audit_keeps_the_closest_task_per_suite_and_kind_of_code(tmp_path):
 
 @pytest.mark.parametrize("value", [0.0, 1.5])
 def test_the_similarity_threshold_must_lie_between_0_and_1(value):
-    from geak_core.errors import InputError
+    from geak_core.api.errors import InputError
 
     with pytest.raises(InputError, match=r"retriever\.similarity_threshold"):
         CodeSimOptions(similarity_threshold=value)

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 import torch
-from geak_core.tasks import DeviceInfo, Requirement, unmet_requirement
+from geak_core.api.tasks import DeviceInfo, Requirement, unmet_requirement
 from geak_retriever_codesim.corpus import BUILTIN_DIR, load_builtin
 from geak_retriever_codesim.kinds import ENTRY_KINDS
 

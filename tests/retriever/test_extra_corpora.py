@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from geak_core.components import RetrievalQuery
-from geak_core.errors import InputError
-from geak_core.tasks import EntryPoint, Task
+from geak_core.api.components import RetrievalQuery
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import EntryPoint, Task
 from geak_retriever_codesim.corpus import load_corpus, split_docstring
 from geak_retriever_codesim.retriever import CodeSimOptions, CodeSimRetriever
 

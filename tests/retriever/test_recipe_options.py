@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from geak_core.errors import RecipeError
-from geak_core.plugins import get_plugin_manager
-from geak_core.recipe import load_recipe
+from geak_core.api.errors import RecipeError
+from geak_core.engine.plugins import get_plugin_manager
+from geak_core.engine.recipe import load_recipe
 
 BASE = """
 [llm]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from geak_core.api.components import RetrievalQuery
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import EntryPoint, Task
 from geak_core.cli import main
-from geak_core.components import RetrievalQuery
-from geak_core.errors import InputError
-from geak_core.tasks import EntryPoint, Task
 from geak_retriever_codesim.corpus import load_tritonbench_train, tritonbench_train_files
 from geak_retriever_codesim.retriever import CodeSimOptions, CodeSimRetriever
 

@@ -3,7 +3,7 @@ multi-turn conversation (system, user, assistant, user)."""
 
 from __future__ import annotations
 
-from geak_core.llm import ChatRequest, Message
+from geak_core.api.llm import ChatRequest, Message
 
 
 class Sleeps(list):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.components import GeneratorBase, RoundContext
-from geak_core.llm import Message
+from geak_core.api.components import GeneratorBase, RoundContext
+from geak_core.api.llm import Message
 
 
 class GeakGenerator(GeneratorBase):

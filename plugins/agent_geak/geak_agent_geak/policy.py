@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from geak_core.components import PolicyBase, RoundPlan
-from geak_core.lineage import LineageState
-from geak_core.model import Candidate, EvalResult
+from geak_core.api.components import PolicyBase, RoundPlan
+from geak_core.api.lineage import LineageState
+from geak_core.api.model import Candidate, EvalResult
 
 
 @dataclass

@@ -13,9 +13,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from geak_core.components import Reflection, ReflectorBase, RoundContext
-from geak_core.llm import Message
-from geak_core.model import Candidate, EvalResult
+from geak_core.api.components import Reflection, ReflectorBase, RoundContext
+from geak_core.api.llm import Message
+from geak_core.api.model import Candidate, EvalResult
 
 _FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
 _STRATEGY_LINE = re.compile(r"^[#>*_ \t]*strategy[*_ \t]*:.*$", re.IGNORECASE | re.MULTILINE)

@@ -36,14 +36,14 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from geak_core.tasks import Task
+from geak_core.api.tasks import Task
 
 from geak_evaluator_triton.candidate_run import Gating
-from geak_evaluator_triton.children import Children, task_payload
+from geak_evaluator_triton.child_pool import Children, task_payload
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.protocol import GO, FrameHandler
-from geak_evaluator_triton.references import ReferenceRun
-from geak_evaluator_triton.timing import END
+from geak_evaluator_triton.reference_run import ReferenceRun
+from geak_evaluator_triton.timing_session import END
 from geak_evaluator_triton.verdict import describe_exception
 
 ENTRY = "geak_evaluator_triton.baseline_timer:timer_job"
@@ -213,7 +213,7 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Import and warm the baseline, then time it for every session the judge opens."""
     import torch
 
-    from geak_evaluator_triton.child import (
+    from geak_evaluator_triton.child_jobs import (
         REFERENCE_MODULE,
         _case_table,
         error_frame,

@@ -22,14 +22,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.sandbox import Replier, SandboxResult
-from geak_core.tasks import Case, Task
+from geak_core.api.tasks import Case, Task
+from geak_core.kit.sandbox import Replier, SandboxResult
 
-from geak_evaluator_triton.comparison import JudgeError, compare_frame, custom_compare, tail
+from geak_evaluator_triton.checks import (
+    contract,
+    determinism,
+    input_mutation,
+    launches,
+    tampering,
+    torch_compute,
+)
 from geak_evaluator_triton.devices import Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
-from geak_evaluator_triton.protocol import ABORT, GO, FrameHandler, Plan, where
-from geak_evaluator_triton.references import ReferenceRun, candidate_budget, nbytes_of
+from geak_evaluator_triton.protocol import ABORT, GO, FrameHandler, Plan, RunChecks, where
+from geak_evaluator_triton.reference_run import ReferenceRun, candidate_budget, nbytes_of
+from geak_evaluator_triton.run_compare import JudgeError, compare_frame, custom_compare, tail
 from geak_evaluator_triton.verdict import Verdict, describe_exception
 
 
@@ -230,7 +238,7 @@ class CandidateFrames(FrameHandler):
         self.verdict = Verdict()
         self.timing_errors = Verdict()  # failures while timing: no speed, but still correct
         self.runs: list[dict[str, Any]] = []  # digests, or whole frames when a custom compare needs them
-        self.timings: list[dict[str, Any]] = []  # one record per timed case (timing.run_session)
+        self.timings: list[dict[str, Any]] = []  # one record per timed case (timing_session.run_session)
         # Makes the reference's timed outputs and the baseline's timer ready: (timer, why not).
         self.prepare_timing = prepare_timing
         self.loop = loop or {}
@@ -282,10 +290,8 @@ class CandidateFrames(FrameHandler):
         self.phases["import"] = float(frame.get("import_s") or 0.0)
         self.imported = True
         self.aborted = bool(frame.get("contract") or frame.get("violations"))
-        for problem in frame.get("contract", []):
-            self.verdict.fail("contract", problem)
-        for problem in frame.get("violations", []):
-            self.verdict.fail("anticheat", f"at import, the candidate {problem}")
+        contract.report(self.verdict, frame.get("contract", []))
+        tampering.report(self.verdict, "at import", frame.get("violations", []), once=False)
         assert self.replier is not None
         self.replier.send(ABORT if self.aborted else dict(self.plan))
         return frame
@@ -411,7 +417,7 @@ class CandidateFrames(FrameHandler):
 
     def _time(self) -> None:
         """The timing session (its own thread: the child's answers come through this reader)."""
-        from geak_evaluator_triton.timing import RemoteSide, TimingError, run_session
+        from geak_evaluator_triton.timing_session import RemoteSide, TimingError, run_session
 
         assert self.replier is not None
         timer = self.timer
@@ -509,7 +515,7 @@ class CandidateFrames(FrameHandler):
             self._apply_budget(final)
 
     def _apply_budget(self, ref: ReferenceRun | None = None) -> None:
-        """The child's timeout becomes its budget (references.candidate_budget), once the
+        """The child's timeout becomes its budget (reference_run.candidate_budget), once the
         task's reference is known."""
         if self.replier is None:
             return
@@ -537,12 +543,7 @@ class CandidateFrames(FrameHandler):
             if "judge_error" in found:
                 raise JudgeError(found["judge_error"])
             at = where(frame)
-            diffs = found.get("rerun_diffs")
-            if diffs:
-                self.verdict.fail("anticheat", f"{at}: results differ between two runs on the same "
-                                  f"inputs: {diffs[0]['message']}", mismatches=diffs, key="nondeterministic")
-            elif diffs is not None and not found.get("rerun_bitwise"):
-                self.verdict.flag("nondeterministic_within_tolerance")
+            determinism.report(self.verdict, at, found)
             mismatches = found["mismatches"]
             if mismatches:
                 stage = frame["stage"]
@@ -561,7 +562,7 @@ class CandidateFrames(FrameHandler):
         if self._final is not None:
             return self._final
         if self._session is not None:  # the child has ended: a session still waiting learns it
-            from geak_evaluator_triton.timing import END
+            from geak_evaluator_triton.timing_session import END
 
             self.timing_inbox.put(END)
             self._session.join()
@@ -591,24 +592,10 @@ class CandidateFrames(FrameHandler):
         self._final = verdict
         return verdict
 
-    def _check_guards(self, frame: dict[str, Any], checks: dict[str, Any]) -> None:
+    def _check_guards(self, frame: dict[str, Any], checks: RunChecks) -> None:
         """Guard findings of one run; each kind of finding is reported once, where first seen."""
-        verdict = self.verdict
-        at = where(frame)
-        for problem in checks.get("violations", []):
-            verdict.fail("anticheat", f"during {at}, the candidate {problem}", key=f"violation:{problem}")
-        mutated = checks.get("mutated", [])
-        if mutated:
-            verdict.fail("anticheat", f"during {at}, the candidate modified its input(s) "
-                         f"{', '.join(mutated)} (inputs must stay unchanged)", key="mutated")
-        compute = checks.get("compute", [])
-        if compute and self.task.forbid_torch_compute:
-            verdict.fail("anticheat", f"during {at}, the entry point computed with torch/numpy instead "
-                         f"of a Triton kernel ({', '.join(compute[:3])})", key="compute")
-        launches = checks.get("launches", {})
-        if launches.get("other"):
-            verdict.fail("anticheat", f"during {at}, the entry point launched kernels that are not the "
-                         "candidate's own: " + ", ".join(launches["other"][:3]), key="foreign")
-        if launches.get("candidate", 0) == 0:
-            verdict.fail("anticheat", f"during {at}, no Triton kernel defined in the candidate was "
-                         "launched", key="no_launch")
+        when = f"during {where(frame)}"
+        tampering.report(self.verdict, when, checks.get("violations", []))
+        input_mutation.report(self.verdict, when, checks.get("mutated", []))
+        torch_compute.report(self.verdict, when, checks.get("compute", []), self.task)
+        launches.report_run(self.verdict, when, checks.get("launches", {}))

@@ -233,7 +233,7 @@ def device_lock_file(vendor: str, device: str) -> str:
 
 
 def gpu_visible() -> bool:
-    from geak_evaluator_triton.child import is_interpreter
+    from geak_evaluator_triton.child_jobs import is_interpreter
 
     if is_interpreter():
         return False

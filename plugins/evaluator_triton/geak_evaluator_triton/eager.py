@@ -6,7 +6,7 @@ A task with a PyTorch eager equivalent says so in ``Task.eager``:
   names a separate ``timing_baseline``, the candidate was timed against eager
   already: each shape's ``eager_ms`` is its ``reference_ms``.
 * ``"harness"``: the harness's ``eager(case, inputs)`` computes the outputs with
-  torch operators (``geak_core.harness.Harness.eager``).
+  torch operators (``geak_core.api.harness.Harness.eager``).
 
 Eager code never runs in the candidate's process, where a candidate could slow
 down the torch operators it competes with. Once per task and judge, started
@@ -41,24 +41,24 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.components import HardwareProfile
-from geak_core.model import EvalResult
-from geak_core.scaling import eager_speedup
-from geak_core.tasks import Case, Task
+from geak_core.api.components import HardwareProfile
+from geak_core.api.model import EvalResult
+from geak_core.api.scaling import eager_speedup
+from geak_core.api.tasks import Case, Task
 
 from geak_evaluator_triton.candidate_run import Gating
-from geak_evaluator_triton.children import Children, task_payload
-from geak_evaluator_triton.comparison import (
+from geak_evaluator_triton.child_pool import Children, task_payload
+from geak_evaluator_triton.devices import Runtime, Slot
+from geak_evaluator_triton.protocol import GO, FrameHandler
+from geak_evaluator_triton.reference_run import ReferenceRun
+from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
+from geak_evaluator_triton.run_compare import (
     JudgeError,
     compare_outputs,
     custom_compare,
     overrides_for,
 )
-from geak_evaluator_triton.devices import Runtime, Slot
-from geak_evaluator_triton.protocol import GO, FrameHandler
-from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
-from geak_evaluator_triton.references import ReferenceRun
-from geak_evaluator_triton.timing import timing_request
+from geak_evaluator_triton.timing_session import timing_request
 from geak_evaluator_triton.verdict import describe_exception
 
 ENTRY = "geak_evaluator_triton.eager:eager_job"
@@ -384,7 +384,7 @@ EAGER = object()  # the "module" EagerHarness.run computes eagerly
 def eager_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Child entry point: eager once per listed (case, seed) (``args["runs"]``), or, with
     ``args["timing"]`` (GPU), eager timed against the warmed baseline."""
-    from geak_evaluator_triton.child import (
+    from geak_evaluator_triton.child_jobs import (
         error_frame,
         import_file,
         load_harness,
@@ -449,7 +449,7 @@ def _time(channel: Any, task: Any, harness: Any, side: Any, module: Any, cases: 
     (``timing_loop.time_case``), both sides in this trusted process."""
     import torch
 
-    from geak_evaluator_triton.child import (
+    from geak_evaluator_triton.child_jobs import (
         REFERENCE_MODULE,
         error_frame,
         import_file,

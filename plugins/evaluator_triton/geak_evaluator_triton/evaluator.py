@@ -7,12 +7,12 @@ Nothing here runs candidate code. Per candidate the judge
    per task, device and seeds (``reference_store``);
 3. runs a *candidate* child that imports the code under guards and only after
    the import learns which seeds and cases to run; it streams outputs back and
-   the judge compares each run as it arrives (``candidate_run``, ``comparison``;
+   the judge compares each run as it arrives (``candidate_run``, ``run_compare``;
    harnesses that override ``compare`` have their hook run in a trusted child);
 4. on a GPU, times a correct candidate in the same child against the baseline
    in the task's trusted timer child, block by block, once it holds the device
    exclusively, then checks the timed calls (``timed_calls`` in the children,
-   ``timing_loop`` and ``timing`` here, ``baseline_timer`` for the timer).
+   ``timing_loop`` and ``timing_session`` here, ``baseline_timer`` for the timer).
 
 Several candidates are checked on one GPU at once (``candidates_per_gpu``
 slots per device, ``max_parallel`` in all); timing never shares the device
@@ -31,32 +31,32 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from geak_core.components import EvalJob, EvaluatorBase, HardwareProfile
-from geak_core.confinement import landlock_abi
-from geak_core.hardware import resolve_profile
-from geak_core.model import Candidate, EvalResult
-from geak_core.sandbox import SandboxResult, namespaces_available, stop_running_jobs
-from geak_core.tasks import Task
+from geak_core.api.components import EvalJob, EvaluatorBase, HardwareProfile
+from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.tasks import Task
+from geak_core.engine.hardware import resolve_profile
+from geak_core.kit.confinement import landlock_abi
+from geak_core.kit.sandbox import SandboxResult, namespaces_available, stop_running_jobs
 
 from geak_evaluator_triton.baseline_timer import TimerPool
 from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
-from geak_evaluator_triton.child import device_facts, is_interpreter
-from geak_evaluator_triton.children import Children, task_payload
-from geak_evaluator_triton.comparison import (
+from geak_evaluator_triton.child_jobs import device_facts, is_interpreter
+from geak_evaluator_triton.child_pool import Children, task_payload
+from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible, visible_devices
+from geak_evaluator_triton.eager import EagerStore
+from geak_evaluator_triton.options import TritonEvaluatorOptions
+from geak_evaluator_triton.performance import INTERPRETER_NOTE, shape_stub
+from geak_evaluator_triton.reference_run import ReferenceRun
+from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
+from geak_evaluator_triton.run_compare import (
     JudgeError,
     ReferenceFailed,
     compare_outputs,
     overrides_for,
     tail,
 )
-from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible, visible_devices
-from geak_evaluator_triton.eager import EagerStore
-from geak_evaluator_triton.options import TritonEvaluatorOptions
-from geak_evaluator_triton.performance import INTERPRETER_NOTE, shape_stub
-from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
-from geak_evaluator_triton.references import ReferenceRun
 from geak_evaluator_triton.static_checks import check_source
-from geak_evaluator_triton.timing import apply_timing, loop_options, timing_request
+from geak_evaluator_triton.timing_session import apply_timing, loop_options, timing_request
 from geak_evaluator_triton.verdict import trim_traceback
 
 __all__ = ["JudgeError", "TritonEvaluator"]
@@ -250,7 +250,7 @@ class TritonEvaluator(EvaluatorBase):
 
     def unmet_requirements(self, task: Task) -> list[str]:
         """Why ``task`` as a whole cannot run on this judge's device (empty: it can)."""
-        from geak_core.tasks import DeviceInfo, triton_version, unmet_requirement
+        from geak_core.api.tasks import DeviceInfo, triton_version, unmet_requirement
 
         try:
             runtime = self.runtime()
@@ -348,13 +348,13 @@ class TritonEvaluator(EvaluatorBase):
 
     def resolve_hardware(self) -> HardwareProfile | None:
         """The profile named in the options, else the one set (``set_hardware``), else the one
-        matched to this judge's device: one matcher with the agent's (``geak_core.hardware``)."""
+        matched to this judge's device: one matcher with the agent's (``geak_core.engine.hardware``)."""
         if self._hardware_resolved:
             return self._hardware
         self._hardware_resolved = True
         runtime = self.runtime()
         name = self.options.hardware or "auto"
-        from geak_core.plugins import get_plugin_manager
+        from geak_core.engine.plugins import get_plugin_manager
 
         found = runtime.probe["devices"][0] if runtime.mode == "gpu" else None
         device = (found["name"], found.get("arch", "")) if found else None
@@ -578,7 +578,7 @@ class TritonEvaluator(EvaluatorBase):
                       phases: dict[str, float] | None = None) -> tuple[CandidateFrames, SandboxResult]:
         """One candidate child: its plan, its frames as read, how it ended. ``live``: the
         reference still runs, ``ref`` is its provisional run (``_overlapped``). A correct
-        candidate is timed in the same child (``timing``, on a GPU): the reference's timed
+        candidate is timed in the same child (``timing_session``, on a GPU): the reference's timed
         outputs and the baseline's timer are made ready once it is found correct, if they
         are not already (the reference's timed runs add ``reference.timing`` to ``phases``)."""
         timed = ref.timed if runtime.mode == "gpu" and timing else []

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from geak_core.model import DEFAULT_SPEEDUP_METHOD
-from geak_core.scaling import SPEEDUP_METHODS
+from geak_core.api.model import DEFAULT_SPEEDUP_METHOD
+from geak_core.api.scaling import SPEEDUP_METHODS
 
 
 @dataclass
@@ -70,7 +70,7 @@ class TritonEvaluatorOptions:
     child_open_files: int = 4096  # RLIMIT_NOFILE
     child_file_mb: int = 8192  # largest file a child may write (RLIMIT_FSIZE)
     # More environment variables (names or shell patterns) let through to children; the
-    # allow-list (geak_core.confinement.ENV_ALLOWED) and the credential filter still apply.
+    # allow-list (geak_core.kit.confinement.ENV_ALLOWED) and the credential filter still apply.
     child_env_allow: list[str] = field(default_factory=list)
     case_set: str = field(default="auto", metadata={"choices": ["auto", "small", "full"]})
     # A case's outputs may also differ from the reference's by this multiple of the

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.components import HardwareProfile
-from geak_core.model import ShapeResult
-from geak_core.tasks import Case
+from geak_core.api.components import HardwareProfile
+from geak_core.api.model import ShapeResult
+from geak_core.api.tasks import Case
 
 INTERPRETER_NOTE = (
     "not measured: the Triton interpreter runs kernels on the CPU, so its latencies say "

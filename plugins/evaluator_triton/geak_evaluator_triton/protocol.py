@@ -7,9 +7,9 @@ answers some of them through the child's stdin. Who sends what:
 kind           sent by                    carries / what happens next
 =============  =========================  ==============================================
 ``cases``      reference                  the case table, skips, ``custom_compare``
-``imported``   candidate                  contract problems and guard findings of the
-                                          import; the child waits for a :data:`Plan`
-                                          (or :data:`ABORT`)
+``imported``   candidate                  :class:`ImportedFrame`: contract problems and
+                                          guard findings of the import; the child waits
+                                          for a :data:`Plan` (or :data:`ABORT`)
 ``start``      reference, candidate,      a run begins (``stage``, ``case``, ``seed``;
                timer, eager               stage ``warm-up``: the timer's or eager's
                                           baseline warm-up); with ``plan["gate"]`` the
@@ -24,7 +24,8 @@ kind           sent by                    carries / what happens next
 ``ran``        candidate (gated plan)     the run (and its rerun) is over and its outputs
                                           are on the host: the device is free again; the
                                           ``run`` frame follows
-``run``        reference, candidate       the run's ``outputs`` (+ ``checks``,
+``run``        reference, candidate       the run's ``outputs`` (+ ``checks`` and
+                                          ``rerun_checks``: :class:`RunChecks`;
                                           ``rerun``, ``weak``, ``oracle``)
 ``error``      reference, candidate       a run raised (``exception``, ``message``,
                                           ``error`` traceback)
@@ -40,12 +41,13 @@ kind           sent by                    carries / what happens next
 ``case_ready`` candidate, timer           answers ``{"case": {...}}``: inputs drawn,
                                           warm-up done (``launch_us``, ``estimate_ms``,
                                           ``call_ms``)
-``block``      candidate, timer           answers ``{"block": {...}}``: the calls'
-                                          latencies, gaps, own launches, sampled and kept
-                                          outputs, ``late_at`` calls; the candidate's guard
-                                          findings (``violations``, ``compute``)
-``case_done``  candidate, timer           answers ``{"case_done": True}``: the candidate's
-                                          changed inputs (``mutated``)
+``block``      candidate, timer           answers ``{"block": {...}}``: :class:`BlockFrame`,
+                                          the calls' latencies, gaps, own launches, sampled
+                                          and kept outputs, ``late_at`` calls; the
+                                          candidate's guard findings (:class:`BlockChecks`)
+``case_done``  candidate, timer           answers ``{"case_done": True}``:
+                                          :class:`CaseDoneFrame`, the candidate's changed
+                                          inputs (``mutated``)
 ``verified``   candidate                  after the session's ``done``: the whole outputs
                                           of timed calls it kept (per case), whose count
                                           each ``block`` gave (``deferred``)
@@ -56,11 +58,16 @@ kind           sent by                    carries / what happens next
 =============  =========================  ==============================================
 
 Timing commands (``timed_calls.serve``) are sent by the judge's timing session
-(``timing.RemoteSide``); a call that raises is answered with ``error``
+(``timing_session.RemoteSide``); a call that raises is answered with ``error``
 (stage ``timing``).
 
 The judge's side reads every child's frames through :class:`FrameHandler`, so
 the dispatch is written once.
+
+The findings of the judge's runtime checks travel in the TypedDicts below
+(:class:`ImportedFrame`, :class:`RunChecks`, :class:`BlockFrame` with
+:class:`BlockChecks`, :class:`CaseDoneFrame`); each field names the module of
+``checks/`` that fills it in the child and reads it in the judge.
 """
 
 from __future__ import annotations
@@ -114,6 +121,68 @@ class TimingOptions(TypedDict, total=False):
     l2_flush: bool
     flush_bytes: int
     queue_ahead_us: float  # the least busy-wait before a timed call (timed_calls.hold_for); 0: none
+
+
+
+class LaunchCounts(TypedDict):
+    """A run's Triton launches, sorted (``checks.launches``)."""
+
+    candidate: int  # of kernels defined in the candidate's file
+    harness: int  # the harness's own, outside the entry points
+    other: list[str]  # kernels of other files an entry point launched: "name (defined in ...)"
+
+
+class RunChecks(TypedDict):
+    """The guards' findings of one correctness run (a ``run`` frame's ``checks``, and its
+    ``rerun_checks`` for the determinism rerun)."""
+
+    launches: LaunchCounts  # checks.launches
+    compute: list[str]  # checks.torch_compute: torch/numpy calls from the candidate's file
+    mutated: list[str]  # checks.input_mutation: paths of the inputs the run changed
+    violations: list[str]  # checks.tampering: what the candidate changed in its process
+
+
+class ImportedFrame(TypedDict, total=False):
+    """``imported``: the candidate is imported (or not); the child waits for its plan."""
+
+    kind: str
+    contract: list[str]  # checks.contract: problems with the entry points
+    violations: list[str]  # checks.tampering, after the import
+    import_launches: LaunchCounts  # checks.launches: what the import itself launched
+    import_s: float
+
+
+class BlockChecks(TypedDict):
+    """What a candidate's child adds to each ``block`` frame, after the block's calls."""
+
+    violations: list[str]  # checks.tampering
+    compute: list[str]  # checks.torch_compute, over the block's calls
+
+
+class BlockFrame(TypedDict, total=False):
+    """``block``: one block of timed calls of one side (``timed_calls.TimedSide.block``),
+    with a candidate's :class:`BlockChecks`."""
+
+    kind: str
+    latencies: list[float]  # per call, ms (CUDA events)
+    gaps: list[float]  # per call, ms: the block's host clock beyond its device span (checks.side_work)
+    own: list[int]  # per call, launches of the candidate's kernels (checks.launches)
+    samples: list[Any]  # per call, outputs at random positions (checks.timed_outputs)
+    verified: list[Any]  # (call number, whole outputs) of the calls picked (checks.timed_outputs)
+    deferred: int  # whole copies kept for the ``verified`` frame after the session instead
+    late_at: list[int]  # calls queued after the device passed their start events (checks.late_calls)
+    device_ms: float
+    wall_ms: float
+    violations: list[str]  # a candidate's BlockChecks
+    compute: list[str]
+
+
+class CaseDoneFrame(TypedDict, total=False):
+    """``case_done``: a side's case is over."""
+
+    kind: str
+    outputs: Any  # a trusted side's last outputs (eager's)
+    mutated: list[str]  # checks.input_mutation: a candidate's timed inputs it changed
 
 
 def where(frame: dict[str, Any] | None) -> str:

@@ -18,15 +18,14 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from geak_core.sandbox import Replier
-from geak_core.tasks import Case, Task
+from geak_core.api.tasks import Case, Task
+from geak_core.kit.sandbox import Replier
 
 from geak_evaluator_triton.candidate_run import Gating
-from geak_evaluator_triton.children import Children, task_payload
-from geak_evaluator_triton.comparison import JudgeError, ReferenceFailed, tail
+from geak_evaluator_triton.child_pool import Children, task_payload
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.protocol import GO, FrameHandler, where
-from geak_evaluator_triton.references import (
+from geak_evaluator_triton.reference_run import (
     DiskCache,
     ReferenceRun,
     ReferenceTimes,
@@ -35,6 +34,7 @@ from geak_evaluator_triton.references import (
     nbytes_of,
     scaled_budget,
 )
+from geak_evaluator_triton.run_compare import JudgeError, ReferenceFailed, tail
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
 
 

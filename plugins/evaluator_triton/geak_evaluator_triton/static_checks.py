@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from geak_core.astutil import dotted_name, parse_source
+from geak_core.api.astutil import dotted_name, parse_source
 
 FORBIDDEN_MODULES = {
     "ctypes": "raw memory access",
@@ -98,7 +98,7 @@ def check_source(code: str, *, forbid_constructs: bool = True) -> StaticFinding 
 
 
 def parse(code: str) -> ast.Module:
-    """``geak_core.astutil.parse_source`` (one parse at a time in this process)."""
+    """``geak_core.api.astutil.parse_source`` (one parse at a time in this process)."""
     return parse_source(code)
 
 

@@ -45,6 +45,8 @@ import statistics
 import time
 from typing import Any
 
+from geak_evaluator_triton.checks.launches import own_launches
+
 LATER_WARMUP_SHARE = 0.25  # of warmup_ms, for every case after the phase's first
 MIN_WARMUP_CALLS = 3  # per side and case, after the first call
 HOLD_MARGIN = 1.5  # the busy-wait over one call's host time (see hold_for)
@@ -202,14 +204,14 @@ class TimedSide:
         one call timed alone estimates its device time."""
         import torch
 
-        from geak_evaluator_triton.child import make_inputs
+        from geak_evaluator_triton.child_common import make_inputs
 
         entered = time.perf_counter()
         self.case = case
         self._calls = 0
         self.inputs = make_inputs(self.harness, task, case, seed, "stage1")
         if self.check_inputs and _tensor_bytes(self.inputs) <= INPUT_COPY_BYTES:
-            from geak_evaluator_triton.guards import snapshot_inputs
+            from geak_evaluator_triton.checks.input_mutation import snapshot_inputs
 
             self._inputs_before = snapshot_inputs(self.inputs)
         self._call()
@@ -280,7 +282,7 @@ class TimedSide:
                 late.append(index)
             end.record()
             if self.own_file:
-                out["own"].append(sum(1 for _, path, _ in self.log.since(mark) if path == self.own_file))
+                out["own"].append(own_launches(self.log.since(mark), self.own_file))
             if self.sample:
                 gathered.append(self._gather(outputs))
             if reservoir:
@@ -349,7 +351,7 @@ class TimedSide:
         if self.keep_last and self.last is not None:
             out["outputs"] = to_host(self.last)
         if self._inputs_before is not None:
-            from geak_evaluator_triton.guards import mutated_inputs
+            from geak_evaluator_triton.checks.input_mutation import mutated_inputs
 
             out["mutated"] = mutated_inputs(self._inputs_before, self.inputs)
         self.inputs = self.last = self._inputs_before = None
@@ -406,7 +408,7 @@ def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide:
     latencies, gaps, launches, samples, kept outputs, and ``checks()``'s findings);
     ``{"case_done": True}`` → ``case_done``. A call that raises is answered with an
     ``error`` frame (stage ``timing``) and the loop goes on waiting."""
-    from geak_evaluator_triton.child import error_frame
+    from geak_evaluator_triton.child_common import error_frame
 
     while True:
         command = channel.receive()
@@ -439,7 +441,7 @@ def await_timing(channel: Any, harness: Any, cases: list[Any]) -> int | None:
     the child says ``prepared``; then ``{"time": {"seed": T}}`` once the judge holds the
     device exclusively.
     """
-    from geak_evaluator_triton.child import prefetch
+    from geak_evaluator_triton.child_common import prefetch
 
     answer = channel.receive()
     if answer.get("abort"):
@@ -489,7 +491,7 @@ def warm_module(harness: Any, task: Any, module: Any, cases: list[Any], seed: in
     outputs are dropped as it goes."""
     import torch
 
-    from geak_evaluator_triton.child import make_inputs
+    from geak_evaluator_triton.child_common import make_inputs
 
     estimates = {}
     for case in cases:

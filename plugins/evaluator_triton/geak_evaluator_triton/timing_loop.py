@@ -5,7 +5,7 @@ processes (the candidate's child and the trusted timer child, whose baseline no
 candidate code can reach); the eager child times PyTorch eager against the
 baseline in one trusted process. Both run :func:`time_case` over objects with
 the :class:`Side` interface: remote ones that talk to a child
-(``timing.RemoteSide``) and local ones (``timed_calls.TimedSide``).
+(``timing_session.RemoteSide``) and local ones (``timed_calls.TimedSide``).
 
 Per case:
 

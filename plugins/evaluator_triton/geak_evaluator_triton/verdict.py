@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.model import STAGES
+from geak_core.api.model import STAGES
 
 MAX_ERROR_LINES = 40
 MAX_ERROR_CHARS = 6000

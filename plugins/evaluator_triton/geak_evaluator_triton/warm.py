@@ -16,9 +16,13 @@ import torch
 import triton  # noqa: F401
 import triton.language  # noqa: F401
 
-import geak_evaluator_triton.child  # noqa: F401
+import geak_evaluator_triton.checks.contract  # noqa: F401
+import geak_evaluator_triton.checks.input_mutation  # noqa: F401
+import geak_evaluator_triton.checks.launches  # noqa: F401
+import geak_evaluator_triton.checks.tampering  # noqa: F401
+import geak_evaluator_triton.child_jobs  # noqa: F401
 import geak_evaluator_triton.guards  # noqa: F401
-from geak_evaluator_triton.guards import ComputeMonitor
+from geak_evaluator_triton.checks.torch_compute import ComputeMonitor
 
 ComputeMonitor(__file__, allow_copies=False, gpu=False)  # its set-up enters the modes once
 

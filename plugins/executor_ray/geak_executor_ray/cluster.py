@@ -11,7 +11,7 @@ import logging
 import socket
 from typing import Any
 
-from geak_core.errors import OptionError
+from geak_core.api.errors import OptionError
 
 from geak_executor_ray.options import RAY_MISSING, RayExecutorOptions
 

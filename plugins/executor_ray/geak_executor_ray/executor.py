@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.components import ComponentSpec, Evaluator, ExecutorBase
+from geak_core.api.components import ComponentSpec, Evaluator, ExecutorBase
 
 from geak_executor_ray.cluster import Connection
 from geak_executor_ray.options import RayExecutorOptions

@@ -9,7 +9,7 @@ Reference outputs and the judge's secret seeds stay in this process; the driver
 gets verdicts (``EvalResult.to_dict()``) and nothing else.
 
 Before building the evaluator the worker drops credentials from its own
-environment (the names ``geak_core.sandbox.scrub_env`` drops, Ray's own ``RAY_*``
+environment (the names ``geak_core.kit.sandbox.scrub_env`` drops, Ray's own ``RAY_*``
 settings kept): a cluster started from a shell that holds API keys passes them
 to every worker, and no judge needs them. A judge that holds no GPU hides the
 node's GPUs from itself, so its evaluator works under the interpreter.
@@ -29,7 +29,7 @@ GPU_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DE
 def drop_credentials(environ: Any = os.environ) -> list[str]:
     """Remove from ``environ`` what the sandbox keeps from children (keys, tokens, ...),
     except Ray's own settings; returns the names removed."""
-    from geak_core.sandbox import scrub_env
+    from geak_core.kit.sandbox import scrub_env
 
     kept = scrub_env(dict(environ))
     dropped = [name for name in list(environ) if name not in kept and not name.startswith("RAY_")]
@@ -48,7 +48,7 @@ class JudgeWorker:
         if not holds_gpu:
             for name in GPU_VARIABLES:
                 os.environ[name] = ""
-        from geak_core.plugins import LOAD_ENV, PluginManager
+        from geak_core.engine.plugins import LOAD_ENV, PluginManager
 
         if load_plugins is not None:
             os.environ[LOAD_ENV] = load_plugins
@@ -78,8 +78,8 @@ class JudgeWorker:
         return {"pid": os.getpid(), "in_flight": self.in_flight, "judged": self.judged}
 
     async def evaluate(self, task: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
-        from geak_core.model import Candidate
-        from geak_core.tasks import Task
+        from geak_core.api.model import Candidate
+        from geak_core.api.tasks import Task
 
         self.in_flight += 1
         try:
@@ -91,7 +91,7 @@ class JudgeWorker:
         return result.to_dict()
 
     async def unmet_requirements(self, task: dict[str, Any]) -> list[str]:
-        from geak_core.tasks import Task
+        from geak_core.api.tasks import Task
 
         # not on the judging pool: a busy judge still answers at once
         return list(await asyncio.get_running_loop().run_in_executor(

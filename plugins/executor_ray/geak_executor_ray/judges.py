@@ -31,11 +31,11 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.components import EvalJob, EvaluatorBase
-from geak_core.errors import GeakError, OptionError
-from geak_core.model import Candidate, EvalResult
-from geak_core.plugins import LOAD_ENV
-from geak_core.tasks import Task
+from geak_core.api.components import EvalJob, EvaluatorBase
+from geak_core.api.errors import GeakError, OptionError
+from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.tasks import Task
+from geak_core.engine.plugins import LOAD_ENV
 
 from geak_executor_ray.cluster import Connection
 from geak_executor_ray.judge import JudgeWorker

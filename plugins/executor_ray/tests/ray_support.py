@@ -27,7 +27,7 @@ def verdict_class(result) -> tuple:
 
 def run_verdicts(run_dir: Path) -> dict[str, tuple]:
     """Each candidate's latest verdict class in a stored run."""
-    from geak_core.store import RunStore
+    from geak_core.engine.store import RunStore
 
     with RunStore(run_dir) as store:
         return {candidate_id: verdict_class(result) for candidate_id, result in store.evaluations()}

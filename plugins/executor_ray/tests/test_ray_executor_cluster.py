@@ -106,9 +106,9 @@ def _kill_a_busy_judge(done: threading.Event, timeout_s: float = 300) -> dict | 
 
 
 def test_a_judge_killed_mid_run_loses_no_verdict(ray_cluster, local_quickstart, tmp_path, monkeypatch):
-    from geak_core.agent import run_recipe
-    from geak_core.plugins import PluginManager
-    from geak_core.recipe import load_recipe
+    from geak_core.engine.agent import run_recipe
+    from geak_core.engine.plugins import PluginManager
+    from geak_core.engine.recipe import load_recipe
     from geak_llm_replay.backend import ReplayBackend
 
     # LLM calls stay on the driver, within the recipe's limit of one at a time.
@@ -170,9 +170,9 @@ def test_a_judge_killed_mid_run_loses_no_verdict(ray_cluster, local_quickstart, 
 
 def test_a_stopped_run_resumes_on_the_cluster_without_judging_twice(ray_cluster, local_quickstart,
                                                                      tmp_path, monkeypatch):
-    from geak_core.agent import run_recipe
-    from geak_core.plugins import PluginManager
-    from geak_core.recipe import load_recipe
+    from geak_core.engine.agent import run_recipe
+    from geak_core.engine.plugins import PluginManager
+    from geak_core.engine.recipe import load_recipe
     from geak_executor_ray.judges import RayJudges
 
     sent: list[str] = []
@@ -214,7 +214,7 @@ def _judges_on(ray_cluster: str, evaluator: str, **settings):
 
 
 def test_a_judge_that_cannot_start_reports_the_workers_error(ray_cluster):
-    from geak_core.errors import GeakError
+    from geak_core.api.errors import GeakError
 
     with pytest.raises(GeakError, match=r"a judge could not start on the Ray cluster: .*no evaluator "
                                         r"named 'nonexistent' \(valid: 'triton'\)"):
@@ -224,8 +224,8 @@ def test_a_judge_that_cannot_start_reports_the_workers_error(ray_cluster):
 
 
 def test_a_judgement_out_of_tries_is_a_judge_error_and_a_new_judge_takes_over(ray_cluster):
-    from geak_core.model import Candidate
-    from geak_core.plugins import PluginManager
+    from geak_core.api.model import Candidate
+    from geak_core.engine.plugins import PluginManager
 
     task = PluginManager().build("suite", "rocm", None).get("test_add_kernel")
     code = Path(task.reference).read_text()

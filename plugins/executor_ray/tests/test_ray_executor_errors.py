@@ -9,11 +9,11 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
-from geak_core.agent import run_recipe
+from geak_core.api.errors import RecipeError
 from geak_core.cli import main
-from geak_core.errors import RecipeError
-from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
+from geak_core.engine.agent import run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import load_recipe
 from ray_support import QUICKSTART, ROOT
 
 

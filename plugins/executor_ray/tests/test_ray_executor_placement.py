@@ -18,7 +18,7 @@ pytest.importorskip("ray")
 SCRIPT = textwrap.dedent('''
     import json, tempfile
     import ray
-    from geak_core.plugins import PluginManager
+    from geak_core.engine.plugins import PluginManager
     from geak_evaluator_triton.options import TritonEvaluatorOptions
     from geak_executor_ray.cluster import Connection
     from geak_executor_ray.judges import RayJudges

@@ -11,7 +11,7 @@ not match the SXM profile.
 
 from __future__ import annotations
 
-from geak_core.components import HardwareProfile
+from geak_core.api.components import HardwareProfile
 
 _HOPPER_PEAKS = {
     "fp64": 67.0,  # Tensor Core; non-tensor FP64 is 34

@@ -12,7 +12,7 @@ is the device a kernel runs on. An MI210 is one such GCD.
 
 from __future__ import annotations
 
-from geak_core.components import HardwareProfile
+from geak_core.api.components import HardwareProfile
 
 MI300X = HardwareProfile(
     name="mi300x",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from geak_core.components import HardwareProfile, KnowledgeContext, KnowledgePackBase
+from geak_core.api.components import HardwareProfile, KnowledgeContext, KnowledgePackBase
 
 _TEXT = resources.files("geak_knowledge_packs") / "text"
 

@@ -17,10 +17,10 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from geak_core.components import LLMBackendBase
-from geak_core.errors import InputError
-from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
-from geak_core.llm_http import (
+from geak_core.api.components import LLMBackendBase
+from geak_core.api.errors import InputError
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.kit.llm_http import (
     HTTPFatalError,
     RetryPolicy,
     SampleBatch,

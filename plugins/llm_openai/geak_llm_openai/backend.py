@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from geak_core.components import LLMBackendBase
-from geak_core.errors import InputError
-from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
-from geak_core.llm_http import (
+from geak_core.api.components import LLMBackendBase
+from geak_core.api.errors import InputError
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.kit.llm_http import (
     HTTPFatalError,
     RetryPolicy,
     SampleBatch,

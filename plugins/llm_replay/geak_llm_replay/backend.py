@@ -19,9 +19,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.components import LLMBackendBase
-from geak_core.errors import InputError
-from geak_core.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.api.components import LLMBackendBase
+from geak_core.api.errors import InputError
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
 
 from geak_llm_replay.sources import (
     RecordedCall,

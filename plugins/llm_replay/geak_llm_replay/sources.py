@@ -14,8 +14,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from geak_core.errors import InputError
-from geak_core.llm import ChatRequest
+from geak_core.api.errors import InputError
+from geak_core.api.llm import ChatRequest
 
 STORE_FILE = "store.sqlite"
 

@@ -29,8 +29,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.components import ArchiveEntry
-from geak_core.model import Candidate, EvalResult
+from geak_core.api.components import ArchiveEntry
+from geak_core.api.model import Candidate, EvalResult
 
 LATENCY_KEYS = (
     "case",

@@ -16,9 +16,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from geak_core.components import OptimizerBase
-from geak_core.errors import InputError
-from geak_core.model import Candidate, EvalResult
+from geak_core.api.components import OptimizerBase
+from geak_core.api.errors import InputError
+from geak_core.api.model import Candidate, EvalResult
 
 from geak_optimizer_opro.archive import Archive
 

@@ -26,8 +26,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from geak_core.components import Closest, CorpusAudit, EntryAudit, Excess, RetrievalQuery
-from geak_core.tasks import Task
+from geak_core.api.components import Closest, CorpusAudit, EntryAudit, Excess, RetrievalQuery
+from geak_core.api.tasks import Task
 
 from geak_retriever_codesim.contamination import task_codes
 from geak_retriever_codesim.tokens import token_shingles

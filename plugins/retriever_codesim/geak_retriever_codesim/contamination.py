@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from geak_core.astutil import parse_source
-from geak_core.tasks import Task
+from geak_core.api.astutil import parse_source
+from geak_core.api.tasks import Task
 
 from geak_retriever_codesim.corpus import CorpusEntry, split_docstring
 from geak_retriever_codesim.tokens import code_shingles, jaccard, token_shingles

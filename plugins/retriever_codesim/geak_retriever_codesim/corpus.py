@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geak_core.astutil import parse_source
-from geak_core.errors import InputError
+from geak_core.api.astutil import parse_source
+from geak_core.api.errors import InputError
 
 BUILTIN_DIR = Path(__file__).parent / "corpus"
 DEFAULT_CODE_FIELDS: tuple[str, ...] = ("code", "output", "label", "kernel", "source", "content")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from geak_core.hookspecs import hookimpl
+from geak_core.api.hookspecs import hookimpl
 
 from geak_retriever_codesim.retriever import CodeSimOptions, CodeSimRetriever
 

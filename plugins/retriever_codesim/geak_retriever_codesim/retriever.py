@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from geak_core.components import CorpusAudit, Example, RetrievalQuery, RetrieverBase
-from geak_core.errors import InputError
-from geak_core.tasks import Task
+from geak_core.api.components import CorpusAudit, Example, RetrievalQuery, RetrieverBase
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import Task
 
 from geak_retriever_codesim.audit import audit_corpus
 from geak_retriever_codesim.bm25 import BM25

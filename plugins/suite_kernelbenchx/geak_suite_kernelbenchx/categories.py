@@ -3,7 +3,7 @@
 The benchmark keeps each task as ``data/kernelbenchx/<Category>/<task>.py``.
 ``TASKS_PER_FOLDER`` counts the task files of each folder in the release (184 in
 all), in folder order; ``FOLDERS`` lists those folders, and
-``geak_core.tasks.CATEGORIES`` must equal it (a test checks both, and checks them
+``geak_core.api.tasks.CATEGORIES`` must equal it (a test checks both, and checks them
 against a checkout when one is present).
 """
 

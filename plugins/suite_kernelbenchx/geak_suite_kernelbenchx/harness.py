@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from geak_core.tasks import Case, Task
+from geak_core.api.tasks import Case, Task
 from geak_suite_tritonbench.harness import TEST_CASE
 from geak_suite_tritonbench.harness import Harness as TritonBenchHarness
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geak_core.errors import InputError
+from geak_core.api.errors import InputError
 
 TASK_DIR = "kernelbenchx"
 JSON_NAME = "kernelbenchx_v1.json"

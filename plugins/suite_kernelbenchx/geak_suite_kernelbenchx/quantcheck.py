@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 
-from geak_core.astutil import dotted_name, parse_source
+from geak_core.api.astutil import dotted_name, parse_source
 
 FORBIDDEN_NAMES = {
     "quantize_per_tensor", "quantize_per_tensor_dynamic", "quantize_per_channel",

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geak_core.astutil import parse_source
-from geak_core.components import SuiteBase
-from geak_core.errors import InputError
-from geak_core.tasks import CATEGORIES, OutlierSpec, Requirement, Task, lookup_task
+from geak_core.api.astutil import parse_source
+from geak_core.api.components import SuiteBase
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import CATEGORIES, OutlierSpec, Requirement, Task, lookup_task
 from geak_suite_tritonbench.records import code_from_reply, reply_of
 from geak_suite_tritonbench.references import reference_folder, write_reference
 from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file

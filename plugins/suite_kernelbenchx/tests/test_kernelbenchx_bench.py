@@ -18,7 +18,7 @@ SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "kernelbenchx_reference
 
 
 def _bench():
-    from geak_evaluator_triton.child import import_file
+    from geak_evaluator_triton.child_jobs import import_file
 
     return import_file("kernelbenchx_references", str(SCRIPT))
 

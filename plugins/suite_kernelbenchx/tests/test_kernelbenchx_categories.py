@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from geak_core import hookimpl
-from geak_core.agent import preflight, run_recipe
+from geak_core.api.errors import RecipeError
+from geak_core.api.model import ShapeResult
 from geak_core.cli import main
-from geak_core.errors import RecipeError
-from geak_core.model import ShapeResult
-from geak_core.plugins import PluginManager
-from geak_core.recipe import load_recipe
-from geak_core.store import RunStore
+from geak_core.engine.agent import preflight, run_recipe
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.recipe import load_recipe
+from geak_core.engine.store import RunStore
 
 pytest.importorskip("geak_evaluator_triton.evaluator")
 

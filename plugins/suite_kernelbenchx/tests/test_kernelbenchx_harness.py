@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from geak_core.harness import apply_outliers
+from geak_core.api.harness import apply_outliers
 from geak_suite_kernelbenchx import data_utils, precision, quantcheck
 from geak_suite_kernelbenchx.harness import (
     Harness,

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("geak_evaluator_triton.evaluator")
 
-from geak_core.model import Candidate  # noqa: E402
+from geak_core.api.model import Candidate  # noqa: E402
 from geak_evaluator_triton.evaluator import TritonEvaluator  # noqa: E402
 from geak_evaluator_triton.options import TritonEvaluatorOptions  # noqa: E402
 

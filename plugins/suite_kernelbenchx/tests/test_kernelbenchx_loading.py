@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from geak_core.errors import InputError
-from geak_core.tasks import CATEGORIES
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import CATEGORIES
 from geak_suite_kernelbenchx.categories import FOLDERS, TASKS_PER_FOLDER
 from geak_suite_kernelbenchx.published import input_size, machine_for, row_for
 from kernelbenchx_paths import CHECKOUT, ROOT, TASKS, USABLE

@@ -31,7 +31,7 @@ the same line of the user's file. The rewrites (``PORTS``):
 
 Not rewritten because our harness already copes: AMD-only autotune config keys
 (``waves_per_eu``, ``kpack``, ``matrix_instr_nonkdim``) are removed from the
-configs by ``geak_core.harness.launch`` on other backends, and the
+configs by ``geak_core.api.harness.launch`` on other backends, and the
 ``float8_*fnuz`` types appear only in module globals the originals' own
 harnesses read (ours picks the platform's fp8 type).
 
@@ -253,7 +253,9 @@ def folder_for(source_folder: Path) -> Path:
 
 
 def _write(target: Path, content: str) -> None:
-    from geak_core.store import atomic_write  # here: the run store is not needed to load tasks
+    from geak_core.engine.store import (
+        atomic_write,  # here: the run store is not needed to load tasks
+    )
 
     try:
         if target.is_file() and target.read_text(encoding="utf-8") == content:

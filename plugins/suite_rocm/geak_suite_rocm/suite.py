@@ -1,7 +1,7 @@
 """The ROCm Triton Benchmark suite: 31 real-world kernels, judged under one contract.
 
 Every task is a module in ``geak_suite_rocm.tasks`` that defines ``TASK`` (a
-``geak_core.tasks.Task`` without ``harness``/``reference``, filled in here)
+``geak_core.api.tasks.Task`` without ``harness``/``reference``, filled in here)
 and a ``Harness`` class. Its reference kernels live in the module of the same
 name under ``geak_suite_rocm/references/``: our own Triton code, used as the
 baseline for speedups and as the source of expected outputs; the harness's
@@ -28,10 +28,10 @@ import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from geak_core.components import SuiteBase
-from geak_core.errors import InputError
-from geak_core.harness import Harness as BaseHarness
-from geak_core.tasks import Task, lookup_task
+from geak_core.api.components import SuiteBase
+from geak_core.api.errors import InputError
+from geak_core.api.harness import Harness as BaseHarness
+from geak_core.api.tasks import Task, lookup_task
 
 from geak_suite_rocm import tasks as _tasks_pkg
 from geak_suite_rocm.originals import OriginalError, prepare_one

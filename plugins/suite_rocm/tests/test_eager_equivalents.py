@@ -13,9 +13,9 @@ import importlib.util
 import os
 
 import pytest
-from geak_core.harness import Harness
-from geak_core.tasks import DeviceInfo, unmet_requirement
-from geak_evaluator_triton.comparison import compare_outputs, overrides_for
+from geak_core.api.harness import Harness
+from geak_core.api.tasks import DeviceInfo, unmet_requirement
+from geak_evaluator_triton.run_compare import compare_outputs, overrides_for
 from geak_suite_rocm.suite import RocmSuite
 from test_references import _assert_close
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from geak_core.harness import _find_tuned_keys
+from geak_core.api.harness import _find_tuned_keys
 from geak_suite_rocm.suite import RocmSuite
 
 REFERENCE = RocmSuite().get("gemm").reference
@@ -24,7 +24,7 @@ ORIGINAL_BLOCKS = [[128, 128, 128], [256, 128, 64], [256, 256, 128], [256, 256, 
 PROBE = r"""
 import importlib.util, json, sys
 import torch
-from geak_core.harness import _find_tuned_keys
+from geak_core.api.harness import _find_tuned_keys
 spec = importlib.util.spec_from_file_location("gemm_reference", sys.argv[1])
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)

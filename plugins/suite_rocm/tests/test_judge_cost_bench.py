@@ -16,7 +16,7 @@ BENCH = Path(__file__).resolve().parents[3] / "bench" / "judge_cost.py"
 
 
 def _bench_module():
-    from geak_evaluator_triton.child import import_file
+    from geak_evaluator_triton.child_jobs import import_file
 
     return import_file("judge_cost_bench", str(BENCH))
 

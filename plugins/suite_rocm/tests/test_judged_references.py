@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from geak_core.components import EvalJob
-from geak_core.model import Candidate
-from geak_core.tasks import DeviceInfo, unmet_requirement
+from geak_core.api.components import EvalJob
+from geak_core.api.model import Candidate
+from geak_core.api.tasks import DeviceInfo, unmet_requirement
 from geak_suite_rocm.suite import RocmSuite
 
 pytestmark = pytest.mark.slow

@@ -17,12 +17,12 @@ import sys
 
 import pytest
 import triton
-from geak_core.harness import _find_tuned_keys
+from geak_core.api.harness import _find_tuned_keys
 from geak_suite_rocm.suite import RocmSuite
 
 PROBE = r"""
 import importlib.util, json, sys
-from geak_core.harness import _find_tuned_keys
+from geak_core.api.harness import _find_tuned_keys
 spec = importlib.util.spec_from_file_location("reference", sys.argv[1])
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)

@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
-from geak_core.errors import InputError, RecipeError
-from geak_core.plugins import get_plugin_manager
-from geak_core.recipe import load_recipe
-from geak_core.tasks import DeviceInfo, unmet_requirement
+from geak_core.api.errors import InputError, RecipeError
+from geak_core.api.tasks import DeviceInfo, unmet_requirement
+from geak_core.engine.plugins import get_plugin_manager
+from geak_core.engine.recipe import load_recipe
 from geak_suite_rocm.originals import OriginalError, kernel_part, port
 from geak_suite_rocm.suite import BASELINE_ENV, REFERENCES, RocmOptions, RocmSuite
 from test_references import _assert_close
@@ -254,7 +254,7 @@ def test_a_recipe_naming_a_missing_folder_fails_at_the_suite_table(tmp_path: Pat
 
 
 def test_geak_core_eval_takes_the_folder_from_the_environment(tmp_path: Path, monkeypatch):
-    from geak_core.cli_eval import _build_suite
+    from geak_core.cli.cli_eval import _build_suite
 
     folder = rocm_v1(tmp_path / "ROCm_v1", {"test_add_kernel": "import triton\n"})
     monkeypatch.setenv(BASELINE_ENV, str(folder))

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from geak_core.harness import dtype_name
-from geak_core.tasks import DeviceInfo, tolerance_for, unmet_requirement
+from geak_core.api.harness import dtype_name
+from geak_core.api.tasks import DeviceInfo, tolerance_for, unmet_requirement
 from geak_suite_rocm.suite import REFERENCES, RocmSuite
 
 TASKS = RocmSuite().tasks()
@@ -92,7 +92,7 @@ def _check_reference(task, cases):
 def test_task_is_fully_described(task):
     assert task.instruction and task.entry_points
     assert task.difficulty in (1, 2, 3, 4, 5)
-    from geak_core.tasks import CATEGORIES
+    from geak_core.api.tasks import CATEGORIES
 
     assert task.category in CATEGORIES
     assert os.path.exists(task.reference)

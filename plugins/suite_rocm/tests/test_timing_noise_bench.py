@@ -13,7 +13,7 @@ BENCH = Path(__file__).resolve().parents[3] / "bench" / "timing_noise.py"
 
 
 def _module():
-    from geak_evaluator_triton.child import import_file
+    from geak_evaluator_triton.child_jobs import import_file
 
     return import_file("timing_noise_bench", str(BENCH))
 

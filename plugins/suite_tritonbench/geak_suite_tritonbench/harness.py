@@ -49,8 +49,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-from geak_core.harness import Harness as BaseHarness
-from geak_core.tasks import Case, Task
+from geak_core.api.harness import Harness as BaseHarness
+from geak_core.api.tasks import Case, Task
 
 from geak_suite_tritonbench.perf import (
     DATA_PACKAGE_MARKERS,

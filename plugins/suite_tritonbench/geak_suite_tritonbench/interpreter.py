@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from geak_core.astutil import dotted_name
+from geak_core.api.astutil import dotted_name
 
 # torch.cuda functions that work (harmlessly) without a GPU.
 SAFE_TORCH_CUDA = frozenset({

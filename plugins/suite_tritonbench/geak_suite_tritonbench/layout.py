@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geak_core.errors import InputError
+from geak_core.api.errors import InputError
 
 TASK_FOLDER = "TritonBench_G_v1"
 INSTRUCTION_JSON = "TritonBench_G_v1.json"

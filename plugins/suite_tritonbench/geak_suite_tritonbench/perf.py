@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geak_core.astutil import parse_source
+from geak_core.api.astutil import parse_source
 
 from geak_suite_tritonbench import perf_base
 from geak_suite_tritonbench.seeding import seed_all

@@ -20,7 +20,7 @@ import ast
 from collections.abc import Sequence
 from typing import Any
 
-from geak_core.astutil import parse_source
+from geak_core.api.astutil import parse_source
 
 from geak_suite_tritonbench.taskfile import find_separator
 
@@ -59,7 +59,7 @@ def code_from_reply(
     if not reply or not reply.strip():
         return None
     try:
-        from geak_core.extract import extract_code
+        from geak_core.api.extract import extract_code
     except ImportError:  # an older core without the extractor
         code: str | None = reply
     else:

@@ -12,7 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from geak_core.errors import InputError
+from geak_core.api.errors import InputError
 
 from geak_suite_tritonbench.taskfile import TaskFile
 
@@ -40,7 +40,9 @@ def write_reference(folder: Path, task_file: TaskFile) -> Path:
     changed."""
     target = folder / task_file.path.name
     content = task_file.kernel_source
-    from geak_core.store import atomic_write  # here: the run store is not needed to load tasks
+    from geak_core.engine.store import (
+        atomic_write,  # here: the run store is not needed to load tasks
+    )
 
     try:
         if not target.is_file() or target.read_text(encoding="utf-8") != content:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from geak_core.astutil import dotted_name, parse_source
+from geak_core.api.astutil import dotted_name, parse_source
 
 PROTOCOL_SEED = 42  # GEAK-eval's set_seed() default, applied before each file runs
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geak_core.components import SuiteBase
-from geak_core.errors import InputError
-from geak_core.tasks import Requirement, Task, lookup_task
+from geak_core.api.components import SuiteBase
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import Requirement, Task, lookup_task
 
 from geak_suite_tritonbench.layout import (
     DataLayout,

@@ -17,8 +17,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from geak_core.astutil import parse_source
-from geak_core.tasks import EntryPoint
+from geak_core.api.astutil import parse_source
+from geak_core.api.tasks import EntryPoint
 
 from geak_suite_tritonbench.interpreter import interpreter_blockers
 

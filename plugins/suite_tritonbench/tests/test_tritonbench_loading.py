@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from geak_core.errors import InputError
-from geak_core.tasks import Task
+from geak_core.api.errors import InputError
+from geak_core.api.tasks import Task
 from tritonbench_paths import DATA, LISTED_ONLY, PERF, SEPARATOR, TASKS, UNUSABLE, USABLE
 
 
@@ -194,7 +194,7 @@ def test_a_tolerance_that_is_not_a_pair_is_rejected():
 
 
 def test_the_suite_is_registered_as_tritonbench_with_its_options(tmp_path):
-    from geak_core.plugins import PluginManager
+    from geak_core.engine.plugins import PluginManager
     from geak_suite_tritonbench.suite import TritonBenchOptions
 
     spec = PluginManager().spec("suite", "tritonbench")

@@ -25,7 +25,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from geak_core.astutil import dotted_name, parse_source
+from geak_core.api.astutil import dotted_name, parse_source
 
 HIP_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", *HIP_ONLY)

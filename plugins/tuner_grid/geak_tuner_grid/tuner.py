@@ -8,15 +8,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from geak_core.components import EvalJob, TuneBudget, TunedVariant, TunerBase, TuneResult
-from geak_core.model import Candidate
+from geak_core.api.components import EvalJob, TuneBudget, TunedVariant, TunerBase, TuneResult
+from geak_core.api.model import Candidate
 
 from geak_tuner_grid.diff import variant_diff
 from geak_tuner_grid.variants import Limits, generate_variants
 
 if TYPE_CHECKING:
-    from geak_core.components import Evaluator, HardwareProfile
-    from geak_core.tasks import Task
+    from geak_core.api.components import Evaluator, HardwareProfile
+    from geak_core.api.tasks import Task
 
 
 @dataclass

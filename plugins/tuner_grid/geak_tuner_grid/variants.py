@@ -30,12 +30,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from geak_core.astutil import dotted_name, parse_source
+from geak_core.api.astutil import dotted_name, parse_source
 
 from geak_tuner_grid.knobs import Knob, Span, find_knobs
 
 if TYPE_CHECKING:
-    from geak_core.components import HardwareProfile
+    from geak_core.api.components import HardwareProfile
 
 _DIMENSION = re.compile(r"(?:BLOCK|TILE|B)_?(?:SIZE_?)?([MNK])$", re.IGNORECASE)
 MAX_ENUMERATED = 200_000  # assignments enumerated before the neighbourhood is narrowed

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 import textwrap
 
-from geak_core.components import EvaluatorBase, TuneBudget
-from geak_core.model import Candidate, EvalResult
-from geak_core.plugins import PluginManager
+from geak_core.api.components import EvaluatorBase, TuneBudget
+from geak_core.api.model import Candidate, EvalResult
+from geak_core.engine.plugins import PluginManager
 from geak_hw_rocm_mi300.profiles import PROFILES as MI300
 from geak_tuner_grid.tuner import GridTuner, GridTunerOptions
 from tuner_sources import ADD_KERNEL

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("geak_evaluator_triton.evaluator")
 pytest.importorskip("geak_suite_tritonbench.suite")
 
-from geak_core.components import TuneBudget  # noqa: E402
-from geak_core.model import Candidate  # noqa: E402
+from geak_core.api.components import TuneBudget  # noqa: E402
+from geak_core.api.model import Candidate  # noqa: E402
 from geak_evaluator_triton.evaluator import TritonEvaluator  # noqa: E402
 from geak_evaluator_triton.options import TritonEvaluatorOptions  # noqa: E402
 from geak_suite_tritonbench.suite import TritonBenchOptions, TritonBenchSuite  # noqa: E402

@@ -8,12 +8,20 @@ task declares more work than the computation needs.
 
 Interpretation (judge, here): a case whose roofline fraction exceeds
 ``1 + MARGIN`` flags the verdict ``above_peak``; under a strict protocol
-(``Task.forbid_torch_compute``) it rejects the candidate.
+(``Task.forbid_torch_compute``) it rejects the candidate (:func:`report`).
+Detection is the judge's too: the case's record turned into throughput
+(``performance.shape_result``) against the hardware profile.
 """
 
 from __future__ import annotations
 
-from geak_core.model import ShapeResult
+from typing import TYPE_CHECKING
+
+from geak_core.api.model import ShapeResult
+
+if TYPE_CHECKING:
+    from geak_core.api.tasks import Task
+    from geak_evaluator_triton.verdict import Verdict
 
 MARGIN = 0.05
 
@@ -30,3 +38,14 @@ def above_peak(shape: ShapeResult) -> str:
         figures.append(f"{shape.achieved_tflops:.1f} TFLOP/s")
     return (f"case {shape.case!r} measured at {fraction:.2f}x the device's peak "
             f"({', '.join(figures)}), which no kernel can reach after a cache flush")
+
+
+def report(verdict: Verdict, shape: ShapeResult, task: Task) -> None:
+    """Flag ``above_peak`` when ``shape`` is faster than the hardware allows; under a strict
+    protocol (``Task.forbid_torch_compute``), reject too."""
+    why = above_peak(shape)
+    if why:
+        verdict.flag("above_peak")
+        if task.forbid_torch_compute:
+            verdict.fail("anticheat", f"{why}: the timed calls did not do the case's work",
+                         key=f"above_peak:{shape.case}")

@@ -11,12 +11,18 @@ queued behind the call read them, ``checks.timed_outputs``.)
 
 Interpretation (judge, here): a candidate whose median gap exceeds the
 baseline's by more than ``max(MIN_EXCESS_MS, SHARE × its latency)`` is flagged
-``timing_mismatch`` and charged the excess on top of its latency.
+``timing_mismatch`` and charged the excess on top of its latency (:func:`report`).
+The gaps travel in each ``block`` (``gaps``,
+:class:`~geak_evaluator_triton.protocol.BlockFrame`); ``timing_loop.time_case``
+keeps their medians in the case's record (``reference_gap_ms``, ``candidate_gap_ms``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from geak_evaluator_triton.verdict import Verdict
 
 MIN_EXCESS_MS = 0.05
 SHARE = 0.5
@@ -29,3 +35,12 @@ def charged_latency(record: dict[str, Any]) -> tuple[float, bool]:
     if excess > max(MIN_EXCESS_MS, SHARE * latency):
         return latency + excess, True
     return latency, False
+
+
+def report(verdict: Verdict, record: dict[str, Any]) -> float:
+    """The candidate's latency to use for the case's ``record``; flags ``timing_mismatch``
+    when hidden work was found."""
+    latency, hidden = charged_latency(record)
+    if hidden:
+        verdict.flag("timing_mismatch")
+    return latency

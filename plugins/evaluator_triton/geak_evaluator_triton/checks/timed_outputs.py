@@ -8,17 +8,26 @@ block of random length if none was picked) copies its whole outputs to the
 host (``verified``). Neither choice exists before the call has ended, so a
 candidate cannot do the work only on the calls that are looked at.
 
-Interpretation (judge, here): both are compared with the reference's outputs
-for the secret timing seed. On a checked case a difference rejects the
-candidate; on a timing-only case (``Case.checked = False``) it costs the
-verdict its speedup (``timed_outputs_differ``).
+Both travel in each ``block`` (``samples``; ``verified``, or their count as
+``deferred`` when the whole copies are kept for after the session and sent in
+the ``verified`` frame; :class:`~geak_evaluator_triton.protocol.BlockFrame`).
+
+Interpretation (judge, :func:`report`): both are compared with the reference's
+outputs for the secret timing seed (:func:`problem`). On a checked case a
+difference rejects the candidate; on a timing-only case (``Case.checked =
+False``) it costs the verdict its speedup (``timed_outputs_differ``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from geak_evaluator_triton.comparison import compare_outputs
+from geak_core.api.tasks import Case, Task
+from geak_evaluator_triton.reference_run import ReferenceRun
+from geak_evaluator_triton.run_compare import compare_outputs, custom_compare, overrides_for
+
+if TYPE_CHECKING:
+    from geak_evaluator_triton.verdict import Verdict
 
 
 def _leaf(value: Any, path: str) -> Any:
@@ -66,3 +75,43 @@ def verified_mismatch(expected: Any, verified: list[tuple[int, Any]], overrides:
         if diffs:
             return f"timed call {number + 1}: {diffs[0]['message']}", diffs
     return "", []
+
+
+def problem(task: Task, ref: ReferenceRun, case: Case, record: dict[str, Any],
+            run_child: Any) -> tuple[str, list[dict[str, Any]]]:
+    """Why the timed calls' outputs are not the reference's for the timing seed, or ""."""
+    tally = record["tallies"]["other"]
+    expected = ref.outputs.get(("timing", case.name, record["seed"]))
+    if expected is None:
+        return "the reference has no outputs for the timing seed", []
+    overrides = overrides_for(task, case)
+    if tally.received != tally.deferred:
+        return (f"the whole outputs of {tally.deferred} timed call(s), kept for after the session, "
+                f"reached the judge for {tally.received}"), []
+    if not tally.verified:
+        return "no timed call's outputs reached the judge", []
+    custom: list[dict[str, Any] | None] = [None] * len(tally.verified)
+    if ref.custom_compare:
+        runs = [{"stage": "timing", "case": case.name, "seed": record["seed"], "outputs": outputs}
+                for _, outputs in tally.verified]
+        found = custom_compare(task, ref, runs, {case.name: case}, run_child)
+        custom = [found.get(i) for i in range(len(runs))]
+    why, mismatches = verified_mismatch(expected, tally.verified, overrides, custom)
+    if why:
+        return why, mismatches
+    if tally.samples and not ref.custom_compare:
+        return sample_mismatch(expected, tally.samples, overrides), []
+    return "", []
+
+
+def report(verdict: Verdict, task: Task, ref: ReferenceRun, case: Case, record: dict[str, Any],
+           run_child: Any) -> str:
+    """Reject a checked case whose timed outputs differ from the reference's; for a
+    timing-only case, the note that costs the verdict its speedup ("" when they match)."""
+    found, mismatches = problem(task, ref, case, record, run_child)
+    if found and case.checked:
+        verdict.fail("anticheat", f"the outputs of the timed calls of case {case.name!r} differ from the "
+                     f"reference: {found}", mismatches=mismatches, key="timed_outputs")
+    elif found:  # a timing-only case: the task does not judge these outputs, but no speed from them
+        return f"{case.name}: {found}"
+    return ""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from geak_core.harness import element_size, next_power_of_2
-from geak_core.tasks import Case
+from geak_core.api.harness import element_size, next_power_of_2
+from geak_core.api.tasks import Case
 
 TIMED_DTYPES = ("float16", "bfloat16", "float32")
 

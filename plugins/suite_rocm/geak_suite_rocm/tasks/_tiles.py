@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness, dtype_of, generator, poisoned, rand, randint, randn
-from geak_core.tasks import Case
+from geak_core.api.harness import Harness, dtype_of, generator, poisoned, rand, randint, randn
+from geak_core.api.tasks import Case
 
 from geak_suite_rocm.tasks._eager import matmul_to
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import dtype_of, element_size, generator, launch, poisoned, randn
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import dtype_of, element_size, generator, launch, poisoned, randn
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
 from geak_suite_rocm.tasks._eager import matmul_to
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import cdiv, generator, is_hip, launch, poisoned, randn
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import cdiv, generator, is_hip, launch, poisoned, randn
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
 PARAMS = (
     "Q", "K", "V", "Out", "q_desc", "k_desc", "v_desc", "s_sc", "s_desc", "o_sc", "stride_qz",

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import (
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import (
     cdiv,
     dtype_of,
     element_size,
@@ -29,7 +29,7 @@ from geak_core.harness import (
     randint,
     randn,
 )
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Task
 
 TASK = Task(
     suite="rocm",

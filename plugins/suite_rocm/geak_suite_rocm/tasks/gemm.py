@@ -32,8 +32,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import (
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import (
     cdiv,
     dtype_of,
     generator,
@@ -44,7 +44,7 @@ from geak_core.harness import (
     randint,
     randn,
 )
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
 PARAMS = (
     "a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn",

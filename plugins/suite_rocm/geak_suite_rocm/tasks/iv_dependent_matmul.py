@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import cdiv, dtype_of, element_size, generator, launch, poisoned, rand
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import cdiv, dtype_of, element_size, generator, launch, poisoned, rand
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Task
 
 TYPES = ("pre_load", "post_load", "post_pre_mixed", "post_load_two_iters", "post_load_three_iters")
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import (
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import (
     dtype_of,
     element_size,
     generator,
@@ -25,7 +25,7 @@ from geak_core.harness import (
     rand,
     randn,
 )
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Task
 
 from geak_suite_rocm.tasks._rows import block_size, num_warps_for, row_cases
 

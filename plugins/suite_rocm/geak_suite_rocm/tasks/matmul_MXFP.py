@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import (
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import (
     cdiv,
     dtype_of,
     element_size,
@@ -26,7 +26,7 @@ from geak_core.harness import (
     randint,
     randn,
 )
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
 # e2m1 (fp4) codes 0..15: sign bit 3, exponent bits 2..1 (bias 1), mantissa bit 0
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,

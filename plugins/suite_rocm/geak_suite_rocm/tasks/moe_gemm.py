@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import (
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import (
     cdiv,
     dtype_of,
     generator,
@@ -32,7 +32,7 @@ from geak_core.harness import (
     poisoned,
     randn,
 )
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
 PARAMS = (
     "A", "B", "Out", "A_scale", "B_scale", "stride_am", "stride_ak", "stride_be", "stride_bn",

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import (
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import (
     cdiv,
     dtype_of,
     element_size,
@@ -30,7 +30,7 @@ from geak_core.harness import (
     poisoned,
     randn,
 )
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Task
 
 PARAMS = (
     "a_ptr", "b_ptr", "c_ptr", "bias_ptr", "M", "N", "K", "stride_am", "stride_ak", "stride_bk",

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import cdiv, launch, poisoned
-from geak_core.tasks import Case, EntryPoint, Task
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import cdiv, launch, poisoned
+from geak_core.api.tasks import Case, EntryPoint, Task
 
 from geak_suite_rocm.tasks.random_int import philox4x32_first_word
 

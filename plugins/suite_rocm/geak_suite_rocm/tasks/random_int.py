@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import cdiv, dtype_of, element_size, launch, poisoned
-from geak_core.tasks import Case, EntryPoint, Task
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import cdiv, dtype_of, element_size, launch, poisoned
+from geak_core.api.tasks import Case, EntryPoint, Task
 
 BLOCK = 1024
 _MASK32 = 0xFFFFFFFF

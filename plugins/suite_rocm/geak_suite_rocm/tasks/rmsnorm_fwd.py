@@ -22,8 +22,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import (
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import (
     dtype_of,
     element_size,
     generator,
@@ -32,7 +32,7 @@ from geak_core.harness import (
     rand,
     randn,
 )
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Task
 
 from geak_suite_rocm.tasks._rows import num_warps_for, persistent_row_args
 

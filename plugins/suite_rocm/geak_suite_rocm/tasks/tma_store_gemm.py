@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import launch
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
+from geak_core.api.harness import launch
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Requirement, Task
 
 from geak_suite_rocm.tasks._tiles import OneTileMatmulHarness
 

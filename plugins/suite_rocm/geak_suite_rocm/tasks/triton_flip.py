@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import element_size, launch
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.api.harness import element_size, launch
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Task
 
 from geak_suite_rocm.tasks._tiles import ValueTileHarness
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from geak_core.harness import Harness as _Base
-from geak_core.harness import cdiv, generator, launch, poisoned, randn
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.api.harness import Harness as _Base
+from geak_core.api.harness import cdiv, generator, launch, poisoned, randn
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Task
 
 from geak_suite_rocm.tasks._tiles import fp16_operands
 

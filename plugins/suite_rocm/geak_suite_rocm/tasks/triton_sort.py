@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from geak_core.harness import element_size, launch
-from geak_core.tasks import Case, EntryPoint, OutlierSpec, Task
+from geak_core.api.harness import element_size, launch
+from geak_core.api.tasks import Case, EntryPoint, OutlierSpec, Task
 
 from geak_suite_rocm.tasks._tiles import ValueTileHarness
 

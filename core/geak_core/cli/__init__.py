@@ -1,0 +1,599 @@
+"""The ``geak-core`` command line.
+
+Exit codes: 0 success, 1 the run (or a command) failed, 2 bad input.
+
+This package is the cli wing: the command group and most commands are here, the others in
+its modules (``cli_eval``, ``cli_report``, ``cli_export``, ``cli_corpus``), the shared
+option conventions in ``cli_options``; ``python -m geak_core.cli`` runs ``__main__``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from geak_core import __version__
+from geak_core.api.errors import GeakError, InputError, RecipeError
+from geak_core.cli.cli_options import (
+    ConventionCommand,
+    build_suite,
+    json_flag,
+    out_option,
+    progress_echo,
+)
+
+
+class _Group(click.Group):
+    """Turns GeakErrors into clean messages and their exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RecipeError as exc:
+            for problem in exc.problems:
+                click.echo(f"error: {problem.format()}", err=True)
+            ctx.exit(exc.exit_code)
+        except GeakError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:  # Ctrl-C: what was done is kept (the run says how to resume)
+            click.echo("stopped (Ctrl-C)", err=True)
+            ctx.exit(130)
+
+
+def _plugins():
+    from geak_core.engine.plugins import get_plugin_manager
+
+    return get_plugin_manager()
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="geak-core")
+def main() -> None:
+    """Agents that write, check and speed up Triton kernels, and a judge that cannot be fooled.
+
+    Start with `geak-core run recipes/quickstart.toml` (offline, no key, no GPU needed).
+    A stalled command prints every thread's stack to stderr on `kill -USR1 <pid>`.
+    """
+    _stacks_on_sigusr1()
+
+
+def _stacks_on_sigusr1() -> None:
+    """``kill -USR1`` prints every thread's stack to stderr (what a stalled run waits on)."""
+    import faulthandler
+    import signal
+
+    usr1 = getattr(signal, "SIGUSR1", None)
+    if usr1 is None or not hasattr(faulthandler, "register"):
+        return
+    try:
+        faulthandler.register(usr1, all_threads=True, chain=False)
+    except (RuntimeError, ValueError, OSError):  # no usable stderr, or not the main thread
+        pass
+
+
+# ---------------------------------------------------------------------------
+# run
+# ---------------------------------------------------------------------------
+
+
+@main.command(cls=ConventionCommand)
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder).")
+@click.option("--dry-run", is_flag=True, help="Validate, resolve and list the work; run nothing.")
+@click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go (overrides [run] output_dir).")
+@out_option("Also write the run's summary as JSON to this file (it is in the run folder's summary.json too).")
+@json_flag("Print the run's summary as JSON on stdout (progress goes to stderr).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Set a recipe key (repeatable), VALUE in TOML syntax: --set agent.iterations=5 "
+                   "--set 'suite.tasks=[\"softmax\"]'; validated like the file, recorded with the run.")
+@click.option("--limit", type=int, help="At most this many of the recipe's tasks, the first ones (suite.limit).")
+@click.option("--allow-changes", is_flag=True,
+              help="With --resume: continue even though the recipe now differs from the run's (other "
+                   "than its folder, budget, LLM endpoint and executor); the change is recorded with the run.")
+def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, out: str | None, as_json: bool,
+        overrides: tuple[str, ...], limit: int | None, allow_changes: bool) -> None:
+    """Run the agent described by RECIPE over its suite's tasks."""
+    from geak_core.engine.agent import run_recipe
+    from geak_core.engine.recipe import load_recipe
+
+    if not Path(recipe).exists():
+        raise InputError(f"no such recipe: {recipe}")
+    plugins = _plugins()
+    pairs = [*overrides, *([f"suite.limit={limit}"] if limit is not None else [])]
+    loaded = load_recipe(recipe, plugins, check_env=not dry_run, overrides=pairs)
+    if output_dir:
+        loaded.run.output_dir = output_dir
+        loaded.data["run"]["output_dir"] = output_dir
+    summary = run_recipe(loaded, plugins, resume=resume, dry_run=dry_run, allow_changes=allow_changes,
+                         echo=progress_echo(as_json))
+    if summary is None:
+        return
+    if out:
+        from geak_core.engine.store import atomic_write
+
+        atomic_write(out, json.dumps(summary.to_dict(), indent=2))
+    if as_json:
+        click.echo(json.dumps(summary.to_dict(), indent=2, default=str))
+    if summary.status == "failed":
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------------------
+# plugins, suites, tasks
+# ---------------------------------------------------------------------------
+
+
+def _options_help(schema: type | None) -> list[str]:
+    import dataclasses
+    import typing
+
+    from geak_core.engine.recipe import type_name
+
+    if schema is None:
+        return []
+    hints = typing.get_type_hints(schema)
+    lines = []
+    for f in dataclasses.fields(schema):
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            default = repr(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            default = repr(f.default_factory())
+        else:
+            default = "required"
+        extra = " (environment variable name)" if f.metadata.get("env") else ""
+        lines.append(f"{f.name}: {type_name(hints.get(f.name))} = {default}{extra}")
+    return lines
+
+
+@main.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--options/--no-options", default=True, help="Show each component's options.")
+def plugins_command(as_json: bool, options: bool) -> None:
+    """List installed plugins, what each provides and the options each component takes."""
+    manager = _plugins()
+    rows = []
+    for info in manager.plugins.values():
+        rows.append({
+            "name": info.name,
+            "module": info.module,
+            "distribution": info.distribution,
+            "version": info.version,
+            "builtin": info.builtin,
+            "error": info.error,
+            "components": [
+                {"kind": c.kind, "name": c.name, "description": c.description,
+                 "options": _options_help(c.options)}
+                for c in info.components
+            ],
+        })
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        label = row["distribution"] or ("built-in" if row["builtin"] else row["module"])
+        version = f" {row['version']}" if row["version"] else ""
+        click.echo(f"{row['name']} ({label}{version})")
+        if row["error"]:
+            click.echo(f"  ERROR: {row['error']}")
+        if not row["components"] and not row["error"]:
+            click.echo("  (registers no components)")
+        for comp in row["components"]:
+            desc = f" - {comp['description']}" if comp["description"] else ""
+            click.echo(f"  {comp['kind']}: {comp['name']}{desc}")
+            if options:
+                for line in comp["options"]:
+                    click.echo(f"      {line}")
+
+
+@main.command("suites")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def suites_command(as_json: bool) -> None:
+    """List installed benchmark suites."""
+    manager = _plugins()
+    suites = sorted(manager.components("suite").items())
+    if as_json:
+        click.echo(json.dumps([{"name": name, "plugin": spec.plugin, "description": spec.description}
+                               for name, spec in suites], indent=2))
+        return
+    for name, spec in suites:
+        click.echo(f"{name}  ({spec.plugin}) {spec.description}")
+
+
+@main.command("tasks")
+@click.argument("suite")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Suite option, e.g. path=...")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
+    """List SUITE's tasks with difficulty, category and needs (hardware, Triton features)."""
+    tasks = build_suite(suite, options).tasks()
+    if as_json:
+        click.echo(json.dumps([t.prompt_view() for t in tasks], indent=2))
+        return
+    width = max((len(t.id) for t in tasks), default=4)
+    click.echo(f"{'task':<{width}}  diff  {'category':<14}  requires")
+    for t in tasks:
+        needs = ", ".join(r.name for r in t.requires)
+        if t.case_requires:
+            some = "some cases: " + ", ".join(r.name for r in t.case_requires)
+            needs = f"{needs}; {some}" if needs else some
+        needs = needs or "-"
+        click.echo(f"{t.id:<{width}}  {t.difficulty or '-':>4}  {t.category or '-':<14}  {needs}")
+    click.echo(f"{len(tasks)} tasks")
+
+
+@main.group("task")
+def task_group() -> None:
+    """Inspect one task."""
+
+
+@task_group.command("show")
+@click.argument("ref", metavar="SUITE/ID")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
+    """Print a task's instruction and candidate contract (what a model is shown)."""
+    suite_name, sep, task_id = ref.partition("/")
+    if not sep:
+        raise InputError(f"expected SUITE/ID, got {ref!r}")
+    task = build_suite(suite_name, options).get(task_id)
+    view = task.prompt_view()
+    if as_json:
+        click.echo(json.dumps({"key": task.key, "id": task.id, "difficulty": task.difficulty,
+                               "category": task.category, "instruction": task.instruction, **view},
+                              indent=2, default=str))
+        return
+    click.echo(f"{task.key}  (difficulty {task.difficulty}, category {task.category})")
+    click.echo("")
+    click.echo(task.instruction)
+    click.echo("")
+    click.echo("Entry points:")
+    for e in view["entry_points"]:
+        click.echo(f"  [{e['kind']}] {e['signature']}")
+    if view["shapes"]:
+        click.echo(f"\nShapes: {view['shapes']}")
+    if view["tolerances"]:
+        click.echo("Tolerances (atol, rtol): " + ", ".join(f"{k}: {v}" for k, v in view["tolerances"].items()))
+    if view["requires"]:
+        click.echo("Requires: " + ", ".join(view["requires"]))
+    if view["case_requires"]:
+        click.echo("Some cases require: " + ", ".join(view["case_requires"]))
+
+
+# ---------------------------------------------------------------------------
+# recipe
+# ---------------------------------------------------------------------------
+
+
+@main.group("recipe")
+def recipe_group() -> None:
+    """Check and show recipes."""
+
+
+@recipe_group.command("check")
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--no-env", is_flag=True, help="Do not require API-key variables to be set.")
+def recipe_check(recipe: str, no_env: bool) -> None:
+    """Validate RECIPE: keys, types, input paths, the suite and its tasks; every problem is
+    printed with file, line and key (exit 2)."""
+    from geak_core.engine.recipe import load_recipe
+
+    if not Path(recipe).exists():
+        raise InputError(f"no such recipe: {recipe}")
+    from geak_core.engine.agent import preflight
+
+    plugins = _plugins()
+    loaded = load_recipe(recipe, plugins, check_env=not no_env)
+    tasks = preflight(loaded, plugins)
+    parts = [f"{section}={comp.name}" for section, comp in loaded.components.items()]
+    click.echo(f"ok: {recipe} ({', '.join(parts)}; {len(tasks)} tasks)")
+
+
+@recipe_group.command("show")
+@click.argument("recipe", type=click.Path(dir_okay=False))
+def recipe_show(recipe: str) -> None:
+    """Print RECIPE resolved: includes merged, every default filled."""
+    from geak_core.engine.recipe import dump_toml, load_recipe
+
+    if not Path(recipe).exists():
+        raise InputError(f"no such recipe: {recipe}")
+    loaded = load_recipe(recipe, _plugins(), check_env=False)
+    click.echo(dump_toml(loaded.data), nl=False)
+
+
+# ---------------------------------------------------------------------------
+# runs
+# ---------------------------------------------------------------------------
+
+
+@main.group("runs")
+def runs_group() -> None:
+    """List and inspect stored runs."""
+
+
+@runs_group.command("list")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def runs_list(output_dir: str, as_json: bool) -> None:
+    """One line per run: id, status, LLM calls, candidates, evaluations."""
+    from geak_core.engine.store import list_runs
+
+    rows = list_runs(output_dir)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(f"no runs under {output_dir}")
+        return
+    for r in rows:
+        click.echo(
+            f"{r['run_id']}  {r.get('status', '?'):<17} calls={r.get('llm_calls', '-')} "
+            f"candidates={r.get('candidates', '-')} evaluations={r.get('evaluations', '-')}"
+        )
+
+
+@runs_group.command("show")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
+    """Show one run: status, usage, its summary table and scaling curves."""
+    from geak_core.api.model import RunSummary
+    from geak_core.engine.report import format_summary
+    from geak_core.engine.store import SUMMARY_FILE, RunStore, resolve_run, run_status
+
+    run_dir = resolve_run(run_ref, output_dir)
+    with RunStore(run_dir) as store:
+        status = run_status(store)
+        failure = store.meta("failure")
+        counts = store.counts()
+        usage = store.usage()
+    summary_path = run_dir / SUMMARY_FILE
+    summary = RunSummary.from_dict(json.loads(summary_path.read_text())) if summary_path.exists() else None
+    if as_json:
+        click.echo(json.dumps({
+            "run_id": run_dir.name, "dir": str(run_dir), "status": status, "failure": failure,
+            "counts": counts, "usage": usage, "summary": summary.to_dict() if summary else None,
+        }, indent=2))
+        return
+    click.echo(f"run {run_dir.name}  [{status}]  {run_dir}")
+    click.echo(
+        f"llm calls {usage['calls']}, tokens {usage['prompt_tokens'] + usage['completion_tokens']}, "
+        f"candidates {counts['candidates']}, evaluations {counts['evaluations']}"
+    )
+    if failure:
+        click.echo(f"failed: {failure}")
+    if summary:
+        click.echo(format_summary(summary))
+    elif status == "running":
+        click.echo("no summary yet: the run is still going")
+    else:
+        click.echo(f"no summary: the run stopped ({status}); resume it with "
+                   f"`geak-core run RECIPE --resume {run_dir}` (RECIPE: the recipe it was started with)")
+
+
+@runs_group.command("log")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--task", "task_id", help="Only this task's candidates.")
+@click.option("--candidate", "candidate_id", help="Only this candidate (an id as `runs log` prints it).")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
+def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output_dir: str, as_json: bool) -> None:
+    """What the model was asked and answered: every candidate's prompt, reply, extracted code
+    and verdict, by task, lineage and round (paged in a terminal)."""
+    from geak_core.engine.store import resolve_run
+    from geak_core.reporting.transcript import entries, render, to_dict
+
+    run_dir = resolve_run(run_ref, output_dir)
+    items = entries(run_dir, task=task_id, candidate=candidate_id)
+    if as_json:
+        click.echo(json.dumps([to_dict(row) for row in items], indent=2, default=str))
+        return
+    if not items:
+        click.echo(f"run {run_dir.name} has no candidates yet")
+        return
+    text = render(items, style=click.style)
+    if sys.stdout.isatty():
+        click.echo_via_pager(text)
+    else:
+        click.echo(text)
+
+
+@main.command("ablation", cls=ConventionCommand)
+@click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go.")
+@out_option("Also write each recipe's summary as JSON to this file.")
+@json_flag("Print each recipe's summary as JSON on stdout instead of the table (progress goes to stderr).")
+def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str | None, as_json: bool) -> None:
+    """Run each recipe in turn and print one comparison table (one row per recipe), then the
+    speedup under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
+    from geak_core.engine.agent import run_recipe
+    from geak_core.engine.recipe import load_recipe
+    from geak_core.engine.report import format_comparison
+
+    plugins = _plugins()
+    loaded = []
+    for path in recipes:  # validate all before running any
+        if not Path(path).exists():
+            raise InputError(f"no such recipe: {path}")
+        loaded.append(load_recipe(path, plugins))
+    rows = []
+    echo = progress_echo(as_json)
+    for path, recipe in zip(recipes, loaded, strict=True):
+        if output_dir:
+            recipe.run.output_dir = output_dir
+        echo(f"== {path}")
+        summary = run_recipe(recipe, plugins, echo=echo)
+        assert summary is not None
+        rows.append((Path(path).stem, summary))
+    document = json.dumps({name: s.to_dict() for name, s in rows}, indent=2, default=str)
+    if out:
+        from geak_core.engine.store import atomic_write
+
+        atomic_write(out, document)
+    if as_json:
+        click.echo(document)
+        return
+    click.echo("")
+    click.echo(format_comparison(rows))
+
+
+@main.command("compare")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print each run's summary as JSON.")
+def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> None:
+    """Print one comparison table for finished runs (id, prefix or folder), then the speedup
+    under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
+    from geak_core.api.model import RunSummary
+    from geak_core.engine.report import format_comparison
+    from geak_core.engine.store import SUMMARY_FILE, resolve_run
+
+    rows = []
+    for ref in runs:
+        run_dir = resolve_run(ref, output_dir)
+        path = run_dir / SUMMARY_FILE
+        if not path.exists():
+            raise InputError(f"run {run_dir.name} has no summary yet (not finished)")
+        rows.append((run_dir.name, RunSummary.from_dict(json.loads(path.read_text()))))
+    if as_json:
+        click.echo(json.dumps([{"run_id": name, "summary": summary.to_dict()} for name, summary in rows],
+                              indent=2, default=str))
+        return
+    click.echo(format_comparison(rows))
+
+
+# ---------------------------------------------------------------------------
+# doctor
+# ---------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(as_json: bool) -> None:
+    """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, which backends have keys."""
+    import dataclasses
+    import platform
+
+    facts: dict[str, Any] = {"geak_core": __version__, "python": platform.python_version(),
+                             "python_executable": sys.executable, "gpus": []}
+    lines = [f"geak-core {__version__}, Python {platform.python_version()} ({sys.executable})"]
+    try:
+        import torch
+
+        facts.update(torch=torch.__version__, cuda=torch.version.cuda, hip=torch.version.hip)
+        lines.append(f"torch {torch.__version__} (cuda {torch.version.cuda}, hip {torch.version.hip})")
+        if torch.cuda.is_available():
+            facts["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+            lines += [f"gpu {i}: {name}" for i, name in enumerate(facts["gpus"])]
+            facts["mode"] = "gpu"
+            lines.append("mode: gpu (kernels compiled and timed)")
+        else:
+            facts["mode"] = "cpu-interpreter"
+            lines.append("gpu: none; mode: cpu-interpreter (TRITON_INTERPRET=1, correctness only)")
+    except Exception as exc:
+        facts["torch"] = f"unavailable ({exc})"
+        lines.append(f"torch: unavailable ({exc})")
+    try:
+        import triton
+
+        facts["triton"] = triton.__version__
+        lines.append(f"triton {triton.__version__}")
+    except Exception as exc:
+        facts["triton"] = f"unavailable ({exc})"
+        lines.append(f"triton: unavailable ({exc})")
+    facts["sandbox"] = _describe_sandbox()
+    lines += facts["sandbox"]
+    manager = _plugins()
+    broken = [p for p in manager.plugins.values() if p.error]
+    facts["plugins_loaded"] = len(manager.plugins)
+    facts["plugin_errors"] = {p.name: p.error for p in broken}
+    lines.append(f"plugins: {len(manager.plugins)} loaded, {len(broken)} with errors")
+    lines += [f"  {p.name}: {p.error}" for p in broken]
+    backends: dict[str, str] = {}
+    for name, spec in sorted(manager.components("llm_backend").items()):
+        env_fields = [f for f in dataclasses.fields(spec.options) if f.metadata.get("env")] if spec.options else []
+        if not env_fields:
+            backends[name] = "no key needed"
+        for f in env_fields:
+            default = f.default if isinstance(f.default, str) else None
+            env_name = default or f.metadata.get("default_env")
+            if not env_name:
+                backends[name] = f"key variable set per recipe ({f.name})"
+                continue
+            backends[name] = f"{env_name} {'set' if os.environ.get(env_name) else 'not set'}"
+    facts["backends"] = backends
+    lines += [f"backend {name}: {state}" for name, state in backends.items()]
+    if as_json:
+        click.echo(json.dumps(facts, indent=2, default=str))
+        return
+    for line in lines:
+        click.echo(line)
+
+
+def _describe_sandbox() -> list[str]:
+    """What confines the judge's children here (docs/evaluator.md, threat model), a line each."""
+    from geak_core.kit.confinement import describe_abi, landlock_abi
+    from geak_core.kit.limits import describe_process_limit, physical_memory_mb
+    from geak_core.kit.sandbox import namespaces_available
+
+    abi = landlock_abi()
+    namespaces = namespaces_available()
+    return [
+        f"sandbox: confinement {describe_abi(abi)}",
+        "sandbox: namespaces " + ("available: children get their own user, PID, network and mount "
+                                  "namespaces (no network, no other process, die with the judge)"
+                                  if namespaces else "unavailable: children share the judge's network "
+                                  "and process table; a grandchild in a session of its own can outlive "
+                                  "a killed judge"),
+        f"sandbox: host memory per child RLIMIT_DATA (default {max(8192, physical_memory_mb() // 2)} MiB); "
+        f"processes and threads: {describe_process_limit(namespaces)}; open files RLIMIT_NOFILE",
+        "sandbox: environment by allow-list (geak_core.kit.confinement.ENV_ALLOWED); "
+        "children start from one long-lived thread with a parent-death signal",
+    ]
+
+
+def _add_optional_commands() -> None:
+    try:
+        from geak_core.cli.cli_eval import eval_command
+    except ImportError:
+        return
+    main.add_command(eval_command, "eval")
+    from geak_core.cli.cli_tune import tune_command
+
+    main.add_command(tune_command, "tune")
+    from geak_core.cli.cli_export import export_command
+    from geak_core.cli.cli_report import report_command
+
+    main.add_command(report_command, "report")
+    main.add_command(export_command, "export")
+
+
+_add_optional_commands()
+
+
+def _add_corpus_commands() -> None:
+    from geak_core.cli.cli_corpus import corpus_group
+
+    main.add_command(corpus_group)
+
+
+_add_corpus_commands()
+
+
+def entry() -> None:
+    """Console-script entry: adds plugin-provided commands, then runs the CLI."""
+    try:
+        _plugins().add_commands(main)
+    except GeakError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    main()
+

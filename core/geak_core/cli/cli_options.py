@@ -1,0 +1,91 @@
+"""One convention for the command line, and errors for the spellings it replaced; and the
+suite a command names with its ``--option KEY=VALUE`` pairs (``build_suite``).
+
+Every command that shows data takes ``--json`` (a flag: JSON on stdout, progress on
+stderr); every command that writes a file takes ``-o/--out PATH``. Earlier spellings
+(``--json FILE`` on ``run``, ``ablation`` and ``eval``; ``--output`` on ``report``) stop
+with an error that names the current one instead of being read as something else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+FILE_SUFFIXES = (".json", ".jsonl")
+
+
+def old_spelling(args: list[str], renamed: dict[str, str]) -> str:
+    """Why ``args`` use a replaced spelling ("" when they don't): ``--json`` followed by a
+    ``.json``/``.jsonl`` path (or ``--json=PATH``), or an option in ``renamed`` (old -> new)."""
+    for index, arg in enumerate(args):
+        if arg == "--":
+            break
+        value = None
+        if arg.startswith("--json="):
+            value = arg.split("=", 1)[1]
+        elif arg == "--json" and index + 1 < len(args) and not args[index + 1].startswith("-") \
+                and args[index + 1].endswith(FILE_SUFFIXES):
+            value = args[index + 1]
+        if value is not None:
+            return (f"--json takes no file any more: alone it prints JSON on stdout; "
+                    f"write the file with -o/--out {value}")
+        name = arg.split("=", 1)[0]
+        if name in renamed:
+            return f"{name} is now {renamed[name]}"
+    return ""
+
+
+class ConventionCommand(click.Command):
+    """A click command that refuses the replaced spellings of its options (``renamed``:
+    old option -> its current spelling) with a usage error (exit 2) naming the new one."""
+
+    def __init__(self, *args: Any, renamed: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.renamed = dict(renamed or {})
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        problem = old_spelling(args, self.renamed)
+        if problem:
+            raise click.UsageError(problem, ctx=ctx)
+        return super().parse_args(ctx, args)
+
+
+def out_option(help_text: str) -> Any:
+    """``-o/--out PATH``: the file a command writes."""
+    return click.option("-o", "--out", "out", type=click.Path(dir_okay=False), help=help_text)
+
+
+def json_flag(help_text: str = "Print JSON on stdout (progress goes to stderr).") -> Any:
+    """``--json``: the command's data as JSON on stdout (see ``progress_echo``)."""
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def progress_echo(as_json: bool) -> Any:
+    """Where a command's progress lines go: stderr when ``--json`` gives stdout to its JSON."""
+    if as_json:
+        return lambda message="", **kwargs: click.echo(message, err=True)
+    return click.echo
+
+
+def build_suite(name: str, options_kv: tuple[str, ...] = ()) -> Any:
+    """The suite ``name``, built with its options given as ``KEY=VALUE`` (``--option``),
+    checked like a recipe's: ``tasks``, ``task show`` and ``corpus audit`` take them."""
+    from geak_core.api.errors import InputError, RecipeError
+    from geak_core.engine.plugins import get_plugin_manager
+    from geak_core.engine.recipe import _Source, validate_options
+
+    manager = get_plugin_manager()
+    spec = manager.spec("suite", name)
+    values: dict[str, Any] = {}
+    for item in options_kv:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InputError(f"--option takes KEY=VALUE, got {item!r}")
+        values[key] = value
+    problems: list[Any] = []
+    options = validate_options(spec.options, values, "suite", _Source(), problems)
+    if problems:
+        raise RecipeError(problems)
+    return spec.build(options)

@@ -1,0 +1,799 @@
+"""The GEAK agent loop: rounds of prompt, reply, judgement, for every task and lineage.
+
+For each task, ``lineages`` independent lineages (parallel scaling) run for up
+to ``iterations`` rounds (sequential scaling). The GEAK modules are components
+chosen in the recipe, like every other choice:
+
+* the **policy** (``[policy]``) decides each round's kind from the lineage's
+  state: ``generate``, ``reflect``, ``optimize`` or ``restart`` (the
+  debugging trap), and advances the state with the round's verdicts;
+* the **generator** (``[generator]``) writes the prompts that ask for new code
+  (generate, restart, optimize), the **reflector** (``[reflector]``) the
+  prompts that ask for a fix, and keeps the lineage's memory of failures;
+* the **optimizer** (``[optimizer]``) keeps the archive an optimisation prompt
+  shows and says how many proposals one step asks for;
+* the **retriever** (``[retriever]``) gives examples to the rounds named in
+  ``[retriever] rounds``: by the task's instruction on generate and restart
+  rounds, by the failed code on reflect rounds, by the best code on optimize
+  rounds;
+* the **tuner** (``[tuner]``) searches the launch configuration of a round's
+  correct candidates (each, or only a new lineage best: ``[tuner] when``) within
+  the task's budget (``[tuner] candidates`` and ``seconds``, over all its
+  lineages). Its variants are judged by the run's judge and stored as candidates
+  (``origin = "tune"``, ``parent_id`` the tuned one) that count like any other; a
+  faster one is offered to the optimizer and handed to the policy (a ``tune``
+  plan), and what it changed goes into the lineage's next optimize prompt. A
+  candidate whose speed the judge did not measure (the interpreter on a CPU) is
+  not tuned, and the run says so (a line per candidate and the summary).
+
+This module keeps the loop only. Recorded, resumable, budgeted LLM calls live
+in ``geak_core.engine.recording``, the lineage state in ``geak_core.api.lineage``, the
+display in ``geak_core.engine.progress``, summaries in ``geak_core.engine.report`` and
+``geak_core.api.scaling``.
+
+Every LLM call and evaluation is stored under a *slot* (task, lineage,
+iteration, purpose). Resuming a run replays the loop and serves recorded slots
+from the store, so nothing already paid for or judged is repeated, and the
+final summary equals that of an uninterrupted run. A finished tuning is stored
+as a ``tuned`` event of its round (the variants judged, the one kept, the notes,
+the seconds spent) and replayed from it without calling the tuner; one cut short
+is run again, its variants already judged served from the store.
+
+Reproducibility: each request carries a seed derived from ``[run] seed`` and
+its slot (``request_seed``), so lineages sample independently and a rerun asks
+exactly the same questions; the agent itself draws nothing at random, and its
+order-dependent choices (the best of equal candidates) follow lineage and
+iteration order, never thread timing. The judge's secret seeds are the
+evaluator's own and do not come from ``[run] seed``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+import time
+import traceback
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+from geak_core.api.components import (
+    COMPONENT_KINDS,
+    TUNE_KIND,
+    EvalJob,
+    EvaluatorBase,
+    Example,
+    HardwareProfile,
+    KnowledgeContext,
+    RetrievalQuery,
+    RoundContext,
+    RoundPlan,
+    TuningReport,
+    as_component,
+)
+from geak_core.api.errors import GeakError, InputError, OptionError, RecipeError
+from geak_core.api.extract import extract_code
+from geak_core.api.lineage import LineageState
+from geak_core.api.llm import ChatRequest, FatalLLMError, LLMError
+from geak_core.api.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
+from geak_core.api.scaling import best_speedups, run_speedup_method, sequential_scaling
+from geak_core.api.tasks import Task
+from geak_core.engine.hardware import resolve_profile, visible_device
+from geak_core.engine.plugins import PluginManager
+from geak_core.engine.progress import CandidateJudged, Echo, Progress
+from geak_core.engine.prompts import PromptRenderer
+from geak_core.engine.recipe import Recipe, TunerSection, dotted, dump_toml, options_to_dict
+from geak_core.engine.recording import (
+    Budget,
+    BudgetExhausted,
+    RecordedLLM,
+    RunStopped,
+    request_seed,
+)
+from geak_core.engine.report import format_summary, is_scripted, summarize_run, summarize_task
+from geak_core.engine.selection import category_problems, in_categories
+from geak_core.engine.store import (
+    RECIPE_FILE,
+    SUMMARY_FILE,
+    Heartbeat,
+    RunStore,
+    environment_manifest,
+    owner_record,
+    resolve_run,
+)
+from geak_core.engine.tuning import (
+    TuneLedger,
+    kept_variant,
+    knob_lines,
+    measured_speedup,
+    prompt_knobs,
+    untimed_reason,
+)
+
+# What an optimize prompt shows of the lineage's tunings: the latest ones that judged
+# something, and at most so many changed knobs of each (prompts stay short).
+PROMPT_TUNINGS = 2
+PROMPT_KNOBS = 8
+
+
+def extract_candidate_code(reply: str, required_names: list[str]) -> tuple[str | None, str]:
+    """(code or None, strategy text) from one model reply."""
+    found = extract_code(reply, required_names=required_names)
+    if found is None:
+        return None, ""
+    return found.code, (found.strategy or "")
+
+
+class Agent:
+    def __init__(self, recipe: Recipe, plugins: PluginManager, store: RunStore, echo: Echo):
+        self.recipe = recipe
+        self.plugins = plugins
+        self.store = store
+        self.echo = echo
+        # one component per kind whose recipe section carries its options (the table in
+        # geak_core.api.components); the others are resolved below (hardware, knowledge, prompts).
+        # The evaluator is built by the executor, where judgements run.
+        built = {
+            k.section: plugins.build(k.name, recipe.components[k.section].name,
+                                     recipe.components[k.section].options)
+            for k in COMPONENT_KINDS if k.options and k.section != "evaluator"
+        }
+        judge = recipe.components["evaluator"]
+        try:
+            built["evaluator"] = as_component("evaluator", built["executor"].evaluator(
+                plugins.spec("evaluator", judge.name), judge.options))
+        except OptionError as exc:
+            raise RecipeError([recipe.problem(f"executor.{exc.key}", exc.message, exc.hint)]) from exc
+        self.components: dict[str, Any] = built
+        self.suite = built["suite"]
+        self.evaluator = built["evaluator"]
+        self.retriever = built["retriever"]
+        self.optimizer = built["optimizer"]
+        self.generator = built["generator"]
+        self.reflector = built["reflector"]
+        self.policy = built["policy"]
+        self.tuner = built["tuner"]
+        self.tuning_on = recipe.components["tuner"].name != "none"  # core's switch: no tuning
+        self.ledgers: dict[str, TuneLedger] = {}
+        self.tally = TuningTally()
+        self.recorded_tunings = {(e["task_id"], e["lineage"], e["iteration"], e["payload"].get("candidate")):
+                                 e["payload"] for e in store.iter_events("tuned")}
+        run = recipe.run
+        self.budget = Budget.resumed(run.max_llm_calls, run.max_tokens, run.max_cost_usd, store)
+        self.llm = RecordedLLM(built["llm"], recipe.components["llm"].name, store, self.budget)
+        self.hardware = resolve_hardware(recipe.hardware.profile, plugins)
+        self.evaluator.set_hardware(self.hardware)
+        self.tuner.set_hardware(self.hardware)
+        self.packs = [plugins.build("knowledge_pack", name) for name in recipe.knowledge.packs]
+        self.prompts = PromptRenderer.from_recipe(recipe, plugins)
+        self.eval_slots = threading.BoundedSemaphore(max(1, int(self.evaluator.max_parallel)))
+        self.stop_reason: str | None = None
+        self.stop_event = threading.Event()
+        self.interrupted = threading.Event()  # Ctrl-C (interrupt)
+        self.task_done: dict[str, threading.Event] = {}
+        self.progress: Progress | None = None
+
+    # -- helpers -------------------------------------------------------------
+
+    def tasks(self) -> list[Task]:
+        wanted = self.recipe.suite.tasks
+        chosen = [self.suite.get(task_id) for task_id in wanted] if wanted else self.suite.tasks()
+        chosen = in_categories(chosen, self.recipe.suite.categories)
+        limit = self.recipe.suite.limit
+        return chosen[:limit] if limit > 0 else chosen
+
+    def knowledge(self, task: Task) -> list[dict[str, str]]:
+        context = KnowledgeContext(task=task, hardware=self.hardware)
+        return [{"title": p.title, "text": p.render(context)} for p in self.packs]
+
+    def retrieve(self, state: LineageState, plan: RoundPlan, iteration: int) -> list[Example]:
+        """Examples for this round, if ``[retriever] rounds`` names its kind.
+
+        Generate and restart rounds query by the task alone; a reflect round by the
+        failed code it fixes; an optimize round by the best correct code.
+        """
+        if plan.kind not in self.recipe.retriever.rounds:
+            return []
+        code = None
+        if plan.kind == "reflect" and state.last is not None:
+            code = state.last.code
+        elif plan.kind == "optimize" and state.best is not None:
+            code = state.best.code
+        examples = self.retriever.retrieve(RetrievalQuery(task=state.task, code=code, k=1))
+        self.store.event(
+            "retrieved",
+            {"examples": [{"id": e.id, "score": e.score, "source": e.source} for e in examples],
+             "query": "code" if code else "instruction", "round": plan.kind},
+            task_id=state.task.id, lineage=state.lineage, iteration=iteration,
+        )
+        return examples
+
+    def evaluate_all(self, task: Task, candidates: list[Candidate]) -> list[EvalResult]:
+        """Judge several candidates of one round at once (the evaluator's slots bound it)."""
+        if len(candidates) <= 1:
+            return [self.evaluate(task, c) for c in candidates]
+        with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
+            return list(pool.map(lambda c: self.evaluate(task, c), candidates))
+
+    def evaluate(self, task: Task, candidate: Candidate) -> EvalResult:
+        recorded = self.store.find_evaluation(task.id, candidate.code)
+        if recorded is not None:
+            result = EvalResult.from_dict({**recorded.to_dict(), "candidate_id": candidate.id})
+        else:
+            with self.eval_slots:
+                result = self.evaluator.evaluate(task, candidate)
+            if self.interrupted.is_set():
+                raise RunStopped()  # judged while stopping (its child killed): not a verdict
+        self.store.record_evaluation(candidate, result)
+        self.plugins.notify(
+            "geak_candidate_evaluated", run_id=self.store.run_id, task=task, candidate=candidate, result=result
+        )
+        return result
+
+    # -- one round -----------------------------------------------------------
+
+    def round_context(self, state: LineageState, plan: RoundPlan, iteration: int) -> RoundContext:
+        """What the generator or reflector may show in this round's prompt."""
+        task = state.task
+        view = task.prompt_view()
+        hw = self.hardware.name if self.hardware else None
+        key = f"{task.id}@{state.lineage}"
+        return RoundContext(
+            plan=plan, task=task, view=view, lineage=state, iteration=iteration,
+            system=self.prompts.render("system", task=view, hardware=hw), render=self.prompts.render,
+            examples=self.retrieve(state, plan, iteration), knowledge=self.knowledge(task), hardware=hw,
+            optimizer=self.optimizer.context(key) if plan.kind == "optimize" else {},
+            proposals=max(1, int(self.optimizer.proposals)) if plan.kind == "optimize" else 1,
+            tuning=[t for t in state.tunings if t.judged][-PROMPT_TUNINGS:] if plan.kind == "optimize" else [],
+        )
+
+    def _round(self, state: LineageState, iteration: int) -> None:
+        task = state.task
+        plan = self.policy.next_round(state)
+        kind = plan.kind
+        if kind == "restart":
+            abandoned = state.restart(iteration)
+            self.store.event("restart", {"abandoned": abandoned}, task_id=task.id,
+                             lineage=state.lineage, iteration=iteration)
+        context = self.round_context(state, plan, iteration)
+        author = self.reflector if kind == "reflect" else self.generator
+        messages = author.messages(context)
+        n = context.proposals
+        seed = request_seed(self.recipe.run.seed, task.key, state.lineage, iteration)
+        request = ChatRequest(messages=messages, n=n, seed=seed, meta={"purpose": kind})
+        slot = {"task": task.key, "lineage": state.lineage, "iteration": iteration, "purpose": kind}
+        try:
+            call_id, response = self.llm.complete(request, slot)
+        except (FatalLLMError, BudgetExhausted) as exc:
+            self.stop(str(exc), fatal=isinstance(exc, FatalLLMError))
+            raise RunStopped() from exc
+        except LLMError as exc:  # retries exhausted: count as a failed round, keep going
+            state.attempts.append(Attempt(task.id, state.lineage, iteration, kind, None, note=f"llm error: {exc}"))
+            self.store.event("llm_failed", {"error": str(exc)}, task_id=task.id, lineage=state.lineage,
+                             iteration=iteration)
+            return
+        names = [e.name for e in task.entry_points]
+        origin = "generate" if kind == "restart" else kind
+        parent = state.last.id if state.last else None
+        candidates: list[Candidate] = []
+        replies: dict[str, str] = {}
+        results: dict[str, EvalResult] = {}
+        for index, reply in enumerate(response.texts[:n] or [""]):
+            candidate_id = f"{task.id}/L{state.lineage}/I{iteration}" + (f"/P{index}" if n > 1 else "")
+            code, strategy = extract_candidate_code(reply, names)
+            candidate = Candidate(candidate_id, task.id, code or "", state.lineage, iteration, origin,
+                                  strategy, parent if code else None, call_id)
+            if code is None:
+                results[candidate_id] = EvalResult(task_id=task.id, candidate_id=candidate_id,
+                                                   failed_stage="extract",
+                                                   reason="the reply contains no usable code")
+                self.store.record_evaluation(candidate, results[candidate_id])
+            else:
+                self.store.record_candidate(candidate)
+            candidates.append(candidate)
+            replies[candidate_id] = reply
+        judged = [c for c in candidates if c.code]
+        results.update(zip([c.id for c in judged], self.evaluate_all(task, judged), strict=True))
+        for index, candidate in enumerate(candidates):  # proposal order: deterministic outcomes
+            result = results[candidate.id]
+            if candidate.code:
+                self.optimizer.record(f"{task.id}@{state.lineage}", candidate, result)
+                if not result.correct:
+                    state.reflections.append(self.reflector.remember(
+                        iteration, kind, candidate, result, replies[candidate.id]))
+            state.record(iteration, kind, candidate, result)
+            assert self.progress is not None
+            self.progress.candidate_judged(CandidateJudged(
+                task.id, state.lineage, iteration, kind, result, proposal=index if n > 1 else None))
+        improved = self.policy.after_round(state, plan, [(c, results[c.id]) for c in candidates])
+        improved = self.tune_round(state, iteration, candidates, results) or improved
+        state.rounds_without_gain = 0 if improved else state.rounds_without_gain + 1
+
+    # -- tuning ------------------------------------------------------------------
+
+    def tune_round(self, state: LineageState, iteration: int, candidates: list[Candidate],
+                   results: dict[str, EvalResult]) -> bool:
+        """Tune the round's correct candidates (all, or the new lineage best: ``[tuner]
+        when``); True if a faster variant improved the lineage."""
+        if not self.tuning_on:
+            return False
+        chosen = [c for c in candidates if c.code and results[c.id].call_ok and results[c.id].correct]
+        if self.recipe.tuner.when == "best":
+            chosen = [c for c in chosen if state.best is not None and c.id == state.best.id]
+        improved = False
+        for candidate in chosen:
+            improved = self.tune(state, iteration, candidate, results[candidate.id]) or improved
+        return improved
+
+    def tune(self, state: LineageState, iteration: int, candidate: Candidate, result: EvalResult) -> bool:
+        """Tune one correct candidate, or replay its recorded tuning; True if the lineage improved."""
+        task = state.task
+        recorded = self.recorded_tunings.get((task.id, state.lineage, iteration, candidate.id))
+        if recorded is not None:
+            payload = recorded
+            variants = self._stored_variants(task.id, payload.get("judged", []))
+            self.ledgers[task.id].settle(None, len(variants), float(payload.get("seconds", 0.0)))
+            self.ledgers[task.id].claim(candidate.hash)
+        else:
+            payload, variants = self._run_tuner(task, candidate, result)
+            self.store.event("tuned", payload, task_id=task.id, lineage=state.lineage, iteration=iteration)
+        return self._adopt(state, iteration, candidate, result, payload, variants)
+
+    def _run_tuner(self, task: Task, candidate: Candidate,
+                   result: EvalResult) -> tuple[dict[str, Any], list[tuple[Candidate, EvalResult]]]:
+        """The tuner's work on ``candidate`` as a ``tuned`` event's payload, and the variants it
+        judged with their verdicts (stored by the judge it was given)."""
+        ledger = self.ledgers[task.id]
+        reason = untimed_reason(result)
+        if reason is None and not ledger.claim(candidate.hash):
+            reason = "tuning skipped: the same code was tuned before in this task"
+        granted = ledger.take() if reason is None else None
+        if reason is None and granted is None:
+            reason = ledger.spent_note()
+        if reason is not None or granted is None:
+            return {"candidate": candidate.id, "skipped": reason}, []
+        started = time.monotonic()
+        try:
+            tuned = self.tuner.tune(task, candidate, StoredJudge(self), granted)
+        except RunStopped:
+            raise
+        except Exception as exc:  # the tuner's fault: said, and the lineage goes on untuned
+            ledger.settle(granted, 0, time.monotonic() - started)
+            self.store.event("error", {"traceback": traceback.format_exc()}, task_id=task.id)
+            return {"candidate": candidate.id, "skipped": f"tuning failed: {type(exc).__name__}: {exc}"}, []
+        seconds = time.monotonic() - started
+        judged = [v for v in tuned.variants if v.result is not None]
+        ledger.settle(granted, len(judged), seconds)
+        kept = kept_variant(tuned, result)
+        payload = {"candidate": candidate.id, "judged": [v.candidate.id for v in judged],
+                   "changes": {v.candidate.id: v.changes for v in judged},
+                   "kept": kept.candidate.id if kept is not None else None,
+                   "diff": kept.diff if kept is not None else "",
+                   "notes": list(tuned.notes), "seconds": round(seconds, 3)}
+        return payload, [(v.candidate, v.result) for v in judged if v.result is not None]
+
+    def _stored_variants(self, task_id: str, ids: list[str]) -> list[tuple[Candidate, EvalResult]]:
+        codes = {c.id: c for c in self.store.candidates(task_id)}
+        verdicts = dict(self.store.evaluations(task_id))  # the latest verdict of each
+        return [(codes[i], verdicts[i]) for i in ids if i in codes and i in verdicts]
+
+    def _adopt(self, state: LineageState, iteration: int, candidate: Candidate, result: EvalResult,
+               payload: dict[str, Any], variants: list[tuple[Candidate, EvalResult]]) -> bool:
+        """Count a tuning's variants like any candidate of the round, and go on from the kept one."""
+        task = state.task
+        assert self.progress is not None
+        for variant, verdict in variants:
+            state.record(iteration, TUNE_KIND, variant, verdict)
+            self.progress.candidate_judged(CandidateJudged(task.id, state.lineage, iteration, TUNE_KIND, verdict))
+        kept = next(((c, r) for c, r in variants if c.id == payload.get("kept")), None)
+        improved = False
+        if kept is not None:
+            self.optimizer.record(f"{task.id}@{state.lineage}", *kept)
+            improved = bool(self.policy.after_round(state, RoundPlan(TUNE_KIND), [kept]))
+        before, after = measured_speedup(result), measured_speedup(kept[1]) if kept else None
+        if variants:
+            changes = knob_lines(payload.get("changes", {}).get(kept[0].id, "")) if kept else []
+            state.tunings.append(TuningReport(candidate.id, len(variants), sum(r.correct for _, r in variants),
+                                              prompt_knobs(changes, PROMPT_KNOBS), before, after))
+        self.tally.add(payload, variants, kept is not None)
+        self.progress.line(f"[{task.id}] L{state.lineage} I{iteration} {'tuning':<8} -> {candidate.id}: "
+                           + describe_tuning(payload, variants, before, after))
+        return improved
+
+    # -- lineages and tasks -----------------------------------------------------
+
+    def run_lineage(self, task: Task, lineage: int) -> LineageState:
+        state = LineageState(task, lineage)
+        agent = self.recipe.agent
+        done = self.task_done[task.id]
+        for iteration in range(agent.iterations):
+            if self.stop_event.is_set() or done.is_set():
+                break
+            if state.best_correct and self.optimizer.proposals == 0:
+                break
+            self._round(state, iteration)
+            if agent.target_speedup and state.best_speedup and state.best_speedup >= agent.target_speedup:
+                done.set()
+                break
+            if agent.patience and state.rounds_without_gain >= agent.patience:
+                break
+        return state
+
+    def stop(self, reason: str, fatal: bool) -> None:
+        if not self.stop_event.is_set():
+            self.stop_reason = ("failed: " if fatal else "budget_exhausted: ") + reason
+            self.stop_event.set()
+
+    def skip_reason(self, task: Task) -> str | None:
+        """Why the judge cannot run ``task`` here (asked before any LLM call), or None."""
+        reasons = self.evaluator.unmet_requirements(task)
+        return "; ".join(reasons) if reasons else None
+
+    def run(self, progress: Progress) -> RunSummary:
+        self.progress = progress
+        tasks = self.tasks()
+        lineages = self.recipe.agent.lineages
+        states: dict[str, list[LineageState]] = {t.id: [] for t in tasks}
+        skipped: dict[str, str] = {}
+        jobs = []
+        for task in tasks:
+            self.task_done[task.id] = threading.Event()
+            self.ledgers[task.id] = TuneLedger(self.recipe.tuner.candidates, self.recipe.tuner.seconds)
+            reason = self.skip_reason(task)
+            if reason:
+                skipped[task.id] = reason
+                self.store.event("skipped", {"reason": reason}, task_id=task.id)
+                progress.line(f"[{task.id}] skipped: {reason}")
+                continue
+            jobs.extend((task, lineage) for lineage in range(lineages))
+        errors: list[BaseException] = []
+        with ThreadPoolExecutor(max_workers=self.recipe.agent.concurrency) as pool:
+            futures = {pool.submit(self.run_lineage, task, lineage): (task, lineage) for task, lineage in jobs}
+            remaining = {t.id: lineages for t in tasks if t.id not in skipped}
+            try:
+                self._collect(futures, states, remaining, lineages, errors)
+            except KeyboardInterrupt:
+                self.interrupt()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+        if errors:
+            self.store.event("error", {"traceback": "".join(traceback.format_exception(errors[0]))})
+        return self.summarize(tasks, states, skipped, lineages)
+
+    def interrupt(self) -> None:
+        """Ctrl-C: no lineage starts another round, nothing judged from now on is recorded (a
+        resume judges it again), and the judge's running children are killed so that the
+        rounds in flight end at once."""
+        from geak_core.kit.sandbox import stop_running_jobs
+
+        self.interrupted.set()
+        self.stop_event.set()
+        stop_running_jobs()
+
+    def _collect(self, futures: dict[Any, tuple[Task, int]], states: dict[str, list[LineageState]],
+                 remaining: dict[str, int], lineages: int, errors: list[BaseException]) -> None:
+        for future in as_completed(futures):
+            task, _ = futures[future]
+            try:
+                states[task.id].append(future.result())
+            except RunStopped:
+                pass
+            except BaseException as exc:  # a bug: keep the others, report it
+                errors.append(exc)
+                self.stop(f"{type(exc).__name__}: {exc}", fatal=True)
+            remaining[task.id] -= 1
+            if remaining[task.id] == 0:
+                self.finish_task(task, states[task.id], lineages)
+
+    @staticmethod
+    def _ordered(states: list[LineageState]) -> list[LineageState]:
+        """Lineage order (not the order lineages happened to finish in), so ties between
+        equal candidates always go the same way."""
+        return sorted(states, key=lambda s: s.lineage)
+
+    def _task_summary(self, task: Task, states: list[LineageState], lineages: int) -> TaskSummary:
+        ordered = self._ordered(states)
+        codes = {c.id: c.code for c in self.store.candidates(task.id)}
+        summary = summarize_task(task, lineages, [r for s in ordered for r in s.results], codes=codes)
+        summary.best_speedups = best_speedups(j for s in ordered for j in s.judged)
+        return summary
+
+    def finish_task(self, task: Task, states: list[LineageState], lineages: int) -> None:
+        summary = self._task_summary(task, states, lineages)
+        if summary.best_candidate_id:
+            best = next((c for c in self.store.candidates(task.id) if c.id == summary.best_candidate_id), None)
+            if best is not None:
+                path = self.store.write_text(f"best/{task.id}.py", best.code)
+                summary.best_file = str(path)
+        self.store.write_json(
+            f"tasks/{task.id}.json",
+            {"summary": summary.to_dict(),
+             "attempts": [a.to_dict() for s in self._ordered(states) for a in s.attempts]},
+        )
+        assert self.progress is not None
+        self.progress.task_finished(summary)
+        self.plugins.notify("geak_task_finished", run_id=self.store.run_id, task=task, summary=summary)
+
+    def summarize(
+        self, tasks: list[Task], states: dict[str, list[LineageState]], skipped: dict[str, str], lineages: int
+    ) -> RunSummary:
+        summaries = []
+        for task in tasks:
+            if task.id in skipped:
+                summaries.append(TaskSummary(task.id, task.difficulty, task.category, skipped_reason=skipped[task.id]))
+                continue
+            summary = self._task_summary(task, states[task.id], lineages)
+            best_file = self.store.dir / "best" / f"{task.id}.py"
+            summary.best_file = str(best_file) if best_file.exists() else None
+            summaries.append(summary)
+        if self.stop_reason is None:
+            status, note = "finished", ""
+        else:
+            status, _, note = self.stop_reason.partition(": ")
+        judged = [j for task in tasks if task.id not in skipped
+                  for s in self._ordered(states[task.id]) for j in s.judged]
+        curve = sequential_scaling(judged, {t.id: lineages for t in tasks if t.id not in skipped},
+                                   self.recipe.agent.iterations)
+        summary = summarize_run(self.store.run_id, status, summaries, lineages, self.store.usage(), note,
+                                by_iteration=curve)
+        summary.seed = self.recipe.run.seed
+        summary.scripted = is_scripted(self.recipe.data.get("llm"))
+        if self.tuning_on:
+            summary.tuning = self.tally.summary(self.recipe.components["tuner"].name, self.recipe.tuner.when)
+        summary.speedup_method = run_speedup_method(
+            (r for s in states.values() for st in s for _, _, r in st.results),
+            self.recipe.data.get("evaluator", {}).get("speedup_method"))  # the judge's option, if it has one
+        return summary
+
+
+class StoredJudge(EvaluatorBase):
+    """The run's judge as a tuner sees it: each variant is stored as a candidate, its verdict
+    served from the store when one is recorded for its code (a resumed run judges nothing
+    twice) and recorded when new; at most the evaluator's ``max_parallel`` are judged at once,
+    and verdicts come back in the order the jobs were given."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.max_parallel = max(1, int(agent.evaluator.max_parallel))
+
+    def evaluate(self, task: Task, candidate: Candidate) -> EvalResult:
+        if self.agent.interrupted.is_set():
+            raise RunStopped()  # Ctrl-C: no variant starts; a resume judges the rest
+        self.agent.store.record_candidate(candidate)
+        return self.agent.evaluate(task, candidate)
+
+    def evaluate_many(self, jobs: Iterable[EvalJob]) -> Iterator[tuple[EvalJob, EvalResult]]:
+        with ThreadPoolExecutor(max_workers=self.max_parallel) as pool:
+            window: deque[tuple[EvalJob, Any]] = deque()
+            for job in jobs:  # taken one at a time: the tuner may stop giving jobs (its deadline)
+                window.append((job, pool.submit(self.evaluate, job.task, job.candidate)))
+                if len(window) >= self.max_parallel:
+                    done, future = window.popleft()
+                    yield done, future.result()
+            while window:
+                done, future = window.popleft()
+                yield done, future.result()
+
+    def close(self) -> None:
+        return None
+
+
+class TuningTally:
+    """What the run's tunings did, for its summary (``RunSummary.tuning``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tuned = self.skipped = self.variants = self.correct = self.kept = 0
+        self.notes: Counter[str] = Counter()
+
+    def add(self, payload: dict[str, Any], variants: list[tuple[Candidate, EvalResult]], kept: bool) -> None:
+        with self.lock:
+            if payload.get("skipped"):
+                self.skipped += 1
+                self.notes[payload["skipped"]] += 1
+                return
+            self.tuned += 1
+            self.variants += len(variants)
+            self.correct += sum(r.correct for _, r in variants)
+            self.kept += int(kept)
+            self.notes.update(payload.get("notes", []))
+
+    def summary(self, tuner: str, when: str) -> dict[str, Any]:
+        with self.lock:
+            return {"tuner": tuner, "when": when, "tuned": self.tuned, "skipped": self.skipped,
+                    "variants_judged": self.variants, "variants_correct": self.correct, "kept": self.kept,
+                    "notes": dict(sorted(self.notes.items()))}
+
+
+def describe_tuning(payload: dict[str, Any], variants: list[tuple[Candidate, EvalResult]],
+                    before: float | None, after: float | None) -> str:
+    """One line: why a candidate was not tuned, or what its tuning judged and kept."""
+    if payload.get("skipped"):
+        return str(payload["skipped"])
+    notes = "; ".join(payload.get("notes", []))
+    if not variants:
+        return "nothing judged" + (f": {notes}" if notes else "")
+    correct = sum(r.correct for _, r in variants)
+    text = f"{len(variants)} variants judged ({correct} correct), "
+    kept = payload.get("kept")
+    if kept and before is not None and after is not None:
+        text += f"kept {payload['changes'][kept]}: {before:.2f}x -> {after:.2f}x"
+    elif kept and after is not None:
+        text += f"kept {payload['changes'][kept]}: {after:.2f}x"
+    else:
+        text += "none faster" + (f" than {before:.2f}x" if before is not None else "")
+    return text + (f" ({notes})" if notes else "")
+
+
+def resolve_hardware(profile: str, plugins: PluginManager) -> HardwareProfile | None:
+    """The named profile, or for "auto" the one matching the visible GPU (None on CPU): the
+    judge's own matcher (``geak_core.engine.hardware``)."""
+    return resolve_profile(profile, plugins, visible_device() if profile in ("", "auto") else None)
+
+
+def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
+    """What can be checked of a recipe before a run starts, beyond its keys and types: the
+    suite builds and knows every task the recipe names. The suite's selected tasks, or a
+    ``RecipeError`` locating every problem."""
+    comp = recipe.components["suite"]
+    try:
+        suite = plugins.build("suite", comp.name, comp.options)
+        known = {task.id: task for task in suite.tasks()}
+    except GeakError as exc:
+        raise RecipeError([recipe.problem("suite", f"the suite {comp.name!r} cannot be loaded: {exc}")]) from exc
+    problems = []
+    for task_id in recipe.suite.tasks:
+        if task_id not in known:
+            close = difflib.get_close_matches(task_id, list(known), n=1, cutoff=0.6)
+            problems.append(recipe.problem(
+                "suite.tasks", f"unknown task {task_id!r} of suite {comp.name!r}",
+                f"did you mean {close[0]!r}?" if close else f"see: geak-core tasks {comp.name}"))
+    problems += category_problems(recipe, comp.name, list(known.values()))
+    if recipe.suite.limit < 0:
+        problems.append(recipe.problem("suite.limit", "must be >= 0 (0: every task)"))
+    if problems:
+        raise RecipeError(problems)
+    chosen = [known[t] for t in recipe.suite.tasks] if recipe.suite.tasks else list(known.values())
+    chosen = in_categories(chosen, recipe.suite.categories)
+    return chosen[:recipe.suite.limit] if recipe.suite.limit > 0 else chosen
+
+
+# What a resume may change freely: where the run lives, its budget, how the LLM endpoint is
+# reached (not what is asked of it) and where judgements run; the rest changes the run itself.
+RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "run.max_cost_usd",
+                     "llm.base_url", "llm.api_key_env", "llm.timeout_connect_s", "llm.timeout_read_s",
+                     "llm.max_retries", "llm.max_concurrency", "executor.")
+
+
+# Keys added to recipes after runs were first stored, with their defaults: a run recorded
+# without one resumes under the default as unchanged.
+ADDED_WITH_DEFAULTS = {"tuner.name": "none",
+                       **{f"tuner.{key}": value for key, value in options_to_dict(TunerSection()).items()}}
+
+
+def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:
+    """What ``recipe`` changes of the recipe ``store``'s run was started (or last resumed)
+    with, one ``key: old -> new`` line each, but for ``RESUME_MAY_CHANGE``."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    try:
+        recorded = tomllib.loads((store.dir / RECIPE_FILE).read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return []  # a run folder without its recipe: nothing to compare with
+    now = tomllib.loads(dump_toml(recipe.data))  # the same round trip as the stored one
+    before, after = dotted(recorded), dotted(now)
+    return [f"{key}: {before.get(key, '(unset)')!r} -> {after.get(key, '(unset)')!r}"
+            for key in sorted(set(before) | set(after))
+            if not _may_change(key) and before.get(key) != after.get(key)
+            and not (key not in before and key in ADDED_WITH_DEFAULTS
+                     and after.get(key) == ADDED_WITH_DEFAULTS[key])]
+
+
+def _may_change(key: str) -> bool:
+    return any(key == free or (free.endswith(".") and key.startswith(free)) for free in RESUME_MAY_CHANGE)
+
+
+def run_recipe(
+    recipe: Recipe,
+    plugins: PluginManager,
+    *,
+    resume: str | None = None,
+    dry_run: bool = False,
+    allow_changes: bool = False,
+    echo: Echo = print,
+) -> RunSummary | None:
+    """Run (or resume) a recipe; returns the summary, or None for a dry run. Resuming with a
+    recipe that changes more than ``RESUME_MAY_CHANGE`` is refused unless
+    ``allow_changes`` (the stored recipe is then replaced and the change kept in the run's
+    ``recipe_history``)."""
+    comp = recipe.components
+    if dry_run:
+        tasks = preflight(recipe, plugins)
+        echo(f"recipe {recipe.path} is valid")
+        for section, c in comp.items():
+            echo(f"  {section}: {c.name}")
+        echo(f"  tasks: {len(tasks)} x {recipe.agent.lineages} lineages x up to {recipe.agent.iterations} rounds")
+        for t in tasks:
+            echo(f"    {t.key}")
+        echo("dry run: nothing was generated or judged")
+        return None
+    if resume:
+        run_dir = resolve_run(resume, recipe.run.output_dir)
+        store = RunStore(run_dir)
+        recorded_seed = store.meta("seed")
+        if recorded_seed is not None and recorded_seed != recipe.run.seed:
+            store.close()
+            raise InputError(
+                f"run {store.run_id} was started with [run] seed = {recorded_seed}; resuming it with "
+                f"seed = {recipe.run.seed} would ask its remaining questions with other seeds "
+                f"(set seed = {recorded_seed} in {recipe.path})"
+            )
+        changes = recipe_changes(store, recipe)
+        if changes and not allow_changes:
+            store.close()
+            raise InputError(
+                f"run {store.run_id} was started with another recipe; resuming with {recipe.path} would "
+                "change:\n  " + "\n  ".join(changes)
+                + "\n(put the recipe back, or pass --allow-changes to continue the run with these changes)")
+        if changes:
+            history = list(store.meta("recipe_history", []))
+            history.append({"at": time.time(), "recipe": str(recipe.path), "changes": changes})
+            store.set_meta("recipe_history", history)
+            store.write_text(RECIPE_FILE, dump_toml(recipe.data))
+            echo("continuing with recipe changes: " + "; ".join(changes))
+        echo(f"resuming run {store.run_id} ({run_dir})")
+    else:
+        preflight(recipe, plugins)  # before a run folder exists: a recipe that cannot run leaves none
+        versions = {p.name: p.version for p in plugins.plugins.values() if p.version}
+        store = RunStore.create(recipe.run.output_dir, recipe.run.name, dump_toml(recipe.data),
+                                environment_manifest(versions))
+        echo(f"run {store.run_id} ({store.dir}), seed {recipe.run.seed}")
+    store.set_meta("seed", recipe.run.seed)
+    store.set_meta("status", "running")
+    store.set_meta("owner", owner_record())  # a run whose owner is gone shows as interrupted
+    store.set_meta("failure", None)
+    resume_hint = f"geak-core run {recipe.path} --resume {store.dir.resolve()}"  # whatever --output-dir
+    progress: Progress | None = None
+    agent: Agent | None = None
+    heartbeat = Heartbeat(store).start()  # for readers on other hosts (run_status)
+    try:
+        agent = Agent(recipe, plugins, store, echo)
+        plugins.notify("geak_run_started", run_id=store.run_id, run_dir=str(store.dir), recipe=recipe.data)
+        progress = Progress(echo, len(agent.tasks()), lineages=recipe.agent.lineages,
+                            iterations=recipe.agent.iterations, usage=store.usage)
+        summary = agent.run(progress)
+    except KeyboardInterrupt:
+        store.set_meta("status", "interrupted")
+        if progress is not None:
+            progress.close()  # the hint on a line of its own, not after the progress line
+            progress = None
+        echo(f"interrupted; resume with: {resume_hint}")
+        raise
+    except Exception as exc:  # a bad input (GeakError) or the project's own fault: said why
+        store.set_meta("status", "failed")
+        store.set_meta("failure", f"{type(exc).__name__}: {exc}" if not isinstance(exc, GeakError) else str(exc))
+        raise
+    finally:
+        heartbeat.stop()
+        if progress is not None:
+            progress.close()
+        if agent is not None:
+            agent.evaluator.close()
+    store.set_meta("status", summary.status)
+    store.write_json(SUMMARY_FILE, summary.to_dict())
+    store.event("run_finished", {"status": summary.status, "note": summary.note})
+    plugins.notify("geak_run_finished", run_id=store.run_id, run_dir=str(store.dir), summary=summary)
+    echo("")
+    echo(format_summary(summary))
+    echo(f"\nrun stored in {store.dir}")
+    if summary.status == "budget_exhausted":
+        echo(f"budget exhausted; raise it in the recipe and resume with: {resume_hint}")
+    store.close()
+    return summary
+
+
+__all__ = ["Agent", "request_seed", "resolve_hardware", "run_recipe"]

@@ -1,0 +1,6 @@
+"""The reporting wing: stored runs read back and shown, on api, kit and engine.
+
+One row per candidate from a run's store (``rundata``), and what is built from it: the
+HTML report (``html_report``, its page template in ``assets/``), the exported data set
+(``export``) and the transcript of ``runs log`` (``transcript``).
+"""

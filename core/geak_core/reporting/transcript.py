@@ -1,0 +1,83 @@
+"""What the model was asked and answered: a run's candidates with their prompts, replies,
+extracted code and verdicts (``geak-core runs log``), read through ``rundata.load_run``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from geak_core.api.components import TUNE_KIND
+from geak_core.api.errors import InputError
+from geak_core.api.model import EvalResult
+from geak_core.reporting.rundata import CandidateRow, load_run, verdict_of
+
+
+def entries(run_dir: str | Path, task: str | None = None, candidate: str | None = None) -> list[CandidateRow]:
+    """The run's candidates in order (task, lineage, round, proposal), each with its prompt,
+    reply and latest verdict; ``task`` / ``candidate`` keep one task or one candidate. An
+    unknown task or candidate is an :class:`InputError` naming known ones."""
+    rows = load_run(run_dir).rows
+    if task is not None:
+        known = sorted({r.candidate.task_id for r in rows})
+        if task not in known:
+            raise InputError(f"no candidate of task {task!r} in this run (tasks: {', '.join(known) or 'none'})")
+        rows = [r for r in rows if r.candidate.task_id == task]
+    if candidate is not None:
+        chosen = [r for r in rows if r.candidate.id == candidate]
+        if not chosen:
+            sample = ", ".join(r.candidate.id for r in rows[:5])
+            raise InputError(f"no candidate {candidate!r} in this run (for instance: {sample or 'none'})")
+        rows = chosen
+    return rows
+
+
+def to_dict(row: CandidateRow) -> dict[str, Any]:
+    c = row.candidate
+    return {
+        "candidate_id": c.id, "task_id": c.task_id, "lineage": c.lineage, "iteration": c.iteration,
+        "round": row.round_kind, "proposal": row.proposal, "strategy": c.strategy, "parent_id": c.parent_id,
+        "messages": row.prompt, "reply": row.reply, "code": c.code,
+        "verdict": row.result.to_dict() if row.result is not None else None,
+    }
+
+
+def verdict_text(result: EvalResult | None) -> str:
+    """The verdict in a line: its kind (``rundata.verdict_of``), the speedup of a correct
+    candidate, else the failed stage and the judge's reason."""
+    if result is None:
+        return "not judged"
+    kind = verdict_of(result)
+    if kind == "correct":
+        return kind + (f", speedup {result.speedup:.3f}x" if result.speedup is not None else "")
+    reason = (result.reason or "").strip()
+    return f"{kind} ({result.failed_stage}): {reason}" if reason else f"{kind} ({result.failed_stage})"
+
+
+def render(rows: list[CandidateRow], style: Any = None) -> str:
+    """The transcript as text; ``style(text, **click_style_kwargs)`` colours headings (None:
+    plain)."""
+    paint = style or (lambda text, **_: text)
+    lines: list[str] = []
+    for row in rows:
+        c = row.candidate
+        lines.append(paint(f"=== {c.task_id}  lineage {c.lineage}, round {c.iteration}  {row.round_kind or '?'}"
+                           f"  [{c.id}]", bold=True))
+        if c.strategy:
+            lines.append(f"strategy: {c.strategy}")
+        if c.parent_id:
+            lines.append(f"builds on: {c.parent_id}")
+        if not row.prompt and row.reply is None:
+            lines.append("(tuned without the LLM: the candidate it builds on, its launch configuration "
+                         "changed)" if c.origin == TUNE_KIND else "(no LLM call recorded for this candidate)")
+        for message in row.prompt:
+            lines.append(paint(f"--- prompt ({message.get('role', '?')})", fg="cyan"))
+            lines.append(str(message.get("content", "")).rstrip())
+        if row.reply is not None:
+            lines.append(paint("--- reply", fg="cyan"))
+            lines.append(row.reply.rstrip())
+        lines.append(paint("--- code (extracted)", fg="cyan"))
+        lines.append(c.code.rstrip() if c.code else "(none: no usable code in the reply)")
+        colour = "green" if row.result is not None and row.result.correct else "yellow"
+        lines.append(paint(f"--- verdict: {verdict_text(row.result)}", fg=colour))
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,252 @@
+"""Timing, judge side: a timing session between the baseline's timer and a candidate, and
+what its figures mean.
+
+The measurement runs in two children while the judge holds the device
+exclusively: the baseline in the task's trusted timer (``baseline_timer``), the
+candidate in its own child, block by block (``timing_loop.time_case``, driven
+from here through :class:`RemoteSide`). The candidate's process group is
+stopped while the baseline runs, so neither its code nor its kernels run
+then. This module asks for the session, then turns each case's record into
+latencies, speedups and roofline figures, after the checks that can reject a
+timing, each interpreted by its module in ``checks/``: what the candidate did to
+its process and its inputs while timed (``tampering``, ``torch_compute``,
+``input_mutation``), its own launches in every call (``launches``), the timed
+calls' outputs (``timed_outputs``), calls queued late (``late_calls``), hidden
+work on other streams (``side_work``) and throughput above the hardware's peak
+(``peak``).
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from typing import Any
+
+from geak_core.api.components import HardwareProfile
+from geak_core.api.model import EvalResult, ShapeResult
+from geak_core.api.scaling import set_speedups
+from geak_core.api.tasks import Task
+
+from geak_evaluator_triton.checks import (
+    input_mutation,
+    late_calls,
+    launches,
+    peak,
+    side_work,
+    tampering,
+    timed_outputs,
+    torch_compute,
+)
+from geak_evaluator_triton.options import TritonEvaluatorOptions
+from geak_evaluator_triton.performance import shape_result
+from geak_evaluator_triton.protocol import TimingOptions
+from geak_evaluator_triton.reference_run import ReferenceRun
+from geak_evaluator_triton.run_compare import tail
+from geak_evaluator_triton.timed_calls import warmup_for
+from geak_evaluator_triton.timing_loop import targets, time_case
+from geak_evaluator_triton.verdict import Verdict, describe_exception, trim_traceback
+
+MIB = 1024 * 1024
+NO_PROFILE_FLUSH_MIB = 256  # enough for any current GPU's caches, when the profile is unknown
+MIN_FLUSH_MIB = 32
+END = object()  # a side's inbox: its process has ended
+
+
+def flush_bytes(options: TritonEvaluatorOptions, profile: HardwareProfile | None) -> int:
+    """The cache-flush buffer written before each timed call: ``flush_mib`` when set, else
+    twice the profile's L2 and last-level caches (at least MIN_FLUSH_MIB), else 256 MiB.
+
+    Writing twice a cache's size evicts everything it held; every MiB more is device time
+    spent in each timed call (at an H100's peak 3.35 TB/s, 256 MiB take at least 80 us, twice
+    its 50 MiB L2 at least 31 us).
+    """
+    if options.flush_mib > 0:
+        return int(options.flush_mib * MIB)
+    if profile is None:
+        return NO_PROFILE_FLUSH_MIB * MIB
+    cache_mib = profile.l2_cache_mib + profile.last_level_cache_mib
+    return int(max(MIN_FLUSH_MIB, 2 * cache_mib) * MIB)
+
+
+def loop_options(options: TritonEvaluatorOptions, profile: HardwareProfile | None) -> TimingOptions:
+    """The timing loop's settings, for a session here or the eager child's own."""
+    return {
+        "warmup_ms": options.warmup_ms,
+        "rep_ms": options.rep_ms,
+        "repetitions": options.repetitions,
+        "min_repetitions": options.min_repetitions,
+        "max_repetitions": options.max_repetitions,
+        "target_ci": options.target_ci,
+        "weighting": "sum" if options.speedup_method == "sum" else "equal",
+        "l2_flush": options.l2_flush,
+        "queue_ahead_us": options.queue_ahead_us,
+        "flush_bytes": flush_bytes(options, profile) if options.l2_flush else 0,
+        "verify_calls": options.verify_calls,
+    }
+
+
+def timing_request(ref: ReferenceRun, options: TritonEvaluatorOptions, profile: HardwareProfile | None) -> dict[str, Any]:
+    """What a child that will be timed is told up front: the cases, seed A (the baseline's),
+    the loop's settings; ``sample``: gather outputs at random positions after every call
+    (not where the harness compares outputs its own way, a permutation say)."""
+    return {
+        "cases": [c.name for c in ref.timed],
+        "reference_seed": ref.seeds[0],
+        "options": loop_options(options, profile),
+        "sample": not ref.custom_compare,
+    }
+
+
+class TimingError(Exception):
+    """A side could not go on; ``untrusted``: the candidate's side (else the baseline's timer)."""
+
+    def __init__(self, message: str, untrusted: bool, error: str | None = None) -> None:
+        super().__init__(message)
+        self.untrusted = untrusted
+        self.error = error
+
+
+class RemoteSide:
+    """A side of ``timing_loop`` that is a child: commands through its stdin (``replier``),
+    answers through ``inbox`` (its frame handler puts the timing frames there). An untrusted
+    side is paused by stopping its process group; the time it spends stopped is not
+    charged to its timeout."""
+
+    def __init__(self, replier: Any, inbox: queue.Queue[Any], untrusted: bool, label: str,
+                 deadline_s: float | None = None) -> None:
+        self.replier = replier
+        self.inbox = inbox
+        self.untrusted = untrusted
+        self.label = label
+        self.deadline_s = deadline_s
+        self._paused_at: float | None = None
+
+    def ask(self, command: dict[str, Any], kind: str) -> dict[str, Any]:
+        self.replier.send(command)
+        try:
+            frame = self.inbox.get(timeout=self.deadline_s)
+        except queue.Empty:
+            raise TimingError(f"{self.label} did not answer within {self.deadline_s:.0f} s",
+                              self.untrusted) from None
+        if frame is END:
+            raise TimingError(f"{self.label} ended while being timed", self.untrusted)
+        if frame.get("kind") == "error":
+            raise TimingError(f"{self.label} raised {describe_exception(frame)} while being timed on case "
+                              f"{frame.get('case')!r}", self.untrusted, frame.get("error"))
+        if frame.get("kind") != kind:
+            raise TimingError(f"{self.label} answered {frame.get('kind')!r} to {kind!r}", self.untrusted)
+        return frame
+
+    def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
+        return self.ask({"case": {"name": case, "seed": seed, "warmup_ms": warmup_ms}}, "case_ready")
+
+    def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
+        return self.ask({"block": {"calls": calls, "hold_us": hold_us, "verify_p": verify_p,
+                                    "reservoir": reservoir}}, "block")
+
+    def end_case(self) -> dict[str, Any]:
+        return self.ask({"case_done": True}, "case_done")
+
+    def pause(self) -> None:
+        if self.untrusted:
+            self.replier.pause_child()
+            self._paused_at = time.monotonic()
+
+    def resume(self) -> None:
+        if self.untrusted and self._paused_at is not None:
+            self.replier.resume_child()
+            self.replier.exclude(time.monotonic() - self._paused_at)
+            self._paused_at = None
+
+
+def run_session(ref: ReferenceRun, options: TritonEvaluatorOptions, loop: TimingOptions, baseline: RemoteSide,
+                candidate: RemoteSide, timing_seed: int, estimates: dict[str, float],
+                errors: Verdict) -> tuple[list[dict[str, Any]], str]:
+    """Time every timed case; (one record per case timed, why the baseline stopped timing: ""
+    when it did not). A candidate's failure goes into ``errors`` (stage ``timing``)."""
+    names = [c.name for c in ref.timed]
+    aims = targets(estimates, names, float(loop.get("target_ci") or 0.0), str(loop.get("weighting", "sum")))
+    records: list[dict[str, Any]] = []
+    for index, name in enumerate(names):
+        try:
+            record = time_case(baseline, candidate, name, ref.seeds[0], timing_seed, dict(loop), aims[name],
+                               warmup_for(float(loop["warmup_ms"]), index))
+        except TimingError as exc:
+            if exc.untrusted:
+                errors.fail("timing", f"timing failed on case {name!r}: {exc}", exc.error)
+                return records, ""
+            return records, str(exc)
+        record["case"] = name
+        record["seed"] = timing_seed
+        records.append(record)
+    return records, ""
+
+
+def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], errors: Verdict,
+                 completed: bool, stderr: str, profile: HardwareProfile | None,
+                 options: TritonEvaluatorOptions, result: EvalResult, run_child: Any) -> None:
+    """Fill ``result``'s performance fields from the session's records."""
+    cases = {c.name: c for c in ref.cases}
+    verdict = Verdict()
+    for failure in errors.failures:
+        verdict.fail(failure.stage, failure.reason, failure.error)
+    shapes: list[ShapeResult] = []
+    unverified: list[str] = []
+    for record in timings:
+        case = cases[record["case"]]
+        tally = record["tallies"]["other"]
+        at = f"while being timed on case {case.name!r}"
+        for extra in tally.extra:
+            tampering.report(verdict, at, extra.get("violations", []))
+            torch_compute.report(verdict, at, extra.get("compute", []), task)
+        input_mutation.report(verdict, at, (record.get("ended") or {}).get("other", {}).get("mutated") or [])
+        launches.report_timed(verdict, case.name, record.get("zero_launch_calls") or 0)
+        note = timed_outputs.report(verdict, task, ref, case, record, run_child)
+        if note:
+            unverified.append(note)
+        late_calls.report(verdict, record)
+        latency = side_work.report(verdict, record)
+        shape = shape_result(case, {**record, "candidate_ms": latency}, profile)
+        peak.report(verdict, shape, task)
+        shapes.append(shape)
+    if not verdict.failures and (not completed or len(shapes) < len(ref.timed)):
+        verdict.fail("timing", f"the timing of {len(shapes)} of {len(ref.timed)} cases finished", tail(stderr, 4000))
+    for flag in verdict.flags:
+        if flag not in result.flags:
+            result.flags.append(flag)
+    first = verdict.first
+    result.shapes = shapes
+    if first is None and unverified:
+        result.flags.append("timed_outputs_differ")
+        result.performance_measured = False
+        result.performance_note = ("not measured: the timed outputs of timing-only cases differ from the "
+                                   "reference's: " + "; ".join(unverified[:3]))
+        return
+    if first is not None:
+        if first.stage == "anticheat":
+            result.correct = False
+        result.failed_stage = first.stage
+        result.reason = verdict.reason()
+        result.error = trim_traceback(first.error)
+        result.mismatches = first.mismatches
+        result.performance_measured = False
+        result.performance_note = f"not measured: {first.reason}"
+        return
+    parts = {part for r in timings for part in (r.get("wall_s") or {})}
+    for part in sorted(parts):  # where the timing phase went, over all cases (timing_loop.time_case)
+        result.phases[f"timing.{part}"] = round(sum(float((r.get("wall_s") or {}).get(part, 0.0))
+                                                    for r in timings), 3)
+    result.performance_measured = True
+    set_speedups(result, options.speedup_method)  # every aggregate, the configured one the headline
+    fractions = [s.roofline_fraction for s in shapes if s.roofline_fraction is not None]
+    result.roofline_fraction = sum(fractions) / len(fractions) if fractions else None
+    baseline = "the task's timing baseline" if task.timing_baseline else "reference"
+    note = (f"CUDA-event medians, {baseline} (in a process of its own) and candidate in alternating blocks")
+    if ref.untimed:
+        note += "; not timed: " + "; ".join(f"{k} ({v})" for k, v in list(ref.untimed.items())[:3])
+    if profile is None:
+        note += "; no hardware profile matched the device, so no roofline figures"
+    result.performance_note = note
+    if result.speedup is not None and result.speedup > options.suspicious_speedup:
+        result.flags.append("suspicious_speedup")
+
