@@ -46,9 +46,9 @@ def side_by_side(task: Any, harness: Any, case: Any, sides: tuple[tuple[str, Any
     inputs. ``on_first_call(name, module)`` may add to ``row`` after a side's first call."""
     import torch
     import triton
-    from geak_evaluator_triton.child_jobs import to_host
     from geak_evaluator_triton.evaluator import cast_like
     from geak_evaluator_triton.run_compare import compare_outputs, overrides_for
+    from geak_evaluator_triton.timed_calls import to_host
 
     inputs = harness.make_inputs(case, 0, "cuda")
     produced = {}
