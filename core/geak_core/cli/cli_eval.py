@@ -21,7 +21,7 @@ Scripts that judge records themselves (``bench/``) reuse ``entries_from_jsonl``,
 ``build_executor``, ``build_evaluator``, ``result_record``, ``verdict_line`` and
 ``summarize``; ``geak-core tune`` reads its candidates (``read_entries``), builds its judge
 (``judge_options``, ``build_judge``) and keeps its journal (``read_journal``,
-``write_records``) with the same code.
+``RecordFile``) with the same code.
 
 Exit status: 0 when every candidate was judged, whatever the verdicts; 1 when
 the judge itself failed on some task (its reference crashed, say); 2 for bad
@@ -46,10 +46,16 @@ from typing import Any
 import click
 
 from geak_core.api.components import EvalJob, as_component
-from geak_core.api.errors import GeakError, InputError, OptionError, suggest
+from geak_core.api.errors import InputError, OptionError, suggest
 from geak_core.api.model import Candidate, EvalResult, pass_at_k
 from geak_core.api.tasks import Task
-from geak_core.cli.cli_options import ConventionCommand, json_flag, out_option, progress_echo
+from geak_core.cli.cli_options import (
+    ConventionCommand,
+    exit_on_bad_input,
+    json_flag,
+    out_option,
+    progress_echo,
+)
 from geak_core.engine.plugins import get_plugin_manager
 from geak_core.engine.progress import clip, clip_left
 from geak_core.engine.store import atomic_write
@@ -374,19 +380,11 @@ def load_journal(path: str) -> dict[tuple[str, str], EvalResult]:
     return kept
 
 
-def write_records(path: str, records: list[dict[str, Any]]) -> None:
-    """Every record so far, written atomically: one JSON object a line for a ``.jsonl``
-    path, a JSON list otherwise. A command stopped half-way leaves a complete file."""
-    if path.endswith(".jsonl"):
-        text = "".join(json.dumps(r, default=str) + "\n" for r in records)
-    else:
-        text = json.dumps(records, indent=2, default=str) + "\n"
-    atomic_write(path, text)
-
-
 class RecordFile:
-    """``write_records`` for a file rewritten after every verdict: each record is encoded
-    once, when it is added, so the n-th rewrite costs a write of the file, not n encodings."""
+    """The ``-o/--out`` journal: every record so far, rewritten atomically after each one (one
+    JSON object a line for a ``.jsonl`` path, a JSON list otherwise), so a command stopped
+    half-way leaves a complete file. Each record is encoded once, when it is added: the n-th
+    rewrite costs a write of the file, not n encodings."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -643,29 +641,23 @@ def eval_command(
 ) -> None:
     """Judge candidates: correctness, anti-cheat checks and (on a GPU) speed."""
     speedup_method = judge["speedup_method"]
-    try:
+    with exit_on_bad_input():
         entries = read_entries(suite_name, paths, task_id, candidates_file)
         if not entries:
             raise InputError("nothing to judge: give candidate files, a directory or --candidates")
         if resume:
             if not out:
                 raise InputError("--resume needs -o/--out FILE: the verdicts of the run to resume")
-            journal = load_journal(out)
+            judged_before = load_journal(out)
             kept = 0
             for entry in entries:
-                earlier = journal.get((entry.task.id, entry.candidate.id))
+                earlier = judged_before.get((entry.task.id, entry.candidate.id))
                 if entry.verdict is None and earlier is not None:
                     entry.verdict = earlier
                     kept += 1
             left = sum(entry.verdict is None for entry in entries)
             click.echo(f"resuming {out}: {kept} verdicts kept, {left} to judge", err=True)
         evaluator = build_judge(**judge)
-    except GeakError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except (ValueError, TypeError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
 
     pairs: list[tuple[Task, EvalResult]] = []
     echo = progress_echo(as_json)  # with --json, stdout carries the summary alone

@@ -9,9 +9,14 @@ with an error that names the current one instead of being read as something else
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
+
+from geak_core.api.errors import GeakError
 
 FILE_SUFFIXES = (".json", ".jsonl")
 
@@ -89,3 +94,17 @@ def build_suite(name: str, options_kv: tuple[str, ...] = ()) -> Any:
     if problems:
         raise RecipeError(problems)
     return spec.build(options)
+
+
+@contextmanager
+def exit_on_bad_input() -> Iterator[None]:
+    """A command's set-up (reading its input, building its judge): an error there is printed
+    on a line of its own and ends the command with the error's exit status (2 for bad input)."""
+    try:
+        yield
+    except GeakError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except (ValueError, TypeError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)

@@ -24,18 +24,24 @@ from typing import Any
 import click
 
 from geak_core.api.components import EvalJob, TuneBudget, TunedVariant
-from geak_core.api.errors import GeakError, InputError
+from geak_core.api.errors import InputError
 from geak_core.api.model import Candidate, EvalResult
 from geak_core.api.tasks import Task
 from geak_core.cli.cli_eval import (
+    RecordFile,
     build_judge,
     build_with_options,
     judge_options,
     read_entries,
     read_journal,
-    write_records,
 )
-from geak_core.cli.cli_options import ConventionCommand, json_flag, out_option, progress_echo
+from geak_core.cli.cli_options import (
+    ConventionCommand,
+    exit_on_bad_input,
+    json_flag,
+    out_option,
+    progress_echo,
+)
 from geak_core.engine.progress import clip_left
 from geak_core.engine.recipe import TunerSection
 from geak_core.engine.tuning import kept_variant, knob_lines, measured_speedup, untimed_reason
@@ -167,7 +173,7 @@ def tune_command(paths: tuple[str, ...], suite_name: str, task_id: str | None, c
     from geak_core.engine.hardware import resolve_profile, visible_device
     from geak_core.engine.plugins import get_plugin_manager
 
-    try:
+    with exit_on_bad_input():
         entries = read_entries(suite_name, paths, task_id, candidates_file)
         if not entries:
             raise InputError("nothing to tune: give candidate files, a directory or --candidates")
@@ -182,16 +188,11 @@ def tune_command(paths: tuple[str, ...], suite_name: str, task_id: str | None, c
         tuner.set_hardware(resolve_profile(judge["hardware"] or "auto", get_plugin_manager(),
                                            visible_device()))
         evaluator = build_judge(**judge)
-    except GeakError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except (ValueError, TypeError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
 
     echo = progress_echo(as_json)  # with --json, stdout carries the summary alone
     budget = TuneBudget(candidates=variants, seconds=seconds)
     records: list[dict[str, Any]] = []
+    journal = RecordFile(out) if out else None
     try:
         for entry in entries:
             record = done.get((entry.task.id, entry.candidate.id))
@@ -202,8 +203,9 @@ def tune_command(paths: tuple[str, ...], suite_name: str, task_id: str | None, c
                 record = tune_one(entry.task, entry.candidate, untuned, tuner, evaluator, budget)
             records.append(record)
             echo(tune_line(record))
-            if out:
-                write_records(out, records)
+            if journal is not None:
+                journal.add(record)
+                journal.write()
     finally:
         evaluator.close()
     summary = tune_summary(records)
