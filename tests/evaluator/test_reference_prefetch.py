@@ -115,7 +115,7 @@ def test_prefetch_starts_each_task_once_in_order_and_never_more_than_its_limit_a
     live: list[PendingReference] = []
     peak = [0]
 
-    def begin(task, runtime, slot, timing=True):
+    def begin(task, runtime, slot, timing=True, lazy=False):
         pending = PendingReference()
         started.append(task.key)
         live.append(pending)

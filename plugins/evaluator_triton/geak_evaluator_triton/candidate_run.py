@@ -262,8 +262,8 @@ class CandidateFrames(FrameHandler):
 
     def __call__(self, message: Any, replier: Replier) -> Any:
         self.replier = replier
-        if not self._budgeted and self.live is None:
-            self._apply_budget()
+        if not self._budgeted and (self.live is None or getattr(self.live, "lazy", False)):
+            self._apply_budget()  # a recorded table (LazyReference) holds the reference's own seconds
         if "start" not in self.phases:  # the child's start: its process, the task and its harness
             self.phases["start"] = time.monotonic() - self.started
         try:
@@ -299,6 +299,9 @@ class CandidateFrames(FrameHandler):
     def on_start(self, frame: dict[str, Any]) -> Any:
         self._raise_comparison_error()  # the child is stopped rather than let run on
         self.current = frame
+        live = self.live
+        if getattr(live, "lazy", False) and frame.get("seed") not in live.fixed:
+            live.need()  # on this seed the reference may fail too: it must run before the verdict
         if self.plan.get("gate"):
             assert self.replier is not None
             if self.gating.shared_runs:
@@ -495,6 +498,10 @@ class CandidateFrames(FrameHandler):
             if self.live is None:
                 return
             live, provisional = self.live, self.ref
+            if getattr(live, "lazy", False) and not live.started:
+                # It never needed the reference: decided on the recorded table when it failed
+                # (or did not finish its plan), which it did on a fixed seed at the latest.
+                live.decided = bool(self.verdict.failures) or self.checked_at is None
             began = time.monotonic()
             waiting = (self.replier.judge_waiting() if blocking and self.replier is not None
                        else contextlib.nullcontext())

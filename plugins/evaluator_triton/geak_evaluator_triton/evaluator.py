@@ -195,6 +195,7 @@ class TritonEvaluator(EvaluatorBase):
             raise ValueError("invalid triton evaluator options: " + "; ".join(problems))
         self._lock = threading.Lock()
         self._in_flight = 0  # verdicts being judged now (prepare_timing = auto)
+        self._batches = 0  # evaluate_many calls under way (lazy_reference = auto)
         self._judging: dict[object, tuple[str, str, float]] = {}  # their task, candidate, start
         self._runtime: Runtime | None = None
         self._runtime_error: str | None = None
@@ -474,6 +475,8 @@ class TritonEvaluator(EvaluatorBase):
         reference is decided goes before one whose reference still runs."""
         jobs = list(jobs)
         stop = threading.Event()
+        with self._lock:
+            self._batches += 1
         prefetching = self._prefetch_count() > 0 and len({job.task.key for job in jobs}) > 1
         if prefetching:
             costs = self._expected_costs(job.task for job in jobs)
@@ -485,6 +488,8 @@ class TritonEvaluator(EvaluatorBase):
                                   ready=self._reference_known if prefetching else None)
         finally:
             stop.set()
+            with self._lock:
+                self._batches -= 1
 
     def _expected_costs(self, tasks: Iterable[Task]) -> dict[str, float]:
         """Each task's ``ReferenceStore.expected_cost``, once a task (empty without a runtime)."""
@@ -520,8 +525,14 @@ class TritonEvaluator(EvaluatorBase):
         return max(1, min(len(runtime.slots), cores // 2)) if runtime.mode == "gpu" else 0
 
     def _reference_known(self, job: EvalJob) -> bool:
+        """The job's reference is decided, or recorded well enough that its candidate need
+        not wait for it (a case table, ``lazy_reference``)."""
         try:
-            return self.references.known(job.task, self.runtime())
+            runtime = self.runtime()
+            if self.references.known(job.task, runtime):
+                return True
+            return (self.options.lazy_reference != "off"
+                    and self.references.has_table(job.task, runtime))
         except Exception:
             return False
 
@@ -556,8 +567,11 @@ class TritonEvaluator(EvaluatorBase):
                 break
             count += 1
             slot = runtime.slots[count % len(runtime.slots)]
-            pending = self.references.begin(task, runtime, slot, timing=timing)
-            if pending is not None and not pending.done:
+            # A batch: a reference with a recorded case table is left for its candidates to
+            # start if they need it (lazy_reference), not computed ahead.
+            pending = self.references.begin(task, runtime, slot, timing=timing,
+                                            lazy=self.options.lazy_reference != "off")
+            if isinstance(pending, PendingReference) and not pending.done:
                 started.append(pending)
         return count
 
@@ -628,6 +642,15 @@ class TritonEvaluator(EvaluatorBase):
                        ref: ReferenceRun) -> SandboxResult:
         return self.run_candidate(task, candidate, runtime, slot, ref)[1]
 
+    def _lazy(self) -> bool:
+        """A reference with a recorded case table waits for its candidate to need it
+        (``lazy_reference``; "auto": in a batch, or while several verdicts are in flight)."""
+        choice = self.options.lazy_reference
+        if choice != "auto":
+            return choice == "on"
+        with self._lock:
+            return self._in_flight > 1 or self._batches > 0
+
     def _overlaps(self, runtime: Runtime) -> bool:
         choice = self.options.overlap_reference
         return choice == "on" or (choice == "auto" and runtime.mode == "gpu")
@@ -697,7 +720,8 @@ class TritonEvaluator(EvaluatorBase):
             later = choice == "when_correct" or (choice == "auto" and self._in_flight > 1)
         up_front = not (gpu and later)  # the reference's timed runs come with its others
         mark = time.monotonic()
-        pending = self.references.begin(task, runtime, slot, timing=up_front) if self._overlaps(runtime) else None
+        pending = (self.references.begin(task, runtime, slot, timing=up_front, lazy=self._lazy())
+                   if self._overlaps(runtime) else None)
         early: tuple[CandidateFrames, SandboxResult, float] | None = None
         if pending is not None:
             ref, early = self._overlapped(task, candidate, runtime, slot, result, pending)

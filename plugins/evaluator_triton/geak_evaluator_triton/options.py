@@ -50,6 +50,13 @@ class TritonEvaluatorOptions:
     # and runs beside it, each comparison waiting for its reference output: "auto" on GPUs
     # (a CPU slot has one core's worth of work to give), "on" also under the interpreter.
     overlap_reference: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
+    # A reference whose case table an earlier judge recorded (same task, file, device and
+    # options) is run only once a candidate needs it: its first run that produced outputs, or
+    # its first run on a seed that is not the task's own. A candidate that fails at import or
+    # on a fixed seed's run before that is decided without a reference child. "auto": while
+    # this judge has several verdicts in flight (a benchmark, an agent's batch), where child
+    # start-ups are what a verdict costs; "on" always; "off" never.
+    lazy_reference: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
     seeds: list[int] | None = None  # None: the task's seeds
     secret_seeds: int = 1  # extra seeds drawn per judge session, unknown to candidates
     check_outliers: bool = True  # stage 2
@@ -135,6 +142,8 @@ class TritonEvaluatorOptions:
             problems.append("workers must be >= 0")
         if self.prepare_timing not in ("auto", "up_front", "when_correct"):
             problems.append(f"prepare_timing must be auto, up_front or when_correct, not {self.prepare_timing!r}")
+        if self.lazy_reference not in ("auto", "on", "off"):
+            problems.append(f"lazy_reference must be auto, on or off, not {self.lazy_reference!r}")
         if self.overlap_reference not in ("auto", "on", "off"):
             problems.append(f"overlap_reference must be auto, on or off, not {self.overlap_reference!r}")
         if self.spare_children not in ("auto", "on", "off"):

@@ -224,16 +224,28 @@ class ReferenceTimes:
             return None
         return {"budget_s": budget, "when": when} if budget > 0 else None
 
-    def store(self, key: str, own_s: float, failed: bool = False, timed_out_s: float = 0.0) -> None:
+    def table(self, key: str) -> dict[str, Any] | None:
+        """The case table the reference's last run sent (``case_table``), when it finished
+        cleanly: what a later judge plans a candidate on before running the reference
+        (``ReferenceStore.lazy``)."""
+        data = self._read(key)
+        table = data.get("table")
+        return table if isinstance(table, dict) and not data.get("failed") else None
+
+    def store(self, key: str, own_s: float, failed: bool = False, timed_out_s: float = 0.0,
+              table: dict[str, Any] | None = None) -> None:
         """Remember a run: ``own_s`` its own seconds; ``failed``: it ended in a judge error
         (then ``own_s`` is how long it ran: ordered first next time, its budget the flat one);
         ``timed_out_s``: it was killed at this budget (a later judge with no larger budget
-        gives its candidates that judge error instead of running it again)."""
+        gives its candidates that judge error instead of running it again); ``table``: its
+        case table (``case_table``), for a run that finished on every seed without a flag."""
         if own_s <= 0:
             return
         record: dict[str, Any] = {"own_s": round(own_s, 3), "failed": failed, "at": time.time()}
         if timed_out_s > 0:
             record["timed_out_s"] = round(timed_out_s, 1)
+        if table is not None and not failed:
+            record["table"] = table
         earlier = self._read(key).get("timing_s")
         if not failed and earlier:
             record["timing_s"] = earlier  # the timing preparation is not redone with every reference
@@ -253,6 +265,37 @@ class ReferenceTimes:
             atomic_write(self.path(key), json.dumps(record), fsync=False)
         except OSError:
             pass  # a budget not remembered: the next judge uses the flat one
+
+
+def case_table(run: ReferenceRun, fixed_seeds: list[int]) -> dict[str, Any]:
+    """What a candidate's plan needs of a finished reference run, outputs aside: its cases,
+    which are skipped (here, and in stage 2), its compare and weak-result findings, and the
+    fixed seeds it ran on (a later judge with other fixed seeds cannot use it)."""
+    return {
+        "cases": [c.to_dict() for c in run.cases],
+        "skipped": run.skipped,
+        "stage2_skipped": run.stage2_skipped,
+        "custom_compare": run.custom_compare,
+        "reference_file": run.reference_file,
+        "weak": list(run.weak),
+        "fixed_seeds": list(fixed_seeds),
+    }
+
+
+def run_from_table(table: dict[str, Any], seeds: list[int], heavy_bytes: float, own_s: float) -> ReferenceRun:
+    """A provisional run from a recorded ``case_table``: the plan on ``seeds``, no outputs yet."""
+    return ReferenceRun(
+        cases=[Case.from_dict(c) for c in table["cases"]],
+        skipped=list(table["skipped"]),
+        stage2_skipped=list(table["stage2_skipped"]),
+        custom_compare=bool(table["custom_compare"]),
+        seeds=list(seeds),
+        outputs={},
+        reference_file=str(table.get("reference_file") or ""),
+        weak=list(table.get("weak") or []),
+        heavy_bytes=heavy_bytes,
+        own_s=own_s,
+    )
 
 
 def compile_work(path: str | None) -> int:

@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from geak_core.api.tasks import Case, Task
@@ -30,8 +31,10 @@ from geak_evaluator_triton.reference_run import (
     ReferenceRun,
     ReferenceTimes,
     candidate_budget,
+    case_table,
     compile_work,
     nbytes_of,
+    run_from_table,
     scaled_budget,
 )
 from geak_evaluator_triton.run_compare import JudgeError, ReferenceFailed, tail
@@ -106,6 +109,74 @@ class PendingReference:
         return self.run
 
 
+class LazyReference:
+    """A reference this judge has not run, whose case table an earlier judge recorded
+    (``lazy_reference``): the verdict's candidate is planned on that table at once, and the
+    reference child starts only when the candidate needs it (``need``): for its first run
+    that produced outputs (to compare them), or at its first run on a seed that is not one
+    of the task's fixed seeds (those the recorded run finished on; on another seed the
+    reference itself may fail, which changes the plan). A candidate that fails before that
+    (at import, by the contract, or raising, crashing or timing out on a fixed seed's run)
+    is decided on the table alone: the frames set ``decided`` and ``wait_done`` gives the
+    table's run. Otherwise it stands for the ``PendingReference`` it started."""
+
+    lazy = True
+
+    def __init__(self, provisional: ReferenceRun, fixed_seeds: list[int],
+                 start: Callable[[], PendingReference]) -> None:
+        self.provisional = provisional
+        self.fixed = frozenset(fixed_seeds)
+        self._start = start
+        self._real: PendingReference | None = None
+        self._lock = threading.Lock()
+        self.decided = False  # set by the candidate's frames: it failed before needing the reference
+
+    @property
+    def started(self) -> bool:
+        return self._real is not None
+
+    @property
+    def done(self) -> bool:
+        return self._real is not None and self._real.done
+
+    @property
+    def phases(self) -> dict[str, float]:
+        return self._real.phases if self._real is not None else {}
+
+    @property
+    def wall_s(self) -> float:
+        return self._real.wall_s if self._real is not None else 0.0
+
+    def need(self) -> PendingReference:
+        """The reference's run, started now if it has not been."""
+        with self._lock:
+            if self._real is None:
+                self._real = self._start()
+            return self._real
+
+    def wait_table(self) -> ReferenceRun | None:
+        return self.provisional
+
+    def wait_output(self, index: tuple[str, str, int]) -> bool:
+        real = self.need()
+        table = real.wait_table()
+        if table is None:
+            return False
+        # The candidate's frames hold this run: its outputs are the reference's as they come.
+        self.provisional.outputs = table.outputs
+        self.provisional.noise = table.noise
+        self.provisional.oracle = table.oracle
+        return real.wait_output(index)
+
+    def wait_finished(self, timeout_s: float) -> bool:
+        return True if self._real is None else self._real.wait_finished(timeout_s)
+
+    def wait_done(self) -> ReferenceRun:
+        if self._real is None and self.decided:
+            return self.provisional
+        return self.need().wait_done()
+
+
 class ReferenceStore:
     def __init__(self, children: Children, secret_seeds: list[int], timing_seed: int) -> None:
         self.children = children
@@ -127,6 +198,8 @@ class ReferenceStore:
         # key() of each task seen, with what it was computed from: the scheduler asks for the
         # keys of many waiting jobs each time a slot frees.
         self._keys: dict[int, tuple[Task, Runtime, tuple[int, int, int] | None, str]] = {}
+        # Case tables recorded by earlier judges (ReferenceTimes.table), read once per key.
+        self._tables: dict[str, dict[str, Any] | None] = {}
 
     def seeds_for(self, task: Task) -> list[int]:
         fixed = list(self.options.seeds) if self.options.seeds else list(task.seeds)
@@ -156,11 +229,15 @@ class ReferenceStore:
         self._keys[id(task)] = (task, runtime, stamp, key)
         return key
 
-    def begin(self, task: Task, runtime: Runtime, slot: Slot, timing: bool = True) -> PendingReference | None:
+    def begin(self, task: Task, runtime: Runtime, slot: Slot, timing: bool = True,
+              lazy: bool = False) -> PendingReference | LazyReference | None:
         """Start computing the reference of ``task`` in a thread of its own and return at once;
         None when it is kept already or another verdict is computing it (``get`` then waits
-        as usual). The caller reads the case table and the outputs as they come."""
+        as usual). The caller reads the case table and the outputs as they come. ``lazy``:
+        where an earlier judge recorded the task's case table, a ``LazyReference`` instead,
+        which starts the run only when the caller's candidate needs it."""
         key = self.key(task, runtime)
+        provisional = self.recorded_table(task, runtime) if lazy else None
         with self._lock:
             shared = self._pending.get(key)
             if shared is not None:
@@ -174,6 +251,9 @@ class ReferenceStore:
             busy = self._key_locks.get(key)
             if kept or (busy is not None and busy.locked()):
                 return None
+            if provisional is not None:
+                fixed = [s for s in provisional.seeds if s not in self.secret_seeds]
+                return LazyReference(provisional, fixed, lambda: self._start_now(task, runtime, slot, timing))
             pending = self._pending[key] = PendingReference()
 
         def compute() -> None:
@@ -190,6 +270,58 @@ class ReferenceStore:
 
         threading.Thread(target=compute, name="geak-reference", daemon=True).start()
         return pending
+
+    def _start_now(self, task: Task, runtime: Runtime, slot: Slot, timing: bool) -> PendingReference:
+        """The reference's run for a ``LazyReference`` that needs it: begun now, shared with a
+        run already under way, or (kept, or being computed by ``get``) the finished run."""
+        pending = self.begin(task, runtime, slot, timing=timing)
+        if pending is not None:
+            return pending
+        done = PendingReference()
+
+        def wait() -> None:
+            try:
+                run = self.get(task, runtime, slot, timing=timing)
+            except BaseException as exc:
+                done.finish(error=exc)
+            else:
+                done.table(run)
+                done.finish(run)
+
+        threading.Thread(target=wait, name="geak-reference-wait", daemon=True).start()
+        return done
+
+    def _table(self, task: Task, runtime: Runtime) -> dict[str, Any] | None:
+        """The case table an earlier judge recorded for this task's reference here, if it ran
+        on this judge's fixed seeds; read once per key and judge (``_tables``)."""
+        key = self.key(task, runtime)
+        with self._lock:
+            known = key in self._tables
+            table = self._tables.get(key)
+        if not known:
+            table = self.times.table(key)
+            with self._lock:
+                self._tables[key] = table
+        fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
+        return table if table is not None and table.get("fixed_seeds") == fixed else None
+
+    def has_table(self, task: Task, runtime: Runtime) -> bool:
+        return self._table(task, runtime) is not None
+
+    def recorded_table(self, task: Task, runtime: Runtime) -> ReferenceRun | None:
+        """A provisional run (the plan, no outputs) from the recorded case table (``_table``);
+        None without one."""
+        table = self._table(task, runtime)
+        if table is None:
+            return None
+        key = self.key(task, runtime)
+        seeds = self.seeds_for(task)
+        try:
+            run = run_from_table(table, seeds, self.options.heavy_case_mb * 2**20, self.times.own_s(key))
+        except (KeyError, TypeError, ValueError):
+            return None
+        run.timing_ready = runtime.mode != "gpu"  # its timed runs come with the reference's, if needed
+        return run
 
     def expected_cost(self, task: Task, runtime: Runtime) -> float:
         """Roughly how long the reference of ``task`` will take, for ordering only: its seconds
@@ -238,11 +370,16 @@ class ReferenceStore:
                 except JudgeError as exc:
                     with self._lock:
                         self._failed[key] = exc
+                        self._tables[key] = None
                     if earlier is None:
                         self.times.store(key, time.monotonic() - began, failed=True,
                                          timed_out_s=exc.timed_out_s if isinstance(exc, ReferenceFailed) else 0.0)
                     raise
-                self.times.store(key, run.own_s)
+                fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
+                table = case_table(run, fixed) if not run.flags and run.seeds == self.seeds_for(task) else None
+                self.times.store(key, run.own_s, table=table)
+                with self._lock:
+                    self._tables[key] = table
                 if phases is not None:
                     phases.update({f"reference.{k}": round(v, 3) for k, v in run.phases.items()})
                 with self._lock:
