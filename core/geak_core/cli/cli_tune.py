@@ -13,12 +13,17 @@ One record per candidate (``tune_record``), written to ``-o/--out`` (``.jsonl`` 
 ``.json`` list) atomically after each one, so that ``--resume`` skips the records a stopped
 run already wrote. Exit status: 0 when every candidate was judged, 1 when the judge failed on
 some (a judge error), 2 for bad input.
+
+Scripts that tune candidates themselves (``bench/tune_published.py``,
+``bench/tune_rocm_recovery.py``) build the tuner with ``build_tuner`` and tune with
+``tune_candidate``, as this command does.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -128,17 +133,36 @@ def summary_text(summary: dict[str, Any]) -> list[str]:
     ]
 
 
-def tune_one(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, judge: Any,
-             budget: TuneBudget) -> dict[str, Any]:
-    """Tune one judged candidate (if it can be) and return its record."""
+def build_tuner(name: str, options: Iterable[str], hardware: str | None) -> Any:
+    """The registered tuner ``name`` with its ``KEY=VALUE`` options (checked as ``[tuner]``
+    is), given the hardware profile ``hardware`` names (None or ``auto``: the visible
+    device's), whose limits bound its variants."""
+    from geak_core.engine.hardware import resolve_profile, visible_device
+    from geak_core.engine.plugins import get_plugin_manager
+
+    tuner = build_with_options("tuner", name, options, "--tuner-option")
+    tuner.set_hardware(resolve_profile(hardware or "auto", get_plugin_manager(), visible_device()))
+    return tuner
+
+
+def tune_candidate(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, judge: Any,
+                   budget: TuneBudget) -> tuple[dict[str, Any], TunedVariant | None]:
+    """Tune one judged candidate (if it can be): its record, and the variant kept (None when
+    none was faster, or the candidate could not be tuned)."""
     reason = untimed_reason(untuned)
     if reason is not None:
-        return tune_record(task, candidate, untuned, [], None, [reason], 0.0)
+        return tune_record(task, candidate, untuned, [], None, [reason], 0.0), None
     started = time.monotonic()
     result = tuner.tune(task, candidate, judge, budget)
     kept = kept_variant(result, untuned)
     return tune_record(task, candidate, untuned, result.variants, kept, list(result.notes),
-                       time.monotonic() - started)
+                       time.monotonic() - started), kept
+
+
+def tune_one(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, judge: Any,
+             budget: TuneBudget) -> dict[str, Any]:
+    """Tune one judged candidate (if it can be) and return its record."""
+    return tune_candidate(task, candidate, untuned, tuner, judge, budget)[0]
 
 
 @click.command("tune", cls=ConventionCommand)
@@ -170,9 +194,6 @@ def tune_command(paths: tuple[str, ...], suite_name: str, task_id: str | None, c
     it. On a CPU the judge checks correctness only, so nothing is tuned (each record says so)."""
     import json
 
-    from geak_core.engine.hardware import resolve_profile, visible_device
-    from geak_core.engine.plugins import get_plugin_manager
-
     with exit_on_bad_input():
         entries = read_entries(suite_name, paths, task_id, candidates_file)
         if not entries:
@@ -184,9 +205,7 @@ def tune_command(paths: tuple[str, ...], suite_name: str, task_id: str | None, c
             done = read_journal(out)
             kept = sum((e.task.id, e.candidate.id) in done for e in entries)
             click.echo(f"resuming {out}: {kept} records kept, {len(entries) - kept} to tune", err=True)
-        tuner = build_with_options("tuner", tuner_name, tuner_options, "--tuner-option")
-        tuner.set_hardware(resolve_profile(judge["hardware"] or "auto", get_plugin_manager(),
-                                           visible_device()))
+        tuner = build_tuner(tuner_name, tuner_options, judge["hardware"])
         evaluator = build_judge(**judge)
 
     echo = progress_echo(as_json)  # with --json, stdout carries the summary alone
