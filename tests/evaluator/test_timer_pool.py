@@ -130,3 +130,46 @@ def test_judge_jobs_is_evaluate_manys_scheduling_and_stops_starting_at_a_deadlin
     allowed = iter([True, True, False])  # two starts, then the deadline
     got = [result for _, result in judge_jobs(evaluate, jobs, 2, may_start=lambda: next(allowed, False))]
     assert sorted(got) == sorted(started) and len(started) == 2  # both in flight finished and came back
+
+
+def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini_tasks):
+    """``_prepare_timing``: the baseline's timer is started (warming up) before the reference's
+    timed runs, and the same timer is then taken for the candidate."""
+    from geak_core.api.tasks import Case
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+    from geak_evaluator_triton.reference_run import ReferenceRun
+    from judge_support import judge_options
+
+    events = []
+    ref = ReferenceRun(cases=[Case(name="n4096")], skipped=[], stage2_skipped=[], custom_compare=False,
+                       seeds=[0, 1], outputs={}, timing_ready=False)
+
+    class Timer:
+        def wait_ready(self, timeout):
+            events.append("wait_ready")
+            return ""
+
+        def release(self):
+            events.append("release")
+
+    timer = Timer()
+
+    def start(key, task, runtime, slot, run, use=False):
+        events.append(("timer", use))
+        return timer
+
+    def ensure_timing(task, runtime, slot, run, phases=None):
+        events.append("reference timed runs")
+        run.timing_ready = True
+
+    judge = TritonEvaluator(judge_options())
+    judge.timers = SimpleNamespace(start=start, close=lambda: None)
+    judge.references = SimpleNamespace(
+        ensure_timing=ensure_timing, key=lambda task, runtime: "k", clear=lambda: None,
+        times=SimpleNamespace(store_timing=lambda key, seconds: events.append("stored")))
+    try:
+        got, why = judge._prepare_timing(mini_tasks["rowsum"], SimpleNamespace(), SimpleNamespace(), ref)
+    finally:
+        judge.timers = SimpleNamespace(close=lambda: None)
+    assert (got, why) == (timer, "")
+    assert events == [("timer", False), "reference timed runs", ("timer", True), "wait_ready", "stored"], events

@@ -621,6 +621,11 @@ class TritonEvaluator(EvaluatorBase):
         and the baseline's timer, warm. (timer, "") or (None, why it cannot be timed). The
         seconds this took the first time are recorded with the reference's (``cost_s``)."""
         began, first = time.monotonic(), not ref.timing_ready
+        if first and ref.timed:
+            # The baseline's timer starts (a process, the task, its timed inputs drawn) beside
+            # the reference's timed runs rather than after them; the same timer is taken below
+            # unless those runs find a case they cannot time.
+            self._start_timer(task, runtime, slot, ref)
         try:
             self.references.ensure_timing(task, runtime, slot, ref, phases)
         except JudgeError as exc:
