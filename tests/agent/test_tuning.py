@@ -193,7 +193,7 @@ def test_a_tuning_stopped_half_way_resumes_judging_only_the_variants_without_a_v
     import geak_core.kit.sandbox
 
     stopped = threading.Event()
-    monkeypatch.setattr(geak_core.kit.sandbox, "stop_running_jobs", stopped.set)  # what Ctrl-C kills
+    monkeypatch.setattr(geak_core.kit.sandbox, "stop_running_jobs", lambda refuse_new=False: stopped.set())  # what Ctrl-C kills
 
     def interrupt_at_the_third_variant(candidate):
         if candidate.id.endswith("-tune3") and not stopped.is_set():

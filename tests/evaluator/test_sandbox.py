@@ -404,3 +404,21 @@ def test_stop_running_jobs_kills_every_running_child_group_at_once():
     time.sleep(0.2)
     assert not os.path.exists(f"/proc/{grandchild}") or open(f"/proc/{grandchild}/stat").read().split()[2] == "Z"
     assert stop_running_jobs() == 0  # nothing left running
+
+
+def test_after_a_stop_that_refuses_new_jobs_none_starts_until_jobs_are_accepted_again():
+    """Ctrl-C in a batch: a verdict in flight whose child was killed must not go on to start
+    its next child (a reference's timed runs, a timer) and hold the process up; a later batch
+    (``accept_new_jobs``) runs as before."""
+    from geak_core.kit.sandbox import STOPPED_NOTE, accept_new_jobs, stop_running_jobs
+
+    try:
+        stop_running_jobs(refuse_new=True)
+        began = time.monotonic()
+        refused = run("describe")
+        assert time.monotonic() - began < 1.0
+        assert not refused.completed and refused.channel_error == STOPPED_NOTE
+        assert STOPPED_NOTE in refused.describe_exit()
+    finally:
+        accept_new_jobs()
+    assert run("describe").completed

@@ -431,6 +431,9 @@ class Agent:
         return "; ".join(reasons) if reasons else None
 
     def run(self, progress: Progress) -> RunSummary:
+        from geak_core.kit.sandbox import accept_new_jobs
+
+        accept_new_jobs()  # a run after a Ctrl-C that was caught in this process: children start
         self.progress = progress
         tasks = self.tasks()
         lineages = self.recipe.agent.lineages
@@ -469,7 +472,7 @@ class Agent:
 
         self.interrupted.set()
         self.stop_event.set()
-        stop_running_jobs()
+        stop_running_jobs(refuse_new=True)
 
     def _collect(self, futures: dict[Any, tuple[Task, int]], states: dict[str, list[LineageState]],
                  remaining: dict[str, int], lineages: int, errors: list[BaseException]) -> None:

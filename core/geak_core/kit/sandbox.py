@@ -529,6 +529,10 @@ def run_sandboxed(
     """
     path = [os.path.abspath(p) for p in (sys_path if sys_path is not None else sys.path)
             if p and os.path.isdir(p)]
+    if _REFUSING.is_set():
+        if spare is not None:
+            spare.close()
+        return SandboxResult(returncode=None, channel_error=STOPPED_NOTE)
     if spare is None or not spare.alive():
         if spare is not None:
             spare.close()
@@ -540,6 +544,8 @@ def run_sandboxed(
     started = time.monotonic()
     with _RUNNING_LOCK:
         _RUNNING.add(proc.pid)
+        if _REFUSING.is_set():  # stopped while this one started: it ends with the others
+            _kill_group(proc.pid)
 
     result = SandboxResult(returncode=None, limits=spare.limits)
     out_buf, err_buf = _TailBuffer(output_limit), _TailBuffer(output_limit)
@@ -660,15 +666,29 @@ _RUNNING: set[int] = set()  # process groups of the jobs running now (run_sandbo
 _RUNNING_LOCK = threading.Lock()
 
 
-def stop_running_jobs() -> int:
+_REFUSING = threading.Event()  # stop_running_jobs(refuse_new=True) until accept_new_jobs()
+STOPPED_NOTE = "not started: the judge was stopped (Ctrl-C)"
+
+
+def stop_running_jobs(refuse_new: bool = False) -> int:
     """Kill the process group of every job running now (Ctrl-C: the judge's children run in
     groups of their own, which the terminal's SIGINT does not reach); each ``run_sandboxed``
-    then returns at once with a killed child. Returns how many were killed."""
+    then returns at once with a killed child. Returns how many were killed. ``refuse_new``:
+    also end every job started from now on at once (a verdict in flight would otherwise go
+    on to its next child: a reference's timed runs, a baseline's timer) until
+    ``accept_new_jobs``."""
     with _RUNNING_LOCK:
+        if refuse_new:
+            _REFUSING.set()
         groups = list(_RUNNING)
     for pid in groups:
         _kill_group(pid)
     return len(groups)
+
+
+def accept_new_jobs() -> None:
+    """Undo ``stop_running_jobs(refuse_new=True)``: jobs start again (a new batch)."""
+    _REFUSING.clear()
 
 
 def _kill_group(pid: int) -> None:

@@ -36,7 +36,12 @@ from geak_core.api.model import Candidate, EvalResult
 from geak_core.api.tasks import Task
 from geak_core.engine.hardware import resolve_profile
 from geak_core.kit.confinement import landlock_abi
-from geak_core.kit.sandbox import SandboxResult, namespaces_available, stop_running_jobs
+from geak_core.kit.sandbox import (
+    SandboxResult,
+    accept_new_jobs,
+    namespaces_available,
+    stop_running_jobs,
+)
 
 from geak_evaluator_triton.baseline_timer import TimerPool
 from geak_evaluator_triton.candidate_run import CandidateFrames, Gating, correctness_plan
@@ -112,6 +117,7 @@ def judge_jobs(evaluate: Any, jobs: Iterable[EvalJob], parallel: int, may_start:
     waiting = list(jobs)
     if not waiting:
         return
+    accept_new_jobs()  # a batch after a Ctrl-C that was caught: children start again
     with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="geak-judge") as pool:
         scheduler = _JobScheduler(pool, evaluate, waiting, max(1, parallel), may_start, ready)
         try:
@@ -120,7 +126,7 @@ def judge_jobs(evaluate: Any, jobs: Iterable[EvalJob], parallel: int, may_start:
             # Ctrl-C reaches this process, not the children (process groups of their own): kill
             # them, or leaving the pool would wait for every verdict in flight to reach its budget.
             scheduler.close()
-            stop_running_jobs()
+            stop_running_jobs(refuse_new=True)  # the verdicts in flight start no other child
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
