@@ -219,6 +219,7 @@ class CandidateFrames(FrameHandler):
     def __init__(self, task: Task, ref: ReferenceRun, plan: Plan, options: TritonEvaluatorOptions,
                  gating: Gating, timing_wanted: bool, run_child: Any, live: Any = None,
                  prepare_timing: Callable[[ReferenceRun], tuple[Any, str]] | None = None,
+                 timing_seed: Callable[[ReferenceRun], int | None] | None = None,
                  loop: dict[str, Any] | None = None) -> None:
         self.task = task
         self.ref = ref
@@ -241,6 +242,11 @@ class CandidateFrames(FrameHandler):
         self.timings: list[dict[str, Any]] = []  # one record per timed case (timing_session.run_session)
         # Makes the reference's timed outputs and the baseline's timer ready: (timer, why not).
         self.prepare_timing = prepare_timing
+        # The seed the reference's timed runs are (or will be) on, known before they are done:
+        # the child draws its timed inputs on it while the judge prepares the rest.
+        self.timing_seed = timing_seed
+        self._prepare_sent: int | None = None  # the seed of the 'prepare' already sent
+        self._timing_abandoned = False  # 'prepare' sent, then not timed after all
         self.loop = loop or {}
         self.timer: Any = None
         self._timer_held = False  # given a timer by prepare_timing, not yet released
@@ -395,21 +401,43 @@ class CandidateFrames(FrameHandler):
             return frame
         if self.prepare_timing is not None:
             began = time.monotonic()
+            planned = self.timing_seed(self.ref) if self.timing_seed is not None and self.ref.timed else None
+            if planned is not None:
+                # The seed first, with the device not held: the child draws its timed inputs on
+                # the host (Harness.prefetch) while the reference's timed runs and the
+                # baseline's timer are made ready, then says it is prepared.
+                self._prepare_sent = planned
+                self.replier.send({"prepare": {"seed": planned}})
             with self.replier.judge_waiting():  # the reference's timed runs, the baseline's timer
                 self.timer, self.untimed = self.prepare_timing(self.ref)
                 self._timer_held = self.timer is not None
             self.phases["timing_wait"] = time.monotonic() - began
         if self.untimed or self.timer is None or self.ref.timing_seed is None or not self.ref.timed:
             self.untimed = self.untimed or "the reference could not be timed"
-            self.replier.send(ABORT)
+            self._abandon_timing()
             return frame
+        if self._prepare_sent is not None:
+            if self._prepare_sent != self.ref.timing_seed:  # cannot happen: the store's own seed
+                self.untimed = "the reference was timed on another seed than the one prepared"
+                self._abandon_timing()
+            return frame  # on_prepared goes on
         # The seed first, with the device not held: the child draws its inputs on the host
         # (Harness.prefetch), then says it is prepared.
         self.replier.send({"prepare": {"seed": self.ref.timing_seed}})
         return frame
 
+    def _abandon_timing(self) -> None:
+        """No timing after all: the child is told to stop (after its 'prepared', if it was
+        sent a 'prepare'), and the baseline's timer given back."""
+        assert self.replier is not None
+        self._timing_abandoned = True
+        self._release_timer()
+        self.replier.send(ABORT)
+
     def on_prepared(self, frame: dict[str, Any]) -> Any:
         assert self.replier is not None
+        if self._timing_abandoned:  # it was told to stop meanwhile (the ABORT answers this frame)
+            return frame
         self.phases["prepare"] = float(frame.get("prepare_s") or 0.0)
         self.gating.hold_exclusive(self.replier)
         self.timing_granted = True

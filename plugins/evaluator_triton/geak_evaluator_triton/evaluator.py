@@ -607,7 +607,8 @@ class TritonEvaluator(EvaluatorBase):
         frames = CandidateFrames(task, ref, plan, self.options, Gating(slot, shared_runs=sharing),
                                  timing_wanted=bool(timed), run_child=self.children.for_task(task, slot),
                                  live=live, loop=loop_options(self.options, profile),
-                                 prepare_timing=lambda final: self._prepare_timing(task, runtime, slot, final, phases))
+                                 prepare_timing=lambda final: self._prepare_timing(task, runtime, slot, final, phases),
+                                 timing_seed=self.references.planned_timing_seed)
         args: dict[str, Any] = {"task": task_payload(task), "code": candidate.code, "case_set": runtime.case_set}
         if timed:
             args["timing"] = timing_request(ref, self.options, profile)

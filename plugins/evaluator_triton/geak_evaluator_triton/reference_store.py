@@ -398,11 +398,17 @@ class ReferenceStore:
             if not run.timing_ready:
                 self._add_timing(task, runtime, slot, run, phases)
 
+    def planned_timing_seed(self, run: ReferenceRun) -> int:
+        """The seed ``run``'s timed runs are on, or will be on once ``ensure_timing`` adds them."""
+        if run.timing_ready and run.timing_seed is not None:
+            return run.timing_seed
+        return run.seeds[0] if "reference_seed_fallback" in run.flags else self.timing_seed
+
     def _add_timing(self, task: Task, runtime: Runtime, slot: Slot, run: ReferenceRun,
                     phases: dict[str, float] | None) -> None:
         began = time.monotonic()
         # a reference judged on the protocol's seed alone is timed on it too (see _compute)
-        seed = run.seeds[0] if "reference_seed_fallback" in run.flags else self.timing_seed
+        seed = self.planned_timing_seed(run)
         # Its budget scales from the reference's own first run, as a candidate's does.
         budget, _ = candidate_budget(run, self.options.reference_timeout_s, self.options.budget_scale,
                                      self.options.budget_floor_s)
