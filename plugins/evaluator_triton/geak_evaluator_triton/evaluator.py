@@ -83,6 +83,17 @@ def cast_like(oracle: Any, outputs: Any) -> Any:
     return oracle
 
 
+class _ReferenceFailedBeside(Exception):
+    """The reference failed while a candidate's child ran beside it (``ran``: its frames and
+    how it ended, or None if none ran). The reference's error is the one kept for the task
+    and raised for later verdicts: it is wrapped here, never changed."""
+
+    def __init__(self, error: ReferenceFailed, ran: tuple[CandidateFrames, SandboxResult] | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.ran = ran
+
+
 def next_job(waiting: list[EvalJob], finished: set[str], running: dict[str, int],
              ready: Callable[[EvalJob], bool] | None = None, look_ahead: int = 0) -> int:
     """The index in ``waiting`` of the job to start next: the first whose task has a finished
@@ -679,11 +690,14 @@ class TritonEvaluator(EvaluatorBase):
         or None in its place when no child ran or the finished reference changed the plan
         (a reference redone on the protocol's seed alone, a timed case the reference could
         not time): the candidate is then judged again as if the reference had come first.
-        A reference that fails makes a judge error, whatever the candidate did meanwhile.
+        A reference that fails makes a judge error, unless the candidate failed on its own
+        meanwhile without needing any output the reference did not give
+        (``_ReferenceFailedBeside``: ``_judge`` decides it).
         """
         began = time.monotonic()
         provisional = pending.wait_table()
         early = None
+        ran = None
         own = 0.0  # the child's own time, its waits for the reference excluded
         if provisional is not None and provisional.runnable:
             gpu = runtime.mode == "gpu"
@@ -698,6 +712,7 @@ class TritonEvaluator(EvaluatorBase):
             frames, sandbox = self.run_candidate(task, candidate, runtime, slot, provisional, profile,
                                                  live=pending, phases=result.phases)
             own = time.monotonic() - started - frames.reference_wait_s
+            ran = (frames, sandbox)
             try:
                 frames.reference_finished()  # nothing left to wait for if the child did
             except JudgeError:
@@ -706,13 +721,44 @@ class TritonEvaluator(EvaluatorBase):
                 early = (frames, sandbox, own)
             else:
                 frames.comparisons.close()  # its runs are judged again on the final plan
-        ref = pending.wait_done()
+        try:
+            ref = pending.wait_done()
+        except ReferenceFailed as exc:
+            result.phases.update(pending.phases)
+            raise _ReferenceFailedBeside(exc, ran) from exc
         result.phases.update(pending.phases)
         result.phases["reference"] = round(time.monotonic() - began - own, 3)
         result.phases["reference.wall"] = round(pending.wall_s, 3)
         if early is None and provisional is not None and provisional.runnable:
             result.phases["reference.replanned"] = round(own, 3)
         return ref, early
+
+    def _failed_on_its_own(self, failed: _ReferenceFailedBeside, runtime: Runtime, result: EvalResult) -> bool:
+        """The task's reference failed while this candidate ran beside it: the verdict is the
+        candidate's own when it failed anyway (at import, by the contract or a guard, raising
+        or crashing in a run, or unlike an output the reference did give) without being
+        stopped for an output the reference did not give; flagged
+        ``decided_without_reference``. False: a judge error, as before (``failed.error``)."""
+        if failed.ran is None:
+            return False
+        frames, sandbox = failed.ran
+        try:
+            verdict = frames.finish(sandbox)
+        except JudgeError:
+            return False  # stopped for the reference's sake: nothing is known of it
+        first = verdict.first
+        if first is None:
+            return False
+        result.call_ok = verdict.ran
+        result.correct = False
+        result.failed_stage = first.stage
+        why = str(failed.error).splitlines()[0] if str(failed.error) else type(failed.error).__name__
+        result.reason = f"{verdict.reason()} (the task's reference failed here too: {why})"
+        result.error = trim_traceback(first.error)
+        result.mismatches = first.mismatches
+        result.flags.extend(f for f in [*verdict.flags, "decided_without_reference"] if f not in result.flags)
+        self._no_performance(result, runtime, "only correct candidates are timed")
+        return True
 
     def _no_performance(self, result: EvalResult, runtime: Runtime, why: str) -> None:
         result.performance_measured = False
@@ -736,7 +782,12 @@ class TritonEvaluator(EvaluatorBase):
                    if self._overlaps(runtime) else None)
         early: tuple[CandidateFrames, SandboxResult, float] | None = None
         if pending is not None:
-            ref, early = self._overlapped(task, candidate, runtime, slot, result, pending)
+            try:
+                ref, early = self._overlapped(task, candidate, runtime, slot, result, pending)
+            except _ReferenceFailedBeside as failed:
+                if self._failed_on_its_own(failed, runtime, result):
+                    return
+                raise failed.error from None
         else:
             ref = self.references.get(task, runtime, slot, phases=result.phases, timing=up_front)
             result.phases["reference"] = round(time.monotonic() - mark, 3)

@@ -232,20 +232,29 @@ class ReferenceTimes:
         table = data.get("table")
         return table if isinstance(table, dict) and not data.get("failed") else None
 
+    def failed_table(self, key: str) -> dict[str, Any] | None:
+        """The case table a failed reference run sent before it failed, if it sent one: a
+        later judge runs the task's candidates on it and decides those that fail on their own
+        (``ReferenceStore._keep_failed_table``)."""
+        data = self._read(key)
+        table = data.get("failed_table")
+        return table if isinstance(table, dict) and data.get("failed") else None
+
     def store(self, key: str, own_s: float, failed: bool = False, timed_out_s: float = 0.0,
               table: dict[str, Any] | None = None) -> None:
         """Remember a run: ``own_s`` its own seconds; ``failed``: it ended in a judge error
         (then ``own_s`` is how long it ran: ordered first next time, its budget the flat one);
         ``timed_out_s``: it was killed at this budget (a later judge with no larger budget
         gives its candidates that judge error instead of running it again); ``table``: its
-        case table (``case_table``), for a run that finished on every seed without a flag."""
+        case table (``case_table``): for a run that finished on every seed without a flag, or
+        (``failed``) what a failed run sent before it failed."""
         if own_s <= 0:
             return
         record: dict[str, Any] = {"own_s": round(own_s, 3), "failed": failed, "at": time.time()}
         if timed_out_s > 0:
             record["timed_out_s"] = round(timed_out_s, 1)
-        if table is not None and not failed:
-            record["table"] = table
+        if table is not None:
+            record["failed_table" if failed else "table"] = table
         earlier = self._read(key).get("timing_s")
         if not failed and earlier:
             record["timing_s"] = earlier  # the timing preparation is not redone with every reference

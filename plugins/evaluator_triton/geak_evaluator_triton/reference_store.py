@@ -10,6 +10,7 @@ candidates of one task wait for one reference run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -200,6 +201,8 @@ class ReferenceStore:
         self._keys: dict[int, tuple[Task, Runtime, tuple[int, int, int] | None, str]] = {}
         # Case tables recorded by earlier judges (ReferenceTimes.table), read once per key.
         self._tables: dict[str, dict[str, Any] | None] = {}
+        # The case tables of references that failed here (_keep_failed_table).
+        self._failed_tables: dict[str, ReferenceRun | None] = {}
 
     def seeds_for(self, task: Task) -> list[int]:
         fixed = list(self.options.seeds) if self.options.seeds else list(task.seeds)
@@ -244,7 +247,12 @@ class ReferenceStore:
                 return shared  # being computed (prefetched, or for another verdict): share it
             failed = self._failed.get(key)
             if failed is not None:
+                # Its case table, where the failed run sent one: the candidate runs on it
+                # (with no outputs to compare) and is decided if it fails on its own.
                 done = PendingReference()
+                table = self._failed_tables.get(key)
+                if table is not None:
+                    done.table(dataclasses.replace(table, outputs={}, noise={}, oracle={}))
                 done.finish(error=failed)
                 return done
             kept = key in self._runs
@@ -290,6 +298,21 @@ class ReferenceStore:
 
         threading.Thread(target=wait, name="geak-reference-wait", daemon=True).start()
         return done
+
+    def _keep_failed_table(self, task: Task, runtime: Runtime, key: str, run: ReferenceRun | None) -> None:
+        """The case table of a reference that failed: what its run sent (``run``), else what
+        an earlier judge's failed run recorded (``ReferenceTimes.failed_table``), if on this
+        judge's fixed seeds."""
+        if run is None:
+            table = self.times.failed_table(key)
+            fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
+            if table is not None and table.get("fixed_seeds") == fixed:
+                try:
+                    run = run_from_table(table, self.seeds_for(task), self.options.heavy_case_mb * 2**20, 0.0)
+                except (KeyError, TypeError, ValueError):
+                    run = None
+        with self._lock:
+            self._failed_tables[key] = run
 
     def _table(self, task: Task, runtime: Runtime) -> dict[str, Any] | None:
         """The case table an earlier judge recorded for this task's reference here, if it ran
@@ -362,18 +385,24 @@ class ReferenceStore:
                     earlier = None  # more time now: try again
                 try:
                     if earlier is not None:
+                        self._keep_failed_table(task, runtime, key, None)
                         raise ReferenceFailed(
                             f"the reference of {task.key} did not finish in {earlier['budget_s']:.0f} s when a "
                             f"judge ran it on {earlier['when']}, and is not run again with no more time: raise "
                             f"reference_timeout_s, or remove {self.times.path(key)}, to try again")
                     run = self._compute(task, runtime, slot, key, budget, timing, live)
                 except JudgeError as exc:
+                    table_run = live.provisional if live is not None and not live.redone else None
+                    if earlier is None:
+                        self._keep_failed_table(task, runtime, key, table_run)
                     with self._lock:
                         self._failed[key] = exc
                         self._tables[key] = None
                     if earlier is None:
+                        fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
                         self.times.store(key, time.monotonic() - began, failed=True,
-                                         timed_out_s=exc.timed_out_s if isinstance(exc, ReferenceFailed) else 0.0)
+                                         timed_out_s=exc.timed_out_s if isinstance(exc, ReferenceFailed) else 0.0,
+                                         table=case_table(table_run, fixed) if table_run is not None else None)
                     raise
                 fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
                 table = case_table(run, fixed) if not run.flags and run.seeds == self.seeds_for(task) else None
@@ -438,6 +467,7 @@ class ReferenceStore:
         with self._lock:
             self._runs.clear()
             self._failed.clear()
+            self._failed_tables.clear()
 
     def _evict(self) -> None:
         limit = self.options.reference_cache_mb * 1024 * 1024
