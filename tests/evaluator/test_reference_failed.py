@@ -54,3 +54,34 @@ def test_a_failed_runs_case_table_is_recorded_for_later_judges(tmp_path):
     assert times.timed_out("k")["budget_s"] == 300.0
     times.store("k", 3.0, table=table)  # finished this time: a table to plan on, no failed one
     assert times.table("k") == table and times.failed_table("k") is None
+
+
+def test_a_reference_not_run_again_after_running_out_of_time_still_lets_candidates_be_decided(
+        mini_tasks, tmp_path):
+    """A later judge refuses to run a reference that ran out of its budget before (no more
+    time now); its recorded case table still plans the candidate, which is decided if it
+    fails on its own."""
+    from geak_core.api.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    task = mini_tasks["add"]
+    options = judge_options(overlap_reference="on", workers=1, triton_cache_dir=str(tmp_path / "cache"))
+    first = TritonEvaluator(options)
+    try:  # a run that finishes records the task's case table; it is made a timed-out one here
+        first.evaluate(task, Candidate(id="import", task_id="add", code=ADD_IMPORT_FAILS))
+        key = first.references.key(task, first.runtime())
+        times = first.references.times
+        table = times.table(key)
+        assert table is not None
+        times.store(key, 40.0, failed=True, timed_out_s=options.reference_timeout_s, table=table)
+    finally:
+        first.close()
+    later = TritonEvaluator(options)
+    try:
+        raises = later.evaluate(task, Candidate(id="raises", task_id="add", code=ADD_RAISES))
+        honest = later.evaluate(task, Candidate(id="honest", task_id="add", code=Path(task.reference).read_text()))
+    finally:
+        later.close()
+    assert raises.failed_stage == "run" and "decided_without_reference" in raises.flags, raises.reason
+    assert "is not run again with no more time" in raises.reason
+    assert "judge_error" in honest.flags and "reference_failed" in honest.flags, honest.reason

@@ -299,7 +299,8 @@ class ReferenceStore:
         threading.Thread(target=wait, name="geak-reference-wait", daemon=True).start()
         return done
 
-    def _keep_failed_table(self, task: Task, runtime: Runtime, key: str, run: ReferenceRun | None) -> None:
+    def _keep_failed_table(self, task: Task, runtime: Runtime, key: str,
+                           run: ReferenceRun | None) -> ReferenceRun | None:
         """The case table of a reference that failed: what its run sent (``run``), else what
         an earlier judge's failed run recorded (``ReferenceTimes.failed_table``), if on this
         judge's fixed seeds."""
@@ -313,6 +314,7 @@ class ReferenceStore:
                     run = None
         with self._lock:
             self._failed_tables[key] = run
+        return run
 
     def _table(self, task: Task, runtime: Runtime) -> dict[str, Any] | None:
         """The case table an earlier judge recorded for this task's reference here, if it ran
@@ -385,7 +387,9 @@ class ReferenceStore:
                     earlier = None  # more time now: try again
                 try:
                     if earlier is not None:
-                        self._keep_failed_table(task, runtime, key, None)
+                        kept_table = self._keep_failed_table(task, runtime, key, None)
+                        if live is not None and kept_table is not None:  # its candidate runs on it
+                            live.table(dataclasses.replace(kept_table, outputs={}, noise={}, oracle={}))
                         raise ReferenceFailed(
                             f"the reference of {task.key} did not finish in {earlier['budget_s']:.0f} s when a "
                             f"judge ran it on {earlier['when']}, and is not run again with no more time: raise "
