@@ -34,8 +34,12 @@ def test_candidates_that_fail_on_their_own_are_decided_beside_a_failing_referenc
     finally:
         judge.close()
     assert first.failed_stage == "import" and not first.correct and not first.call_ok, first.reason
-    assert "judge_error" not in first.flags and "decided_without_reference" in first.flags
-    assert "the task's reference failed here too" in first.reason
+    assert "judge_error" not in first.flags
+    # Decided when the reference's failure came, or before it (failed_alone): either way its own.
+    if "decided_without_reference" in first.flags:
+        assert "the task's reference failed here too" in first.reason
+    else:
+        assert "reference.unfinished" in first.phases, first.phases
     assert later.failed_stage == "run" and "judge_error" not in later.flags, later.reason
     assert "decided_without_reference" in later.flags
     # It needs the reference's outputs to be judged: no verdict, as before.
@@ -85,3 +89,29 @@ def test_a_reference_not_run_again_after_running_out_of_time_still_lets_candidat
     assert raises.failed_stage == "run" and "decided_without_reference" in raises.flags, raises.reason
     assert "is not run again with no more time" in raises.reason
     assert "judge_error" in honest.flags and "reference_failed" in honest.flags, honest.reason
+
+
+def test_a_candidate_that_fails_on_its_own_is_not_held_by_a_slow_reference(mini_tasks, tmp_path):
+    """Its first run fails (or its import) while the reference still runs: the verdict comes
+    at once, and the reference goes on for the task's later candidates."""
+    import time
+
+    from geak_core.api.model import Candidate
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    slow = tmp_path / "add_reference.py"
+    slow.write_text("import time\ntime.sleep(30)\n" + Path(mini_tasks["add"].reference).read_text())
+    task = dataclasses.replace(mini_tasks["add"], reference=str(slow))
+    judge = TritonEvaluator(judge_options(overlap_reference="on", workers=1,
+                                          triton_cache_dir=str(tmp_path / "cache")))
+    try:
+        began = time.monotonic()
+        result = judge.evaluate(task, Candidate(id="raises", task_id="add", code=ADD_RAISES))
+        took = time.monotonic() - began
+        honest = judge.evaluate(task, Candidate(id="honest", task_id="add",
+                                                code=Path(mini_tasks["add"].reference).read_text()))
+    finally:
+        judge.close()
+    assert result.failed_stage == "run" and "judge_error" not in result.flags, result.reason
+    assert "reference.unfinished" in result.phases and took < 25, (took, result.phases)
+    assert honest.correct, honest.reason  # the same reference, finished for it

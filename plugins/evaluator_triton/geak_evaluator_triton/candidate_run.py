@@ -230,6 +230,7 @@ class CandidateFrames(FrameHandler):
         self.reference_wait_s = 0.0  # time this child was kept waiting for the reference
         self._reference_lock = threading.Lock()
         self.plan_broken = ""  # why the finished reference's plan is not the one this child ran
+        self.decided_alone = False  # failed before needing the reference (failed_alone)
         self.plan = plan
         self.options = options
         self.gating = gating
@@ -548,6 +549,24 @@ class CandidateFrames(FrameHandler):
                 self.ref = final
             self.live = None
             self._apply_budget(final)
+
+    def failed_alone(self, sandbox: SandboxResult) -> bool:
+        """Beside a reference still running: the child failed (at import, by the contract or a
+        guard, raising, crashing or running out of time) before any run of it produced
+        outputs to compare, in its first run at the latest, which is on the task's own first
+        seed: its verdict is what it is whatever the reference gives (a reference redone on
+        that seed alone keeps it). The verdict is then settled here (``finish``)."""
+        if self.judge_error is not None or self.comparisons.error is not None or self.runs:
+            return False
+        current = self.current
+        if current is not None and current.get("seed") != self.ref.seeds[0]:
+            return False
+        try:
+            verdict = self.finish(sandbox)
+        except JudgeError:
+            return False
+        self.decided_alone = bool(verdict.failures)
+        return self.decided_alone
 
     def _apply_budget(self, ref: ReferenceRun | None = None) -> None:
         """The child's timeout becomes its budget (reference_run.candidate_budget), once the

@@ -713,6 +713,12 @@ class TritonEvaluator(EvaluatorBase):
                                                  live=pending, phases=result.phases)
             own = time.monotonic() - started - frames.reference_wait_s
             ran = (frames, sandbox)
+            if not pending.done and frames.failed_alone(sandbox):
+                # Decided without the reference, which goes on for the task's later candidates
+                # (a reference that compiles or autotunes for minutes no longer holds a verdict).
+                result.phases["reference"] = round(time.monotonic() - began - own, 3)
+                result.phases["reference.unfinished"] = round(time.monotonic() - began, 3)
+                return provisional, (frames, sandbox, own)
             try:
                 frames.reference_finished()  # nothing left to wait for if the child did
             except JudgeError:
@@ -804,7 +810,8 @@ class TritonEvaluator(EvaluatorBase):
             return
         timed = ref.timed if gpu else []
         profile = self.resolve_hardware() if timed else None
-        if timed and ref.timing_ready:  # its warm-up overlaps the candidate's checks
+        failed_alone = early is not None and early[0].decided_alone
+        if timed and ref.timing_ready and not failed_alone:  # its warm-up overlaps the candidate's checks
             self._start_timer(task, runtime, slot, ref)
         # An early child's own time counts as candidate time (its waits for the reference not).
         mark = time.monotonic() - (early[2] if early else 0.0)
