@@ -111,9 +111,9 @@ class Limits:
     def from_profile(cls, profile: HardwareProfile) -> Limits:
         """The limits of ``profile``'s device. The profile gives the warp size, the shared
         memory, the units, the bandwidth and the fp16 peak (else fp32's, else an H100's); the
-        ISA's ceilings it does not carry are the vendor's: 1024 threads a program; 255 registers a thread on NVIDIA, 512 VGPRs
-        and AGPRs together on CDNA; 2048 threads, 64K (NVIDIA) or 128K (CDNA) registers and
-        32 programs a unit."""
+        ISA's ceilings it does not carry are the vendor's: 1024 threads a program; 255
+        registers a thread on NVIDIA, 512 VGPRs and AGPRs together on CDNA; 2048 threads, 64K
+        (NVIDIA) or 128K (CDNA) registers and 32 programs a unit."""
         hip = profile.vendor == "amd"
         return cls(warp_size=profile.warp_size, shared_memory_bytes=profile.shared_memory_kib * 1024,
                    max_threads=1024, max_registers_per_thread=512 if hip else 255, hip=hip,
