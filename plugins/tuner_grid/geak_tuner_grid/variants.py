@@ -30,10 +30,11 @@ shared memory and Triton's element limit allow; warps from 1 to ``max_threads``;
    neighbour left gives way to the next best (best-first); with none left anywhere, the
    coarse order goes on.
 
-Several groups (several kernels, or several configs of one autotune list) are varied
-together: the i-th coarse variant gives each group its i-th pick (the configs of one
-autotune list take successive picks, so that its autotuner still chooses among different
-ones). Each variant's source is the candidate's with only the knobs' literals rewritten.
+Several groups are varied together. Launches score as the product of their scores, and the
+i-th coarse variant gives each its i-th pick. The configs of one autotune list score as
+the best of them (its autotuner runs the fastest), and the i-th coarse variant gives its C
+configs the picks i*C to i*C + C - 1: each variant offers the autotuner C different
+regions. Each variant's source is the candidate's with only the knobs' literals rewritten.
 """
 
 from __future__ import annotations
@@ -141,7 +142,9 @@ class _Group:
     kernel: KernelFacts
     knobs: list[Knob]
     varied: list[int]
-    offset: int = 0  # which coarse pick it starts from (configs of one autotune list differ)
+    config: int = 0  # its place in its kernel's autotune list (0 for a launch)
+    configs: int = 1  # the configs of that list (1 for a launch): the i-th coarse variant
+    # gives config c the pick i * configs + c
     picks: list[tuple[int, ...]] = field(default_factory=list)  # coarse picks: values of ``varied``
     legal: int = 0  # configurations of it the model kept
 
@@ -180,7 +183,6 @@ class Search:
         self.pruned: dict[str, int] = {}
         self._memo: dict[tuple[int, tuple[int, ...]], Assessment] = {}
         self._neighbours: dict[Point, list[Point]] = {}
-        autotuned: dict[str, int] = {}
         for kernel_name, members in _groups(found):
             kernel = facts.get(kernel_name, KernelFacts(kernel_name))
             group = _Group(kernel, members, [])
@@ -189,10 +191,14 @@ class Search:
                     group.varied.append(len(self.knobs))
                     self.knobs.append(knob)
                     self.domains.append(domain(knob, limits, kernel, dtype_bytes))
-            if members[0].config is not None:
-                group.offset = autotuned.get(kernel_name, 0)
-                autotuned[kernel_name] = group.offset + 1
             self.groups.append(group)
+        lists: dict[str, list[_Group]] = {}
+        for group in self.groups:
+            if group.knobs[0].config is not None:
+                lists.setdefault(group.kernel.name, []).append(group)
+        for configs in lists.values():
+            for place, group in enumerate(configs):
+                group.config, group.configs = place, len(configs)
         self.own: Point = tuple(k.value for k in self.knobs)
         self._index = [{v: i for i, v in enumerate(d)} for d in self.domains]
         for number, group in enumerate(self.groups):
@@ -232,17 +238,20 @@ class Search:
 
     def assessment(self, point: Point) -> Assessment:
         """The model's word on a whole point: the first group's reason if one is illegal, else
-        the product of the groups' scores and the most shared memory one needs."""
-        score, shared = 1.0, 0
+        the product of the launches' scores (an autotune list's the best of its configs', the
+        one its autotuner would run) and the most shared memory one needs."""
+        scores: dict[object, float] = {}
+        shared = 0
         for number, group in enumerate(self.groups):
             if not group.varied:
                 continue  # as the candidate has it, whatever the model thinks
             found = self._assess(number, self._group_values(number, point))
             if found.reason is not None:
                 return found
-            score *= found.score
+            launch = group.kernel.name if group.knobs[0].config is not None else number
+            scores[launch] = max(scores.get(launch, 0.0), found.score)
             shared = max(shared, found.shared_memory_bytes)
-        return Assessment(None, score, shared)
+        return Assessment(None, math.prod(scores.values()), shared)
 
     def steps(self, a: Point, b: Point) -> int:
         """Ladder steps between two points, summed over the varied knobs."""
@@ -270,8 +279,9 @@ class Search:
         return ladders
 
     def _coarse_picks(self, number: int, group: _Group) -> list[tuple[int, ...]]:
-        """The group's legal configurations: the ``COARSE_MAX`` best spaced apart (see the
-        module's text), then the rest, best first."""
+        """The group's legal configurations: the ``COARSE_MAX`` best spaced apart (as many
+        for each config of its autotune list; see the module's text), then the rest, best
+        first."""
         ranked = []
         own = tuple(self.knobs[p].value for p in group.varied)
         for values in itertools.product(*self._enumerated(group)):
@@ -295,7 +305,8 @@ class Search:
 
         spaced: list[tuple[int, ...]] = []
         for _, _, values in ranked:
-            if len(spaced) < COARSE_MAX and all(apart(values, kept) >= spacing for kept in spaced):
+            if len(spaced) < COARSE_MAX * group.configs and all(apart(values, kept) >= spacing
+                                                                 for kept in spaced):
                 spaced.append(values)
         chosen = set(spaced)
         return spaced + [values for _, _, values in ranked if values not in chosen]
@@ -303,10 +314,10 @@ class Search:
     def _coarse_points(self) -> list[Point]:
         varied = [g for g in self.groups if g.picks]
         points: list[Point] = []
-        for i in range(max((len(g.picks) for g in varied), default=0)):
+        for i in range(max((-(-len(g.picks) // g.configs) for g in varied), default=0)):
             point = list(self.own)
             for group in varied:
-                values = group.picks[(i + group.offset) % len(group.picks)]
+                values = group.picks[(i * group.configs + group.config) % len(group.picks)]
                 for position, value in zip(group.varied, values, strict=True):
                     point[position] = value
             if tuple(point) != self.own:

@@ -13,7 +13,7 @@ from geak_hw_nvidia_hopper.profiles import PROFILES as HOPPER
 from geak_hw_rocm_mi300.profiles import PROFILES as MI300
 from geak_tuner_grid.diff import variant_diff
 from geak_tuner_grid.knobs import find_knobs
-from geak_tuner_grid.model import kernel_facts
+from geak_tuner_grid.model import assess, kernel_facts
 from geak_tuner_grid.variants import COARSE_MAX, Limits, Search, domain, generate_variants, rewrite
 from tuner_sources import ADD_KERNEL, DETUNED_ADD, DETUNED_MATMUL, MATMUL, ROW_SUM
 
@@ -153,6 +153,37 @@ def test_coarse_variants_are_different_tiles_and_refinements_neighbours_of_the_m
     for number, variant in enumerate(refined):  # each a neighbour of a better variant before it
         assert any(variant.point in search.neighbours(earlier.point) and earlier.score >= variant.score
                    for earlier in plan[:COARSE_MAX + number])
+
+
+AUTOTUNED = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 16}, num_warps=1),
+                              triton.Config({"BLOCK_SIZE": 32}, num_warps=1)], key=["n"])
+    @triton.jit
+    def scale_kernel(x_ptr, n, BLOCK_SIZE: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+''')
+
+
+def test_the_configs_of_an_autotune_list_take_different_coarse_picks_and_score_as_the_best():
+    """The autotuner runs the fastest config: each coarse variant offers it two different
+    tiles, and the next variant two more."""
+    search = Search(AUTOTUNED, H100)
+    facts = kernel_facts(AUTOTUNED)["scale_kernel"]
+    coarse = search.plan(4)[:2]
+    configs = []
+    for variant in coarse:
+        values = [{k.name: v for k, v in zip(search.knobs, variant.point, strict=True) if k.config == c}
+                  for c in (0, 1)]
+        configs.append(values)
+        scores = [assess(v, {"BLOCK_SIZE"}, facts, H100, 2).score for v in values]
+        assert variant.score == max(scores)
+    blocks = [{c["BLOCK_SIZE"] for c in pair} for pair in configs]
+    assert [len(pair) for pair in blocks] == [2, 2] and not blocks[0] & blocks[1]
 
 
 def test_the_budget_bounds_the_plan_and_the_rest_is_counted():
