@@ -19,8 +19,9 @@ Per task of the ``rocm`` suite (``--tasks``; the default is ``DEFAULT_TASKS`` be
    ``num_warps=1, num_stages=1``. That config is where the grid tuner finds its knobs.
 2. **Judge** the detuned candidate (it must be correct; its speedup is the starting speed).
 3. **Tune** it as ``geak-core tune --seconds 120`` does (``cli_tune.tune_candidate`` with the
-   grid tuner and the same judge): ``--passes`` > 1 tunes the kept variant again while the
-   task's seconds and variants last (a hill climb; one pass is ``geak-core tune``).
+   grid tuner and the same judge; it searches each knob's whole range, coarse to fine):
+   ``--passes`` > 1 tunes the kept variant again while the task's seconds and variants last
+   (a restart from it; one pass is ``geak-core tune``).
 4. **Recovered** = the judge's speedup of the last kept variant (else of the detuned
    candidate) against the reference (the judge's default aggregate, the mean of per-shape
    ratios): 1.0 is the reference's speed.

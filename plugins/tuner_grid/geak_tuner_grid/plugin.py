@@ -13,6 +13,6 @@ def geak_register_tuners(register):  # type: ignore[no-untyped-def]
         "grid",
         GridTuner,
         options=GridTunerOptions,
-        description="the launch configurations nearest a candidate's own that fit the device, "
-                    "judged, the fastest correct kept",
+        description="launch configurations over the range the device allows, coarse to fine as a "
+                    "cheap model ranks them, judged, the fastest correct kept",
     )

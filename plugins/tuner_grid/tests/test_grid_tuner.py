@@ -1,8 +1,9 @@
-"""The grid tuner: variants as candidates of their own, judged by the judge it is given within
-the budget, the fastest correct kept."""
+"""The grid tuner: variants as candidates of their own, judged coarse to fine by the judge it is
+given within the budget, refined around the fastest, the fastest correct kept."""
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 
@@ -10,8 +11,10 @@ from geak_core.api.components import EvaluatorBase, TuneBudget
 from geak_core.api.model import Candidate, EvalResult
 from geak_core.engine.plugins import PluginManager
 from geak_hw_rocm_mi300.profiles import PROFILES as MI300
+from geak_tuner_grid.knobs import find_knobs
 from geak_tuner_grid.tuner import GridTuner, GridTunerOptions
-from tuner_sources import ADD_KERNEL
+from geak_tuner_grid.variants import COARSE_MAX, Limits, Search, generate_variants
+from tuner_sources import ADD_KERNEL, DETUNED_ADD
 
 ADD = ADD_KERNEL + textwrap.dedent('''\
 
@@ -47,37 +50,94 @@ class BlockJudge(EvaluatorBase):
         return None
 
 
-def test_without_a_judge_the_ranked_variants_are_returned_as_candidates_of_the_parent():
+def test_without_a_judge_the_search_plan_is_returned_as_candidates_of_the_parent():
     result = GridTuner().tune(None, PARENT, None, TuneBudget(candidates=3))
-    # 32 and 64 leave threads of the default 4 warps (128) idle: pruned
+    # two coarse picks, the model's best blocks for the default 4 warps, then the best's neighbour
     assert [v.changes for v in result.variants] == [
-        "add_kernel.BLOCK_SIZE 256->128", "add_kernel.BLOCK_SIZE 256->512",
-        "add_kernel.BLOCK_SIZE 256->1024"]
+        "add_kernel.BLOCK_SIZE 256->2048", "add_kernel.BLOCK_SIZE 256->1024",
+        "add_kernel.BLOCK_SIZE 256->4096"]
+    assert [v.changes for v in result.variants] == [
+        v.describe() for v in generate_variants(ADD, Limits(), budget=3).variants]
     first = result.variants[0]
     assert first.candidate.id == "t-l0-i2-tune1" and first.candidate.parent_id == "t-l0-i2"
     assert (first.candidate.origin, first.candidate.task_id, first.candidate.iteration) == ("tune", "add", 2)
-    assert "-    add_kernel[" in first.diff and "BLOCK_SIZE=128)" in first.diff
+    assert "-    add_kernel[" in first.diff and "BLOCK_SIZE=2048)" in first.diff
     assert first.result is None and result.best is None
+    # blocks of 128 .. 16384 fit 4 warps: 8, less the candidate's own and the 3 above
     assert result.notes == ["no hardware profile: an H100's limits assumed",
-                            "left out by the budget: 1 more variants that fit",
+                            "left out by the budget: 4 more variants that fit",
                             "no judge: the variants are ranked, not judged"]
 
 
 def test_the_fastest_correct_variant_is_kept():
     judge = BlockJudge()
     result = GridTuner().tune(None, PARENT, judge, TuneBudget(candidates=10))
-    assert len(judge.judged) == 4  # 128 .. 2048 but 256 itself
+    assert len(judge.judged) == 7  # every block that fits, 128 .. 16384, but 256 itself
     assert result.best.changes == "add_kernel.BLOCK_SIZE 256->1024"
     assert result.best.result.speedup == 4.0
-    wrong = [v.changes for v in result.variants if not v.result.correct]
-    assert wrong == ["add_kernel.BLOCK_SIZE 256->2048"]
+    wrong = sorted(int(v.changes.rsplit(">", 1)[1]) for v in result.variants if not v.result.correct)
+    assert wrong == [2048, 4096, 8192, 16384]
 
 
 def test_the_candidate_budget_bounds_what_is_judged():
     judge = BlockJudge()
     result = GridTuner().tune(None, PARENT, judge, TuneBudget(candidates=2))
     assert judge.judged == ["t-l0-i2-tune1", "t-l0-i2-tune2"]
-    assert result.best.changes == "add_kernel.BLOCK_SIZE 256->512"
+    assert [v.changes for v in result.variants] == ["add_kernel.BLOCK_SIZE 256->2048",  # wrong
+                                                    "add_kernel.BLOCK_SIZE 256->1024"]
+    assert result.best.changes == "add_kernel.BLOCK_SIZE 256->1024"
+
+
+class PeakJudge(EvaluatorBase):
+    """Times a variant by its distance, in doublings, from a block of 256 and 2 warps (the
+    fastest, 8.0x); records the jobs of each ``evaluate_many`` call."""
+
+    def __init__(self, max_parallel: int = 1) -> None:
+        self.max_parallel = max_parallel
+        self.batches: list[int] = []
+
+    def evaluate(self, task, candidate):
+        block = int(re.search(r"BLOCK_SIZE=(\d+)", candidate.code).group(1))
+        warps = int(re.search(r"num_warps=(\d+)", candidate.code).group(1))
+        speed = 8 - abs(math.log2(block / 256)) - abs(math.log2(warps / 2))
+        return EvalResult(candidate.task_id, candidate.id, call_ok=True, correct=True, speedup=speed,
+                          performance_measured=True)
+
+    def evaluate_many(self, jobs):
+        jobs = list(jobs)
+        self.batches.append(len(jobs))
+        for job in jobs:
+            yield job, self.evaluate(job.task, job.candidate)
+
+
+def _point(search, code):
+    values = {k.name: k.value for k in find_knobs(code)}
+    return tuple(values[k.name] for k in search.knobs)
+
+
+def test_after_the_coarse_pass_the_tuner_refines_around_the_fastest_variant_judged():
+    """From a detuned add, the model's favourite is a block of 2048 with 8 warps; the judge
+    finds 512 with 2 warps the fastest coarse pick, and the refinement goes on from there,
+    to the fastest configuration, 256 with 2 warps."""
+    detuned = Candidate("d", "add", DETUNED_ADD)
+    result = GridTuner().tune(None, detuned, PeakJudge(), TuneBudget(candidates=16))
+    search = Search(DETUNED_ADD, Limits())
+    coarse, refined = result.variants[:COARSE_MAX], result.variants[COARSE_MAX:]
+    assert coarse[0].changes == "add_kernel.BLOCK_SIZE 16->2048, add_kernel.num_warps 1->8"
+    fastest = max(coarse, key=lambda v: v.result.speedup)
+    assert fastest.changes == "add_kernel.BLOCK_SIZE 16->512, add_kernel.num_warps 1->2"
+    assert _point(search, refined[0].candidate.code) in search.neighbours(_point(search, fastest.candidate.code))
+    assert result.best.changes == "add_kernel.BLOCK_SIZE 16->256, add_kernel.num_warps 1->2"
+    assert result.best.result.speedup == 8.0 and len(result.variants) == 16
+
+
+def test_refinement_batches_are_as_large_as_the_judge_runs_at_once():
+    detuned = Candidate("d", "add", DETUNED_ADD)
+    serial, parallel = PeakJudge(max_parallel=1), PeakJudge(max_parallel=4)
+    GridTuner().tune(None, detuned, serial, TuneBudget(candidates=16))
+    GridTuner().tune(None, detuned, parallel, TuneBudget(candidates=16))
+    assert serial.batches == [COARSE_MAX] + [1] * (16 - COARSE_MAX)  # re-centred after each verdict
+    assert parallel.batches == [COARSE_MAX, 4, 4]
 
 
 def test_a_spent_time_budget_judges_nothing_more():
