@@ -62,7 +62,7 @@ from geak_evaluator_triton.run_compare import (
 )
 from geak_evaluator_triton.static_checks import check_source
 from geak_evaluator_triton.timing_session import apply_timing, loop_options, timing_request
-from geak_evaluator_triton.verdict import trim_traceback
+from geak_evaluator_triton.verdict import Verdict, trim_traceback
 
 __all__ = ["JudgeError", "TritonEvaluator"]
 
@@ -81,6 +81,20 @@ def cast_like(oracle: Any, outputs: Any) -> Any:
     if isinstance(oracle, (list, tuple)) and isinstance(outputs, (list, tuple)) and len(oracle) == len(outputs):
         return type(oracle)(cast_like(o, r) for o, r in zip(oracle, outputs, strict=True))
     return oracle
+
+
+def apply_verdict(result: EvalResult, verdict: Verdict) -> None:
+    """The correctness verdict of a candidate's child into its ``EvalResult``: whether it ran,
+    whether it is correct, its flags, and its first failure (stage, reason, error, mismatches)."""
+    first = verdict.first
+    result.call_ok = verdict.ran
+    result.correct = verdict.ran and first is None
+    result.flags.extend(f for f in verdict.flags if f not in result.flags)
+    if first is not None:
+        result.failed_stage = first.stage
+        result.reason = verdict.reason()
+        result.error = trim_traceback(first.error)
+        result.mismatches = first.mismatches
 
 
 class _ReferenceFailedBeside(Exception):
@@ -752,17 +766,12 @@ class TritonEvaluator(EvaluatorBase):
             verdict = frames.finish(sandbox)
         except JudgeError:
             return False  # stopped for the reference's sake: nothing is known of it
-        first = verdict.first
-        if first is None:
+        if verdict.first is None:
             return False
-        result.call_ok = verdict.ran
-        result.correct = False
-        result.failed_stage = first.stage
+        apply_verdict(result, verdict)
         why = str(failed.error).splitlines()[0] if str(failed.error) else type(failed.error).__name__
-        result.reason = f"{verdict.reason()} (the task's reference failed here too: {why})"
-        result.error = trim_traceback(first.error)
-        result.mismatches = first.mismatches
-        result.flags.extend(f for f in [*verdict.flags, "decided_without_reference"] if f not in result.flags)
+        result.reason = f"{result.reason} (the task's reference failed here too: {why})"
+        result.flags.append("decided_without_reference")
         self._no_performance(result, runtime, "only correct candidates are timed")
         return True
 
@@ -839,17 +848,9 @@ class TritonEvaluator(EvaluatorBase):
                 result.phases["device_wait.spares"] = round(gating.spare_wait_s, 3)
         for name, seconds in frames.phases.items():  # parts of "candidate"
             result.phases[f"candidate.{name}"] = round(seconds, 3)
-        first = verdict.first
-        result.call_ok = verdict.ran
-        result.correct = verdict.ran and first is None
         if ref.weak:
             verdict.flag("weak_test")
-        result.flags.extend(f for f in verdict.flags if f not in result.flags)
-        if first is not None:
-            result.failed_stage = first.stage
-            result.reason = verdict.reason()
-            result.error = trim_traceback(first.error)
-            result.mismatches = first.mismatches
+        apply_verdict(result, verdict)
         if not gpu:
             self._no_performance(result, runtime, "")
             result.shapes = [shape_stub(c) for c in ref.runnable if c.timed]

@@ -133,17 +133,7 @@ class DiskCache:
                 return {}
             meta = data["meta"]
             if run is None:
-                run = ReferenceRun(
-                    cases=[Case.from_dict(c) for c in meta["cases"]],
-                    skipped=meta["skipped"],
-                    stage2_skipped=meta["stage2_skipped"],
-                    custom_compare=meta["custom_compare"],
-                    seeds=[],
-                    outputs={},
-                    reference_file=meta.get("reference_file", ""),
-                    weak=list(meta.get("weak", [])),
-                    own_s=float(meta.get("own_s") or 0.0),
-                )
+                run = run_from_table(meta, [], 0.0, float(meta.get("own_s") or 0.0))
             for stage, case, value in data["runs"]:
                 run.outputs[(stage, case, seed)] = value
             for stage, case, value in data.get("noise", []):
@@ -153,15 +143,7 @@ class DiskCache:
 
     def store(self, key: str, run: ReferenceRun, seeds: list[int]) -> None:
         os.makedirs(self.root, mode=0o700, exist_ok=True)
-        meta = {
-            "cases": [c.to_dict() for c in run.cases],
-            "skipped": run.skipped,
-            "stage2_skipped": run.stage2_skipped,
-            "custom_compare": run.custom_compare,
-            "reference_file": run.reference_file,
-            "weak": run.weak,
-            "own_s": run.own_s,
-        }
+        meta = {**case_table(run, seeds), "own_s": run.own_s}
         for seed in seeds:
             path = self.path(key, seed)
             if os.path.exists(path):
@@ -227,18 +209,19 @@ class ReferenceTimes:
     def table(self, key: str) -> dict[str, Any] | None:
         """The case table the reference's last run sent (``case_table``), when it finished
         cleanly: what a later judge plans a candidate on before running the reference
-        (``ReferenceStore.lazy``)."""
-        data = self._read(key)
-        table = data.get("table")
-        return table if isinstance(table, dict) and not data.get("failed") else None
+        (``ReferenceStore.recorded_table``)."""
+        return self._recorded_table(key, failed=False)
 
     def failed_table(self, key: str) -> dict[str, Any] | None:
         """The case table a failed reference run sent before it failed, if it sent one: a
         later judge runs the task's candidates on it and decides those that fail on their own
         (``ReferenceStore._keep_failed_table``)."""
+        return self._recorded_table(key, failed=True)
+
+    def _recorded_table(self, key: str, failed: bool) -> dict[str, Any] | None:
         data = self._read(key)
-        table = data.get("failed_table")
-        return table if isinstance(table, dict) and data.get("failed") else None
+        table = data.get("failed_table" if failed else "table")
+        return table if isinstance(table, dict) and bool(data.get("failed")) == failed else None
 
     def store(self, key: str, own_s: float, failed: bool = False, timed_out_s: float = 0.0,
               table: dict[str, Any] | None = None) -> None:

@@ -110,6 +110,12 @@ class PendingReference:
         return self.run
 
 
+def _plan_only(run: ReferenceRun) -> ReferenceRun:
+    """A copy of a failed reference's provisional run with no outputs: its candidate is planned
+    on it and compares nothing."""
+    return dataclasses.replace(run, outputs={}, noise={}, oracle={})
+
+
 class LazyReference:
     """A reference this judge has not run, whose case table an earlier judge recorded
     (``lazy_reference``): the verdict's candidate is planned on that table at once, and the
@@ -169,9 +175,6 @@ class LazyReference:
         self.provisional.oracle = table.oracle
         return real.wait_output(index)
 
-    def wait_finished(self, timeout_s: float) -> bool:
-        return True if self._real is None else self._real.wait_finished(timeout_s)
-
     def wait_done(self) -> ReferenceRun:
         if self._real is None and self.decided:
             return self.provisional
@@ -207,6 +210,10 @@ class ReferenceStore:
     def seeds_for(self, task: Task) -> list[int]:
         fixed = list(self.options.seeds) if self.options.seeds else list(task.seeds)
         return fixed + [s for s in self.secret_seeds if s not in fixed]
+
+    def fixed_seeds(self, task: Task) -> list[int]:
+        """The seeds of ``seeds_for`` that are not this judge's secret ones."""
+        return [s for s in self.seeds_for(task) if s not in self.secret_seeds]
 
     def key(self, task: Task, runtime: Runtime) -> str:
         """What identifies the reference run of ``task`` here: the task as a child receives it,
@@ -252,7 +259,7 @@ class ReferenceStore:
                 done = PendingReference()
                 table = self._failed_tables.get(key)
                 if table is not None:
-                    done.table(dataclasses.replace(table, outputs={}, noise={}, oracle={}))
+                    done.table(_plan_only(table))
                 done.finish(error=failed)
                 return done
             kept = key in self._runs
@@ -260,8 +267,8 @@ class ReferenceStore:
             if kept or (busy is not None and busy.locked()):
                 return None
             if provisional is not None:
-                fixed = [s for s in provisional.seeds if s not in self.secret_seeds]
-                return LazyReference(provisional, fixed, lambda: self._start_now(task, runtime, slot, timing))
+                return LazyReference(provisional, self.fixed_seeds(task),
+                                     lambda: self._start_now(task, runtime, slot, timing))
             pending = self._pending[key] = PendingReference()
 
         def compute() -> None:
@@ -305,13 +312,7 @@ class ReferenceStore:
         an earlier judge's failed run recorded (``ReferenceTimes.failed_table``), if on this
         judge's fixed seeds."""
         if run is None:
-            table = self.times.failed_table(key)
-            fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
-            if table is not None and table.get("fixed_seeds") == fixed:
-                try:
-                    run = run_from_table(table, self.seeds_for(task), self.options.heavy_case_mb * 2**20, 0.0)
-                except (KeyError, TypeError, ValueError):
-                    run = None
+            run = self._run_from_record(task, self._on_these_seeds(task, self.times.failed_table(key)), 0.0)
         with self._lock:
             self._failed_tables[key] = run
         return run
@@ -327,8 +328,21 @@ class ReferenceStore:
             table = self.times.table(key)
             with self._lock:
                 self._tables[key] = table
-        fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
-        return table if table is not None and table.get("fixed_seeds") == fixed else None
+        return self._on_these_seeds(task, table)
+
+    def _on_these_seeds(self, task: Task, table: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``table`` if it was recorded on this judge's fixed seeds, else None."""
+        return table if table is not None and table.get("fixed_seeds") == self.fixed_seeds(task) else None
+
+    def _run_from_record(self, task: Task, table: dict[str, Any] | None, own_s: float) -> ReferenceRun | None:
+        """A provisional run on this judge's seeds from a recorded case table (None: none, or
+        unreadable)."""
+        if table is None:
+            return None
+        try:
+            return run_from_table(table, self.seeds_for(task), self.options.heavy_case_mb * 2**20, own_s)
+        except (KeyError, TypeError, ValueError):
+            return None
 
     def has_table(self, task: Task, runtime: Runtime) -> bool:
         return self._table(task, runtime) is not None
@@ -339,11 +353,8 @@ class ReferenceStore:
         table = self._table(task, runtime)
         if table is None:
             return None
-        key = self.key(task, runtime)
-        seeds = self.seeds_for(task)
-        try:
-            run = run_from_table(table, seeds, self.options.heavy_case_mb * 2**20, self.times.own_s(key))
-        except (KeyError, TypeError, ValueError):
+        run = self._run_from_record(task, table, self.times.own_s(self.key(task, runtime)))
+        if run is None:
             return None
         run.timing_ready = runtime.mode != "gpu"  # its timed runs come with the reference's, if needed
         return run
@@ -389,7 +400,7 @@ class ReferenceStore:
                     if earlier is not None:
                         kept_table = self._keep_failed_table(task, runtime, key, None)
                         if live is not None and kept_table is not None:  # its candidate runs on it
-                            live.table(dataclasses.replace(kept_table, outputs={}, noise={}, oracle={}))
+                            live.table(_plan_only(kept_table))
                         raise ReferenceFailed(
                             f"the reference of {task.key} did not finish in {earlier['budget_s']:.0f} s when a "
                             f"judge ran it on {earlier['when']}, and is not run again with no more time: raise "
@@ -403,19 +414,18 @@ class ReferenceStore:
                         self._failed[key] = exc
                         self._tables[key] = None
                     if earlier is None:
-                        fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
                         self.times.store(key, time.monotonic() - began, failed=True,
                                          timed_out_s=exc.timed_out_s if isinstance(exc, ReferenceFailed) else 0.0,
-                                         table=case_table(table_run, fixed) if table_run is not None else None)
+                                         table=(case_table(table_run, self.fixed_seeds(task))
+                                                if table_run is not None else None))
                     raise
-                fixed = [s for s in self.seeds_for(task) if s not in self.secret_seeds]
-                table = case_table(run, fixed) if not run.flags and run.seeds == self.seeds_for(task) else None
+                clean = not run.flags and run.seeds == self.seeds_for(task)
+                table = case_table(run, self.fixed_seeds(task)) if clean else None
                 self.times.store(key, run.own_s, table=table)
-                with self._lock:
-                    self._tables[key] = table
                 if phases is not None:
                     phases.update({f"reference.{k}": round(v, 3) for k, v in run.phases.items()})
                 with self._lock:
+                    self._tables[key] = table
                     self._runs[key] = run
                     self._evict()
             if timing and not run.timing_ready:
@@ -481,7 +491,7 @@ class ReferenceStore:
     def _compute(self, task: Task, runtime: Runtime, slot: Slot, key: str, budget_s: float, timing: bool = True,
                  live: PendingReference | None = None) -> ReferenceRun:
         seeds = self.seeds_for(task)
-        fixed = [s for s in seeds if s not in self.secret_seeds]
+        fixed = self.fixed_seeds(task)
         gpu = runtime.mode == "gpu"
         timing_seed = self.timing_seed if gpu and timing else None
         cached = self._disk.load(key, fixed) if self._disk else {}
