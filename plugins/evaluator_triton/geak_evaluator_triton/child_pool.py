@@ -170,10 +170,12 @@ class Children:
             return None
         hidden = [self.options.reference_cache_dir] if self.options.reference_cache_dir else []
         visible: list[str] = []
-        task = args.get("task") if isinstance(args, dict) else None
-        for key in ("reference", "timing_baseline"):
-            path = (task or {}).get(key)
-            if path and os.path.isabs(path):
+        task = (args.get("task") if isinstance(args, dict) else None) or {}
+        extra = task.get("extra") if isinstance(task.get("extra"), dict) else {}
+        # the reference, the baseline, and the files a suite names in ``extra`` (a task file,
+        # a performance script): public task data, wherever the user keeps it
+        for path in [task.get("reference"), task.get("timing_baseline"), *extra.values()]:
+            if isinstance(path, str) and os.path.isabs(path) and os.path.isfile(path):
                 visible.append(os.path.dirname(path))
         return Confinement(writable=[cache], hidden=hidden, visible=visible + list(self.options.extra_pythonpath))
 

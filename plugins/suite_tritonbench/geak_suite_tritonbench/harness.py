@@ -69,7 +69,7 @@ from geak_suite_tritonbench.rewrite import (
     rewrite_device_literals,
 )
 from geak_suite_tritonbench.seeding import module_seeding_of, seed_all, seed_as_imported
-from geak_suite_tritonbench.taskfile import parse_part, plan_test, split_source
+from geak_suite_tritonbench.taskfile import defined_names, parse_part, plan_test, split_source
 
 TEST_CASE = "test"
 PERF_PREFIX = "perf_"
@@ -363,7 +363,7 @@ class Harness(BaseHarness):
         if key in self._prepared:
             return self._prepared[key][1], self._prepared[key][2]
         where = str(self.file)
-        _, source, line = split_source(self.file.read_text(encoding="utf-8"), where)
+        kernel_source, source, line = split_source(self.file.read_text(encoding="utf-8"), where)
         namespace = namespace_for_test(module, [e.name for e in self.task.entry_points])
         if self._interpreted():
             source, _ = rewrite_device_literals(source)
@@ -371,7 +371,7 @@ class Harness(BaseHarness):
         if self.libdevice == "auto" and not self._interpreted() and gpu_backend():
             align_libdevice(namespace, gpu_backend() or "cuda")
         tree = parse_part(source, where, "test part", line_offset=line)
-        plan = plan_test(tree, where)
+        plan = plan_test(tree, where, reference_names=defined_names(kernel_source, where))
         body = [node for i, node in enumerate(tree.body) if i not in plan.dropped]
         before = dict(namespace)
         exec(compile(ast.Module(body=body, type_ignores=[]), where, "exec"), namespace)

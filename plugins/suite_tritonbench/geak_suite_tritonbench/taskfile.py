@@ -14,6 +14,7 @@ files) and inside the judge's child process (to run the test), so both agree.
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,13 +133,17 @@ def _names_in(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def plan_test(tree: ast.Module, where: str = "<task>") -> TestPlan:
+def plan_test(tree: ast.Module, where: str = "<task>", reference_names: Collection[str] = ()) -> TestPlan:
     """Find the test calls of a parsed test part and the statements the judge skips.
 
     Known quirks of the data: a missing ``result_gold = ...`` line (the test
     function is then called directly), a differently named result variable,
     several result lines (their values are compared as a dict keyed by
-    variable name).
+    variable name), and a test part that repeats the reference code's own
+    functions (``reference_names``: what the kernel part defines). Run as the
+    file is, such a repeat would shadow the candidate's code and the test would
+    check only its own copy; the repeats are dropped, so the test calls the
+    candidate's.
     """
     tests = {
         n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
@@ -173,6 +178,15 @@ def plan_test(tree: ast.Module, where: str = "<task>") -> TestPlan:
                     dropped.append(index)
 
     scan(tree.body, top=True)
+    repeated = [
+        (index, node.name) for index, node in enumerate(tree.body)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.name in reference_names and node.name not in tests
+    ]
+    if repeated:
+        dropped.extend(index for index, _ in repeated)
+        quirks.append("the test part repeats the reference's " + ", ".join(name for _, name in repeated)
+                      + "; dropped, so the test calls the candidate's")
     has_result_line = bool(calls)
     if calls:
         names = [c.variable for c in calls]
@@ -266,6 +280,11 @@ def _definitions(tree: ast.Module) -> dict[str, EntryPoint]:
     return found
 
 
+def defined_names(kernel_source: str, where: str = "<task>") -> set[str]:
+    """Top-level names the kernel part (reference code) defines."""
+    return set(_definitions(parse_part(kernel_source, where, "reference code")))
+
+
 def _called_base(func: ast.expr) -> str | None:
     """The name a call starts from: ``f(...)``, ``F.apply(...)``, ``kernel[grid](...)``."""
     while isinstance(func, (ast.Attribute, ast.Subscript)):
@@ -273,9 +292,13 @@ def _called_base(func: ast.expr) -> str | None:
     return func.id if isinstance(func, ast.Name) else None
 
 
-def entry_points(kernel: ast.Module, test: ast.Module) -> list[EntryPoint]:
-    """Names of the kernel part that the test part calls, in order of first call."""
+def entry_points(kernel: ast.Module, test: ast.Module, dropped: Collection[int] = ()) -> list[EntryPoint]:
+    """Names of the kernel part that the test part calls, in order of first call
+    (``dropped``: indices of the test part's top-level statements the judge does not run)."""
     defined = _definitions(kernel)
+    kept = [n for i, n in enumerate(test.body) if i not in dropped or not isinstance(
+        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    test = ast.Module(body=kept, type_ignores=[])
     local = {
         n.id for n in ast.walk(test) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
@@ -304,8 +327,8 @@ def read_task_file(path: Path) -> TaskFile:
     kernel_source, test_source, line = split_source(text, where)
     kernel = parse_part(kernel_source, where, "reference code")
     test = parse_part(test_source, where, "test part", line_offset=line)
-    plan = plan_test(test, where)
-    points = entry_points(kernel, test)
+    plan = plan_test(test, where, reference_names=set(_definitions(kernel)))
+    points = entry_points(kernel, test, plan.dropped)
     if not points:
         raise TaskFileError(
             f"{where}: the test part calls no function defined in the reference code, "

@@ -141,3 +141,19 @@ def test_geak_core_eval_reports_a_record_of_an_unusable_task_unjudged(tmp_path):
     assert verdict["task"] == "bad_syntax" and not verdict["call_ok"]
     assert {"skipped", "unusable_task"} <= set(verdict["flags"])
     assert "syntax error" in verdict["reason"] and "SKIPPED" in stdout
+
+
+def test_a_test_part_that_repeats_the_reference_calls_the_candidates_code(make_suite, judge, copy_of_tasks):
+    """A task file whose test part repeats the reference's functions (as one release file
+    does) would check only its own copy; the repeat is dropped, so a wrong candidate fails."""
+    from tritonbench_paths import SEPARATOR
+
+    add = (copy_of_tasks / "add_vectors.py").read_text()
+    kernel, test = add.split(SEPARATOR + "\n")
+    (copy_of_tasks / "add_repeated.py").write_text(kernel + SEPARATOR + "\n" + kernel + test)
+    task = make_suite(copy_of_tasks.parent).get("add_repeated")
+    assert [e.name for e in task.entry_points] == ["add_wrapper"]
+    right = _judge(judge, task, kernel)
+    assert right.correct, right.reason
+    wrong = _judge(judge, task, kernel.replace("x + y", "x - y"))
+    assert wrong.call_ok and not wrong.correct and wrong.failed_stage == "stage1"

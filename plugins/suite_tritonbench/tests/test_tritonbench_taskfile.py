@@ -198,3 +198,14 @@ def test_gpu_only_torch_cuda_calls_block_the_interpreter_but_harmless_ones_do_no
 
 def test_bfloat16_blocks_the_interpreter():
     assert "bfloat16" in _blockers("x = 1", "y = torch.ones(2, dtype=torch.bfloat16)\n")[0]
+
+
+def test_a_test_part_repeating_the_reference_drops_the_repeat_and_calls_the_candidates(tmp_path):
+    kernel = "def helper(x):\n    return x\n\n\ndef relu(x):\n    return helper(x)\n"
+    test = kernel + "\n\ndef test_r():\n    return relu(1)\n\n\nresult_gold = test_r()\n"
+    task = read_task_file(_file(tmp_path, kernel, test))
+    assert [e.name for e in task.entry_points] == ["relu"]
+    assert task.plan.dropped == [0, 1, 3]
+    assert any("repeats the reference's helper, relu" in q for q in task.plan.quirks)
+    # a test part that only shares a name with nothing of the reference keeps its functions
+    assert _plan("def own(x):\n    return x\n\ndef test_o():\n    return own(1)\n").dropped == []
