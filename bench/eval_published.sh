@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `geak-core eval` over published TritonBench-G output files, by GEAK-eval's summed speedup
-# (--speedup-method sum), one after the other on one
+# `geak-core eval` over published TritonBench-G output files, with default options (EVAL_ARGS
+# adds some, e.g. "--speedup-method sum" for GEAK-eval's summed speedup), one after the other on one
 # machine (each file finds the caches the earlier ones left), as a user runs it: a timeline of
 # the verdict count each second it changes, GPU utilisation sampled each second, and the
 # process tree plus every judge thread's stack (kill -USR1) whenever 45 s pass without a verdict.
@@ -9,7 +9,8 @@
 #   FILES="output_gpt-4o_comp.jsonl ..." bash bench/eval_published.sh
 #
 # HARD: seconds a file may take (default 540); CALL_S: seconds for the whole script (default
-# 585; a file gets what is left); GPU_TESTS=1 runs tests/evaluator/test_gpu.py first.
+# 585; a file gets what is left); GPU_TESTS=1 runs tests/evaluator/test_gpu.py first;
+# SKIP_INSTALL=1 leaves out `install.sh --no-deps` (several lanes on one machine, one per GPU).
 # Per file under $OUT/<file>/: verdicts.jsonl (eval's --json), eval.log, eval.err, timeline.txt,
 # smi.csv, ps.txt (stalls only).
 set -uo pipefail
@@ -18,22 +19,24 @@ export PYTHONUNBUFFERED=1
 unset TRITON_INTERPRET
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-bash install.sh --no-deps > /tmp/install.log 2>&1 || { tail -20 /tmp/install.log; exit 1; }
-echo "install $(( $(date +%s) - T0 )) s"
+if [ -z "${SKIP_INSTALL:-}" ]; then
+  bash install.sh --no-deps > /tmp/install.log 2>&1 || { tail -20 /tmp/install.log; exit 1; }
+  echo "install $(( $(date +%s) - T0 )) s"
+fi
 if [ -n "${GPU_TESTS:-}" ]; then
   timeout 150 python -m pytest -q tests/evaluator/test_gpu.py -p no:cacheprovider > "$OUT/gpu-tests.log" 2>&1
   tail -3 "$OUT/gpu-tests.log"
 fi
 for F in ${FILES:-output_gpt-4o_comp.jsonl}; do
   O=$OUT/${F%.jsonl}; mkdir -p "$O"
-  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 1000 > "$O/smi.csv" 2>/dev/null &
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 1000 ${CUDA_VISIBLE_DEVICES:+-i $CUDA_VISIBLE_DEVICES} > "$O/smi.csv" 2>/dev/null &
   SMI=$!
   START=$(date +%s)
   LIMIT=${HARD:-540}
   LEFT=$(( ${CALL_S:-585} - ($(date +%s) - T0) ))
   [ $LEFT -lt $LIMIT ] && LIMIT=$LEFT
   [ $LIMIT -lt 30 ] && { echo "no time left for $F"; kill $SMI; break; }
-  geak-core eval --suite tritonbench --speedup-method sum --candidates "$RECORDS/$F" -o "$O/verdicts.jsonl" > "$O/eval.log" 2> "$O/eval.err" &
+  geak-core eval --suite tritonbench ${EVAL_ARGS:-} --candidates "$RECORDS/$F" -o "$O/verdicts.jsonl" > "$O/eval.log" 2> "$O/eval.err" &
   PID=$!
   last_n=0; last_t=0; dumped=0
   while kill -0 $PID 2>/dev/null; do
