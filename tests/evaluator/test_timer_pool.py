@@ -18,7 +18,7 @@ REAL_RELEASE = _real_release()
 class FakeTimer:
     """What TimerPool needs of a TimerChild, without a child."""
 
-    def __init__(self, key, children, task, runtime, slot, ref):
+    def __init__(self, key, children, task, runtime, slot, ref, warm_budget_s=0.0):
         self.key = key
         self.device = slot.label
         self.lock = threading.Lock()
@@ -140,7 +140,7 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
     from geak_evaluator_triton.reference_run import ReferenceRun
     from judge_support import judge_options
 
-    events = []
+    events, budgets = [], []
     ref = ReferenceRun(cases=[Case(name="n4096")], skipped=[], stage2_skipped=[], custom_compare=False,
                        seeds=[0, 1], outputs={}, timing_ready=False)
 
@@ -154,8 +154,9 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
 
     timer = Timer()
 
-    def start(key, task, runtime, slot, run, use=False):
+    def start(key, task, runtime, slot, run, use=False, warm_budget_s=0.0):
         events.append(("timer", use))
+        budgets.append(warm_budget_s)
         return timer
 
     def ensure_timing(task, runtime, slot, run, phases=None):
@@ -173,3 +174,45 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
         judge.timers = SimpleNamespace(close=lambda: None)
     assert (got, why) == (timer, "")
     assert events == [("timer", False), "reference timed runs", ("timer", True), "wait_ready", "stored"], events
+    # the timer's warm-up has the reference's own budget (its time unknown here: the ceiling)
+    assert budgets == [judge.options.reference_timeout_s] * 2
+
+
+def test_a_timers_warm_up_lets_the_device_go_while_compiling_and_has_a_budget():
+    """The baseline's warm-up holds the device shared only while it runs kernels: a compile
+    (an autotuner's configs) lets it go, so a correct candidate's timing does not wait minutes
+    for another task's timer; the warm-up's budget is set on its child, and lifted once warm."""
+    import contextlib
+
+    from geak_evaluator_triton.baseline_timer import LIFETIME_S, TimerFrames
+    from geak_evaluator_triton.candidate_run import Gating
+    from geak_evaluator_triton.devices import DeviceGate, Slot
+
+    class Replier:
+        def __init__(self):
+            self.sent, self.limits = [], []
+
+        def send(self, message):
+            self.sent.append(message)
+
+        def set_limit(self, seconds, note=""):
+            self.limits.append(seconds)
+
+        def judge_waiting(self):
+            return contextlib.nullcontext()
+
+    gate = DeviceGate(4)
+    frames = TimerFrames(Gating(Slot(0, {}, "GPU 0", gate), shared_runs=True), warm_budget_s=150.0)
+    replier = Replier()
+    where = {"stage": "warm-up", "case": "*", "seed": 1}
+    frames({"kind": "start", **where}, replier)
+    assert frames.gating.holding == "shared" and replier.limits == [150.0]
+    frames({"kind": "compiling", **where}, replier)
+    assert frames.gating.holding is None
+    assert gate.acquire_exclusive() < 1.0  # timing is not kept waiting by a compiling warm-up
+    gate.release_exclusive()
+    frames({"kind": "start", "resume": True, **where}, replier)
+    assert frames.gating.holding == "shared" and replier.limits == [150.0]  # the budget runs on
+    frames({"kind": "warmed", "estimates": {"c": 1.0}, "warm_s": 3.0}, replier)
+    assert frames.gating.holding is None and frames.ready.is_set() and replier.limits[-1] == LIFETIME_S
+    assert frames.inbox.empty()  # none of the warm-up's frames reached a session

@@ -55,8 +55,9 @@ class TimerFrames(FrameHandler):
     """The timer child's frames: its warm-up gated like a reference's run, then every timing
     frame into ``inbox`` for the session that asked."""
 
-    def __init__(self, gating: Gating) -> None:
+    def __init__(self, gating: Gating, warm_budget_s: float = 0.0) -> None:
         self.gating = gating
+        self.warm_budget_s = warm_budget_s  # seconds the child may take to get warm (0: no limit)
         self.inbox: queue.Queue[Any] = queue.Queue()
         self.replier: Any = None
         self.ready = threading.Event()
@@ -69,13 +70,26 @@ class TimerFrames(FrameHandler):
         return self.handle(message)
 
     def on_start(self, frame: dict[str, Any]) -> Any:
+        if not frame.get("resume") and self.warm_budget_s:
+            # The warm-up (import, compiles, autotuning, one call a case) has a budget, as a
+            # reference's run has: a timer that never gets warm is ended, not waited for.
+            self.replier.set_limit(self.warm_budget_s, "the baseline's warm-up budget")
         if self.gating.shared_runs:  # trusted like a reference child: not capped
             self.gating.hold_shared(self.replier, capped=False)
         self.replier.send(GO)
         return frame
 
+    def on_compiling(self, frame: dict[str, Any]) -> Any:
+        """A compile in the warm-up (an autotuner's configs, say): CPU work, so the device is
+        free meanwhile; the child asks again (``start``, ``resume``) before it runs. Held
+        through minutes of compiling, it kept every correct candidate of the device from
+        its timing (three files judged at once on one host: no verdict for 400 s)."""
+        self.gating.release()
+        return frame
+
     def on_warmed(self, frame: dict[str, Any]) -> Any:
         self.gating.release()
+        self.replier.set_limit(LIFETIME_S)  # warm: requests have their own deadlines
         self.estimates = dict(frame.get("estimates") or {})
         self.warm_s = float(frame.get("warm_s") or 0.0)
         self.ready.set()
@@ -100,11 +114,11 @@ class TimerChild:
     """One timer: its child's thread, its frames, and who is using it."""
 
     def __init__(self, key: str, children: Children, task: Task, runtime: Runtime, slot: Slot,
-                 ref: ReferenceRun) -> None:
+                 ref: ReferenceRun, warm_budget_s: float = 0.0) -> None:
         self.key = key
         self.device = slot.label.split(" (")[0]
         self.lock = threading.Lock()  # held by the session using it
-        self.frames = TimerFrames(Gating(slot, shared_runs=runtime.shares_device(slot)))
+        self.frames = TimerFrames(Gating(slot, shared_runs=runtime.shares_device(slot)), warm_budget_s)
         self.started = time.monotonic()
         self.last_used = time.monotonic()
         self.exit = ""
@@ -168,9 +182,10 @@ class TimerPool:
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
     def start(self, reference_key: str, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-              use: bool = True) -> TimerChild:
+              use: bool = True, warm_budget_s: float = 0.0) -> TimerChild:
         """The task's timer on ``slot``'s device, started now if there is none; with ``use``,
-        in use by the caller until it calls ``release`` (else started to warm up only)."""
+        in use by the caller until it calls ``release`` (else started to warm up only).
+        ``warm_budget_s``: a new timer not warm by then is ended (0: no limit)."""
         key = self.key(reference_key, ref, slot)
         closing: list[TimerChild] = []
         with self._lock:
@@ -181,7 +196,7 @@ class TimerPool:
                 timer.users += int(use)
                 return timer
             self._timers.pop(key, None)
-            timer = TimerChild(key, self.children, task, runtime, slot, ref)
+            timer = TimerChild(key, self.children, task, runtime, slot, ref, warm_budget_s)
             timer.pool_lock = self._lock
             timer.users = int(use)
             self._timers[key] = timer
@@ -214,6 +229,7 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     import torch
 
     from geak_evaluator_triton.child_jobs import (
+        COMPILE_RELEASE,
         REFERENCE_MODULE,
         _case_table,
         error_frame,
@@ -237,13 +253,16 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     except Exception as exc:
         channel.send(error_frame("setup_error", exc))
         return {"ok": False}
-    channel.send({"kind": "start", "stage": "warm-up", "case": "*", "seed": seed})
+    where = {"stage": "warm-up", "case": "*", "seed": seed}
+    channel.send({"kind": "start", **where})
     if channel.receive().get("abort"):
         return {"ok": False}
+    COMPILE_RELEASE.install()  # the device is let go while the baseline compiles and autotunes
     began = time.perf_counter()
     try:
-        module = import_file(REFERENCE_MODULE, task.timing_baseline or resolve_reference(task, harness))
-        estimates = warm_module(harness, task, module, [cases[n] for n in args["cases"]], seed)
+        with COMPILE_RELEASE.during(channel, where):
+            module = import_file(REFERENCE_MODULE, task.timing_baseline or resolve_reference(task, harness))
+            estimates = warm_module(harness, task, module, [cases[n] for n in args["cases"]], seed)
     except Exception as exc:
         channel.send(error_frame("setup_error", exc, where="baseline warm-up"))
         return {"ok": False}

@@ -51,7 +51,7 @@ from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible,
 from geak_evaluator_triton.eager import EagerStore
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.performance import INTERPRETER_NOTE, shape_stub
-from geak_evaluator_triton.reference_run import ReferenceRun
+from geak_evaluator_triton.reference_run import ReferenceRun, candidate_budget
 from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
 from geak_evaluator_triton.run_compare import (
     JudgeError,
@@ -645,7 +645,11 @@ class TritonEvaluator(EvaluatorBase):
     def _start_timer(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun, use: bool = False) -> Any:
         """The task's baseline timer on ``slot``'s device, started now if there is none; with
         ``use``, in use by the caller until it calls ``release`` (else only warming up)."""
-        return self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref, use=use)
+        # Its warm-up gets what the reference's timed runs get: scaled from the reference's time.
+        budget, _ = candidate_budget(ref, self.options.reference_timeout_s, self.options.budget_scale,
+                                     self.options.budget_floor_s)
+        return self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref, use=use,
+                                 warm_budget_s=budget)
 
     def _prepare_timing(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
                         phases: dict[str, float] | None = None) -> tuple[Any, str]:
