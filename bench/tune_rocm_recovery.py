@@ -18,6 +18,10 @@ Per task of the ``rocm`` suite (``--tasks``; the default is ``DEFAULT_TASKS`` be
    the least ``tl.dot`` takes, used for every block so that one floor holds for all), and
    ``num_warps=1, num_stages=1``. That config is where the grid tuner finds its knobs.
 2. **Judge** the detuned candidate (it must be correct; its speedup is the starting speed).
+   Where it is wrong by its numbers alone (a stage's comparison: rows reduced in pieces of 16
+   round differently), the smallest legal configuration is the smallest the judge finds
+   correct: the detuned blocks double until one is (up to 1024; ``detuned_block`` in the
+   row, each wrong try in its notes).
 3. **Tune** it as ``geak-core tune --seconds 120`` does (``cli_tune.tune_candidate`` with the
    grid tuner and the same judge; it searches each knob's whole range, coarse to fine):
    ``--passes`` > 1 tunes the kept variant again while the task's seconds and variants last
@@ -268,6 +272,12 @@ def blocks_of(task_id: str) -> tuple[str, ...]:
     return {**OTHER_TASKS, **DEFAULT_TASKS}.get(task_id, ())
 
 
+# The stages where a detuned variant can fail by its numbers alone (its reduction order);
+# failing to compile or run at the smallest blocks is reported as it is.
+NUMERIC_STAGES = ("stage1", "stage2")
+MAX_DETUNED_BLOCK = 1024
+
+
 def _verdict(result: Any) -> dict[str, Any]:
     return {"correct": bool(result.call_ok and result.correct), "failed_stage": result.failed_stage,
             "reason": result.reason, "speedup": result.speedup,
@@ -288,23 +298,33 @@ def run_task(task: Any, judge: Any, tuner: Any, args: argparse.Namespace, env: d
                            "recovered": None, "reached": None, "variants_judged": 0, "variants_correct": 0,
                            "changes": [], "diff": "", "tuned_code": None, "notes": [], "seconds": 0.0}
     reference = Path(task.reference).read_text(encoding="utf-8")
-    try:
-        detuned = detune(reference, [e.name for e in task.entry_points if e.kind == "triton.jit"], blocks,
-                         args.min_block)
-    except (DetuneError, SyntaxError) as exc:
-        row.update(status="not detunable", notes=[str(exc)])
-        return row
-    row["detune"], row["detuned_code"] = detuned.changes, detuned.code
-    candidate = Candidate(id=f"detuned:{task.id}", task_id=task.id, code=detuned.code, origin="file")
-    untuned = tune_results.judge_once(judge, task, candidate)
-    tune_results.note_device(env, untuned)
-    row["detuned"], row["device"] = _verdict(untuned), untuned.device
-    if "judge_error" in untuned.flags:
-        row.update(status="judge error", notes=[untuned.reason or ""])
-        return row
-    if not (untuned.call_ok and untuned.correct):
-        row.update(status="detuned not correct", notes=[f"{untuned.failed_stage}: {untuned.reason}"])
-        return row
+    kernels = [e.name for e in task.entry_points if e.kind == "triton.jit"]
+    block = args.min_block
+    while True:
+        try:
+            detuned = detune(reference, kernels, blocks, block)
+        except (DetuneError, SyntaxError) as exc:
+            row.update(status="not detunable", notes=row["notes"] + [str(exc)])
+            return row
+        row["detune"], row["detuned_code"], row["detuned_block"] = detuned.changes, detuned.code, block
+        candidate = Candidate(id=f"detuned:{task.id}", task_id=task.id, code=detuned.code, origin="file")
+        untuned = tune_results.judge_once(judge, task, candidate)
+        tune_results.note_device(env, untuned)
+        row["detuned"], row["device"] = _verdict(untuned), untuned.device
+        if "judge_error" in untuned.flags:
+            row.update(status="judge error", notes=row["notes"] + [untuned.reason or ""])
+            return row
+        if untuned.call_ok and untuned.correct:
+            break
+        why = f"blocks of {block}: {untuned.failed_stage}: {untuned.reason}"
+        # The smallest legal configuration is the smallest the judge finds correct: a block
+        # that changes the summation order past the tolerance (softmax's rows in pieces of
+        # 16) is not a start, so the blocks double until one is (at most MAX_DETUNED_BLOCK).
+        if not blocks or untuned.failed_stage not in NUMERIC_STAGES or block * 2 > MAX_DETUNED_BLOCK:
+            row.update(status="detuned not correct", notes=row["notes"] + [why])
+            return row
+        row["notes"].append(why + f"; detuned again with blocks of {block * 2}")
+        block *= 2
     row["detuned_speedup"] = untuned.speedup if untuned.performance_measured else None
     if args.control:
         control = Candidate(id=f"reference:{task.id}", task_id=task.id, code=reference, origin="file")
@@ -379,6 +399,9 @@ def markdown(data: dict[str, Any]) -> str:
         control = row.get("control") or {}
         reached = {True: "yes", False: "NO", None: "-"}[row["reached"]]
         detuned = "-" if not row["detune"] else ", ".join(row["blocks_detuned"]) or "warps, stages"
+        if row["detune"] and row["blocks_detuned"] and row.get("detuned_block", settings.get("min_block")) != \
+                settings.get("min_block"):
+            detuned += f" (at {row['detuned_block']}: smaller was wrong)"
         lines.append(
             f"| {row['task']} | {detuned} | "
             f"{times(row['detuned_speedup'])} | {times(row['recovered'])} | {reached} | "

@@ -233,3 +233,35 @@ def test_on_the_cpu_the_detuned_reference_is_correct_and_no_speed_is_reported(tm
     assert (row["status"], row["detuned"]["correct"], row["recovered"]) == ("not timed", True, None)
     assert row["notes"][0].startswith("tuning skipped: speed not measured")
     assert "no recovered fraction to report" in done.stdout
+
+
+class WrongBelow64Judge(BlockSpeedJudge):
+    """Wrong by its numbers (stage 2) at blocks under 64, else as BlockSpeedJudge."""
+
+    def evaluate(self, task, candidate):
+        found = re.search(r"'BLOCK_SIZE': (\d+)", candidate.code)
+        if found and int(found.group(1)) < 64:
+            return EvalResult(task.id, candidate.id, call_ok=True, correct=False, failed_stage="stage2",
+                              reason="y: 5 elements differ", mode="gpu", device="stand-in")
+        return super().evaluate(task, candidate)
+
+
+class WrongBelow64Plugin:
+    @hookimpl
+    def geak_register_evaluators(self, register):
+        register("wrong-below-64", WrongBelow64Judge)
+
+
+def test_a_detuned_start_wrong_by_its_numbers_doubles_its_blocks_until_the_judge_finds_it_correct(
+        recovery, tmp_path, capsys):
+    from geak_core.engine.plugins import PluginManager, reset_plugin_manager
+
+    reset_plugin_manager(PluginManager(extra_plugins=[("wrong-below-64", WrongBelow64Plugin())]))
+    out = tmp_path / "out.json"
+    assert recovery.main(["--tasks", "test_add_kernel", "--evaluator", "wrong-below-64", "--variants", "8",
+                          "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert (row["status"], row["detuned_block"], row["detuned_speedup"]) == ("done", 64, 64 / 512)
+    assert "'BLOCK_SIZE': 64" in row["detuned_code"]
+    assert [n.split(":")[0] for n in row["notes"][:2]] == ["blocks of 16", "blocks of 32"]
+    assert "| test_add_kernel | BLOCK_SIZE (at 64: smaller was wrong) |" in capsys.readouterr().out
