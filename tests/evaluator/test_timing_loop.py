@@ -92,6 +92,26 @@ def test_timed_outputs_are_checked_at_their_sampled_positions_and_whole():
     assert wrong.startswith("timed call 5") and diffs
 
 
+def test_where_the_reference_overflows_on_the_timing_inputs_a_finite_candidate_value_is_not_a_difference():
+    """kldiv_compute's float16 reference gives inf where x / y overflows; a candidate that
+    computes in float32 there is timed. Everywhere the reference is finite, and wherever the
+    candidate is not finite while the reference is, the outputs are compared as before."""
+    import torch
+    from geak_evaluator_triton.checks.timed_outputs import sample_mismatch, verified_mismatch
+
+    expected = {"out": torch.tensor([1.0, float("inf"), 3.0, float("nan")], dtype=torch.float16)}
+    exact = {"out": torch.tensor([1.0, 16.73, 3.0, 0.5], dtype=torch.float16)}
+    assert verified_mismatch(expected, [(0, exact)], {}, [None]) == ("", [])
+    sampled = [{"out": (torch.tensor([1, 2]), torch.tensor([16.73, 3.0], dtype=torch.float16))}]
+    assert sample_mismatch(expected, sampled, {}) == ""
+    off = {"out": torch.tensor([1.0, 16.73, 2.0, 0.5], dtype=torch.float16)}  # wrong where finite
+    assert verified_mismatch(expected, [(0, off)], {}, [None])[0].startswith("timed call 1")
+    overflowing = {"out": torch.tensor([float("inf"), 0.0, 3.0, 0.0], dtype=torch.float16)}
+    assert verified_mismatch(expected, [(0, overflowing)], {}, [None])[0].startswith("timed call 1")
+    assert sample_mismatch(expected, [{"out": (torch.tensor([0]), torch.tensor([float("inf")],
+                                                                              dtype=torch.float16))}], {})
+
+
 def _record(**changes):
     from geak_evaluator_triton.timing_loop import Tally
 
