@@ -140,7 +140,7 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
     from geak_evaluator_triton.reference_run import ReferenceRun
     from judge_support import judge_options
 
-    events, budgets = [], []
+    events, budgets, produced = [], [], []
     ref = ReferenceRun(cases=[Case(name="n4096")], skipped=[], stage2_skipped=[], custom_compare=False,
                        seeds=[0, 1], outputs={}, timing_ready=False)
 
@@ -152,6 +152,10 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
         def release(self):
             events.append("release")
 
+        def reference_outputs(self, seed, cases, timeout):
+            events.append(("reference outputs", seed, tuple(cases)))
+            return {("timing", c, seed): f"out {c}" for c in cases}, {}, ""
+
     timer = Timer()
 
     def start(key, task, runtime, slot, run, use=False, warm_budget_s=0.0):
@@ -159,7 +163,9 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
         budgets.append(warm_budget_s)
         return timer
 
-    def ensure_timing(task, runtime, slot, run, phases=None):
+    def ensure_timing(task, runtime, slot, run, phases=None, producer=None):
+        # the store asks the producer (the warming timer) first; a reference child only if it cannot
+        produced.append(producer(7, ["n4096"], 100.0) if producer else None)
         events.append("reference timed runs")
         run.timing_ready = True
 
@@ -173,7 +179,9 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
     finally:
         judge.timers = SimpleNamespace(close=lambda: None)
     assert (got, why) == (timer, "")
-    assert events == [("timer", False), "reference timed runs", ("timer", True), "wait_ready", "stored"], events
+    assert events == [("timer", False), "wait_ready", ("reference outputs", 7, ("n4096",)), "reference timed runs",
+                      ("timer", True), "wait_ready", "stored"], events
+    assert produced == [({("timing", "n4096", 7): "out n4096"}, {})]
     # the timer's warm-up has the reference's own budget (its time unknown here: the ceiling)
     assert budgets == [judge.options.reference_timeout_s] * 2
 
@@ -216,3 +224,150 @@ def test_a_timers_warm_up_lets_the_device_go_while_compiling_and_has_a_budget():
     frames({"kind": "warmed", "estimates": {"c": 1.0}, "warm_s": 3.0}, replier)
     assert frames.gating.holding is None and frames.ready.is_set() and replier.limits[-1] == LIFETIME_S
     assert frames.inbox.empty()  # none of the warm-up's frames reached a session
+
+
+class _TimerChannel:
+    """The timer child's end of its channel: keeps every frame sent, answers GO."""
+
+    def __init__(self):
+        self.sent = []
+
+    def send(self, frame):
+        self.sent.append(frame)
+
+    def receive(self):
+        return {"go": True}
+
+
+class _DoublingHarness:
+    def prefetch(self, case, seed):
+        pass
+
+    def make_inputs(self, case, seed, device):
+        import torch
+
+        if case.name == "bad":
+            raise ValueError("no such size")
+        return {"x": torch.full((3,), float(seed))}
+
+    def allocate(self, case, inputs):
+        return {}
+
+    def run(self, module, case, inputs, outputs):
+        outputs["y"] = inputs["x"] * 2
+
+
+def test_the_timer_runs_the_references_timed_cases_as_a_reference_child_would():
+    """``reference_outputs``: each timed case on the seed asked for, gated as a reference
+    child's run (start, then ran once the outputs are on the host), a case that raises
+    reported as an error of the timing stage, then done."""
+    from types import SimpleNamespace
+
+    from geak_core.api.tasks import Case
+    from geak_evaluator_triton.baseline_timer import _reference_outputs
+
+    channel = _TimerChannel()
+    cases = {n: Case(name=n, params={}) for n in ("a", "bad", "b")}
+    _reference_outputs(channel, SimpleNamespace(outliers=None), _DoublingHarness(), None, cases,
+                       {"seed": 5, "cases": ["a", "bad", "b", "missing"]})
+    kinds = [(f["kind"], f.get("case")) for f in channel.sent]
+    assert kinds == [("start", "a"), ("ran", "a"), ("run", "a"), ("start", "bad"), ("error", "bad"),
+                     ("start", "b"), ("ran", "b"), ("run", "b"), ("error", "missing"),
+                     ("reference_outputs_done", None)]
+    runs = [f for f in channel.sent if f["kind"] == "run"]
+    assert all(f["stage"] == "timing" and f["seed"] == 5 for f in runs)
+    assert runs[0]["outputs"]["y"].tolist() == [10.0, 10.0, 10.0]
+    assert "no such size" in channel.sent[4]["message"]
+
+
+def _timer_without_child(frames):
+    import threading
+
+    from geak_evaluator_triton.baseline_timer import TimerChild
+
+    timer = TimerChild.__new__(TimerChild)
+    timer.lock, timer.frames, timer.exit, timer._closed = threading.Lock(), frames, "", False
+    stop = threading.Event()
+    timer.thread = threading.Thread(target=stop.wait, daemon=True)
+    timer.thread.start()
+    return timer, stop
+
+
+def test_the_judge_takes_the_timers_outputs_and_ends_a_timer_that_does_not_finish():
+    import contextlib
+
+    import torch
+    from geak_evaluator_triton.baseline_timer import TimerFrames
+    from geak_evaluator_triton.candidate_run import Gating
+    from geak_evaluator_triton.devices import DeviceGate, Slot
+
+    class Replier:
+        def __init__(self, script):
+            self.script, self.limits = script, []
+
+        def send(self, message):
+            if "reference_outputs" in message:
+                for frame in self.script:
+                    frames(frame, self)
+            self.sent = message
+
+        def set_limit(self, seconds, note=""):
+            self.limits.append(seconds)
+
+        def judge_waiting(self):
+            return contextlib.nullcontext()
+
+    gate = DeviceGate(4)
+    frames = TimerFrames(Gating(Slot(0, {}, "GPU 0", gate), shared_runs=True))
+    where = {"stage": "timing", "seed": 9}
+    script = [{"kind": "start", "case": "a", **where}, {"kind": "ran", "case": "a", **where},
+              {"kind": "run", "case": "a", "outputs": {"y": torch.ones(2)}, **where},
+              {"kind": "start", "case": "b", **where},
+              {"kind": "error", "case": "b", "exception": "ValueError", "message": "too big", **where},
+              {"kind": "reference_outputs_done"}]
+    frames.replier = Replier(script)
+    timer, stop = _timer_without_child(frames)
+    outputs, untimed, problem = timer.reference_outputs(9, ["a", "b"], 5.0)
+    assert problem == "" and list(outputs) == [("timing", "a", 9)] and "too big" in untimed["b"]
+    assert frames.gating.holding is None and gate.acquire_exclusive() < 1.0  # every run let the device go
+    gate.release_exclusive()
+    assert frames.replier.limits == []  # the warm-up's budget is not touched by these runs
+
+    frames.replier = Replier([{"kind": "start", "case": "a", **where}])  # never done
+    outputs, untimed, problem = timer.reference_outputs(9, ["a"], 0.5)
+    assert "not done in 0 s" in problem or "not done in 1 s" in problem
+    assert frames.replier.limits == [0.0] and not timer.alive  # ended, and out of the pool
+    stop.set()
+
+
+def test_the_store_takes_the_producers_timed_outputs_and_runs_a_child_only_when_it_cannot(mini_tasks, tmp_path):
+    from types import SimpleNamespace
+
+    from geak_core.api.tasks import Case
+    from geak_evaluator_triton.reference_run import ReferenceRun
+    from geak_evaluator_triton.reference_store import ReferenceStore
+    from judge_support import judge_options
+
+    children = SimpleNamespace(options=judge_options(), cache_dir=lambda name: str(tmp_path / name))
+    store = ReferenceStore(children, secret_seeds=[11], timing_seed=1234)
+    children = []  # the timing seeds reference children were run for
+    store.run = lambda *a, **k: children.append(k["timing_seed"]) or SimpleNamespace(
+        outputs={("timing", "n4096", k["timing_seed"]): "from a child"}, untimed={})
+    task, runtime = mini_tasks["rowsum"], SimpleNamespace(mode="gpu", case_set="default", device_name="x")
+    store.key = lambda task, runtime: "k"
+
+    def fresh():
+        return ReferenceRun(cases=[Case(name="n4096")], skipped=[], stage2_skipped=[], custom_compare=False,
+                            seeds=[0, 1], outputs={}, timing_ready=False)
+
+    asked = []
+    run, phases = fresh(), {}
+    store.ensure_timing(task, runtime, None, run, phases,
+                        lambda seed, cases, budget: asked.append((seed, cases)) or (
+                            {("timing", c, seed): "from the timer" for c in cases}, {}))
+    seed = 1234
+    assert asked == [(seed, ["n4096"])] and children == [] and run.timing_ready
+    assert run.outputs == {("timing", "n4096", seed): "from the timer"} and phases["reference.timing_in_timer"] == 1
+    run = fresh()
+    store.ensure_timing(task, runtime, None, run, {}, lambda seed, cases, budget: None)
+    assert children == [seed] and run.outputs == {("timing", "n4096", seed): "from a child"}

@@ -70,7 +70,7 @@ class TimerFrames(FrameHandler):
         return self.handle(message)
 
     def on_start(self, frame: dict[str, Any]) -> Any:
-        if not frame.get("resume") and self.warm_budget_s:
+        if frame.get("stage") == "warm-up" and not frame.get("resume") and self.warm_budget_s:
             # The warm-up (import, compiles, autotuning, one call a case) has a budget, as a
             # reference's run has: a timer that never gets warm is ended, not waited for.
             self.replier.set_limit(self.warm_budget_s, "the baseline's warm-up budget")
@@ -105,7 +105,17 @@ class TimerFrames(FrameHandler):
         self.inbox.put(frame)
         return {k: v for k, v in frame.items() if k not in ("verified", "samples", "outputs")}
 
+    def on_ran(self, frame: dict[str, Any]) -> Any:
+        """A run of the reference's timed outputs is over, its outputs on the host."""
+        self.gating.release()
+        return frame
+
+    def on_run(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()
+        return self.on_other(frame)
+
     def on_error(self, frame: dict[str, Any]) -> Any:
+        self.gating.release()  # a run that raised holds nothing (a session's error held nothing)
         self.inbox.put(frame)
         return frame
 
@@ -154,6 +164,52 @@ class TimerChild:
     @property
     def alive(self) -> bool:
         return self.thread.is_alive() and not self._closed
+
+    def reference_outputs(self, seed: int, cases: list[str], timeout_s: float
+                          ) -> tuple[dict[tuple[str, str, int], Any], dict[str, str], str]:
+        """The reference's outputs for the timed ``cases`` on ``seed`` (the secret timing seed),
+        run in this warm timer (its baseline is the reference: the task has no
+        ``timing_baseline``), as a reference child's ``timing`` stage would give them, without
+        a second reference process (its start, imports, compiles and autotuning again).
+
+        Returns (outputs keyed ("timing", case, seed), cases the reference raised on, why it
+        could not finish: "" when it did). A timer that does not finish within ``timeout_s``
+        is ended, so no later session reads its frames."""
+        from geak_evaluator_triton.verdict import describe_exception
+
+        outputs: dict[tuple[str, str, int], Any] = {}
+        untimed: dict[str, str] = {}
+        with self.lock:
+            if not self.alive or self.frames.replier is None:
+                return outputs, untimed, f"the baseline's timer ended: {self.exit}"
+            self.frames.replier.send({"reference_outputs": {"seed": int(seed), "cases": list(cases)}})
+            deadline = time.monotonic() + timeout_s
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._end(f"the reference's timed outputs were not done in {timeout_s:.0f} s")
+                    return outputs, untimed, f"the reference's timed outputs were not done in {timeout_s:.0f} s"
+                try:
+                    frame = self.frames.inbox.get(timeout=min(left, 1.0))
+                except queue.Empty:
+                    continue
+                if frame is END:
+                    return outputs, untimed, f"the baseline's timer ended: {self.exit}"
+                kind = frame.get("kind") if isinstance(frame, dict) else None
+                if kind == "run":
+                    outputs[("timing", frame["case"], int(frame["seed"]))] = frame["outputs"]
+                elif kind == "error":
+                    untimed[frame.get("case", "?")] = ("the reference raised on the timing inputs: "
+                                                       f"{describe_exception(frame)}")
+                elif kind == "reference_outputs_done":
+                    return outputs, untimed, ""
+
+    def _end(self, why: str) -> None:
+        """End the child now (its limit set to zero) and keep it out of the pool."""
+        self._closed = True
+        self.exit = self.exit or why
+        if self.frames.replier is not None:
+            self.frames.replier.set_limit(0.0, why)
 
     def release(self) -> None:
         """One user is done with this timer (its session is over, or it will not time)."""
@@ -272,6 +328,10 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         command = channel.receive()
         if command.get("exit"):
             return {"ok": True}
+        wanted = command.get("reference_outputs")
+        if wanted is not None:
+            _reference_outputs(channel, task, harness, module, cases, wanted)
+            continue
         session = command.get("session")
         if session is None:
             continue
@@ -286,3 +346,47 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         channel.send({"kind": "session_ready"})
         if serve(channel, side, task, cases).get("exit"):
             return {"ok": True}
+
+
+def _reference_outputs(channel: Any, task: Any, harness: Any, module: Any, cases: dict[str, Any],
+                       wanted: dict[str, Any]) -> None:
+    """Run the reference (this timer's baseline) once per timed case on the seed asked for,
+    each run gated like a reference child's (``start``, GO; ``ran`` once its outputs are on
+    the host; compiles let the device go), and send each run's outputs as a reference child's
+    ``timing`` stage does (``run`` frames; ``error`` for a case that raises), then
+    ``reference_outputs_done``."""
+    from geak_evaluator_triton.child_jobs import (
+        COMPILE_RELEASE,
+        _one_run,
+        error_frame,
+        prefetch,
+        synchronize_quietly,
+    )
+    from geak_evaluator_triton.timed_calls import to_host
+
+    seed = int(wanted["seed"])
+    for name in wanted.get("cases", []):
+        case = cases.get(name)
+        where = {"stage": "timing", "case": name, "seed": seed}
+        if case is None:
+            channel.send(error_frame("error", KeyError(f"no case {name!r} in the timer's case table"), **where))
+            continue
+        prefetch(harness, case, seed)  # the inputs drawn on the host before the device is asked for
+        channel.send({"kind": "start", **where})
+        if channel.receive().get("abort"):
+            break
+        began = time.perf_counter()
+        COMPILE_RELEASE.waited_s = 0.0
+        try:
+            with COMPILE_RELEASE.during(channel, where):
+                frame = _one_run(task, harness, module, case, seed, "timing", None)
+        except Exception as exc:
+            synchronize_quietly()
+            channel.send(error_frame("error", exc, **where))
+            continue
+        frame["run_s"] = round(time.perf_counter() - began - COMPILE_RELEASE.waited_s, 4)
+        frame["outputs"] = to_host(frame["outputs"])
+        channel.send({"kind": "ran", **where})
+        channel.send({"kind": "run", **where, **frame})
+        del frame
+    channel.send({"kind": "reference_outputs_done"})

@@ -657,13 +657,20 @@ class TritonEvaluator(EvaluatorBase):
         and the baseline's timer, warm. (timer, "") or (None, why it cannot be timed). The
         seconds this took the first time are recorded with the reference's (``cost_s``)."""
         began, first = time.monotonic(), not ref.timing_ready
+        producer = None
         if first and ref.timed:
             # The baseline's timer starts (a process, the task, its timed inputs drawn) beside
             # the reference's timed runs rather than after them; the same timer is taken below
             # unless those runs find a case they cannot time.
-            self._start_timer(task, runtime, slot, ref)
+            warming = self._start_timer(task, runtime, slot, ref)
+            if self.options.reference_timed_outputs == "timer" and not task.timing_baseline:
+                # The timer's baseline is the reference: once warm, it runs the timed cases on
+                # the timing seed itself, and no second reference process starts, imports,
+                # compiles and autotunes them again (a reference child, if it cannot).
+                def producer(seed: int, cases: list[str], budget_s: float) -> Any:
+                    return self._timer_outputs(warming, seed, cases, budget_s)
         try:
-            self.references.ensure_timing(task, runtime, slot, ref, phases)
+            self.references.ensure_timing(task, runtime, slot, ref, phases, producer)
         except JudgeError as exc:
             return None, f"the reference's timed runs failed: {str(exc).splitlines()[0]}"
         if not ref.timed:
@@ -678,6 +685,15 @@ class TritonEvaluator(EvaluatorBase):
         if first:
             self.references.times.store_timing(self.references.key(task, runtime), time.monotonic() - began)
         return timer, ""
+
+    def _timer_outputs(self, timer: Any, seed: int, cases: list[str], budget_s: float) -> Any:
+        """The reference's timed outputs from ``timer`` (warm within its own budget), or None
+        (the caller then runs a reference child for them)."""
+        began = time.monotonic()
+        if timer.wait_ready(budget_s):
+            return None
+        outputs, untimed, problem = timer.reference_outputs(seed, cases, max(1.0, budget_s - (time.monotonic() - began)))
+        return None if problem else (outputs, untimed)
 
     def _run_candidate(self, task: Task, candidate: Candidate, runtime: Runtime, slot: Slot,
                        ref: ReferenceRun) -> SandboxResult:

@@ -57,6 +57,11 @@ class TritonEvaluatorOptions:
     # this judge has several verdicts in flight (a benchmark, an agent's batch), where child
     # start-ups are what a verdict costs; "on" always; "off" never.
     lazy_reference: str = field(default="auto", metadata={"choices": ["auto", "on", "off"]})
+    # Where the reference's outputs on the secret timing seed (which a correct candidate's
+    # timed outputs are checked against) come from when a busy judge needs them: "timer", the
+    # baseline's timer, warm already and running the reference (a task without
+    # timing_baseline), else a reference child; "child", always a reference child.
+    reference_timed_outputs: str = field(default="timer", metadata={"choices": ["timer", "child"]})
     seeds: list[int] | None = None  # None: the task's seeds
     secret_seeds: int = 1  # extra seeds drawn per judge session, unknown to candidates
     check_outliers: bool = True  # stage 2
@@ -142,6 +147,8 @@ class TritonEvaluatorOptions:
             problems.append("workers must be >= 0")
         if self.prepare_timing not in ("auto", "up_front", "when_correct"):
             problems.append(f"prepare_timing must be auto, up_front or when_correct, not {self.prepare_timing!r}")
+        if self.reference_timed_outputs not in ("timer", "child"):
+            problems.append(f"reference_timed_outputs must be timer or child, not {self.reference_timed_outputs!r}")
         if self.lazy_reference not in ("auto", "on", "off"):
             problems.append(f"lazy_reference must be auto, on or off, not {self.lazy_reference!r}")
         if self.overlap_reference not in ("auto", "on", "off"):

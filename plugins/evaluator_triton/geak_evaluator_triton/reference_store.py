@@ -42,6 +42,11 @@ from geak_evaluator_triton.run_compare import JudgeError, ReferenceFailed, tail
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
 
 
+# (seed, timed case names, budget in seconds) -> (outputs keyed ("timing", case, seed), cases
+# the reference raised on), or None where the producer could not (ReferenceStore.ensure_timing).
+TimedOutputs = Callable[[int, list[str], float], "tuple[dict[tuple[str, str, int], Any], dict[str, str]] | None"]
+
+
 class PendingReference:
     """A reference child still running, for the verdict that started it (``overlap_reference``):
     its case table as soon as the child sends it, each output as it arrives, then the finished
@@ -433,13 +438,17 @@ class ReferenceStore:
             return run
 
     def ensure_timing(self, task: Task, runtime: Runtime, slot: Slot, run: ReferenceRun,
-                      phases: dict[str, float] | None = None) -> None:
-        """Add the timed cases' runs on the timing seed to ``run`` if it lacks them (once)."""
+                      phases: dict[str, float] | None = None, producer: TimedOutputs | None = None) -> None:
+        """Add the timed cases' runs on the timing seed to ``run`` if it lacks them (once).
+
+        ``producer(seed, cases, budget_s)``: another trusted process that runs the reference
+        (the baseline's timer, warm already), giving (outputs, cases it raised on), or None when
+        it could not; then, and without one, a reference child runs them."""
         if run.timing_ready:
             return
         with self._key_lock(self.key(task, runtime)):
             if not run.timing_ready:
-                self._add_timing(task, runtime, slot, run, phases)
+                self._add_timing(task, runtime, slot, run, phases, producer)
 
     def planned_timing_seed(self, run: ReferenceRun) -> int:
         """The seed ``run``'s timed runs are on, or will be on once ``ensure_timing`` adds them."""
@@ -448,16 +457,23 @@ class ReferenceStore:
         return run.seeds[0] if "reference_seed_fallback" in run.flags else self.timing_seed
 
     def _add_timing(self, task: Task, runtime: Runtime, slot: Slot, run: ReferenceRun,
-                    phases: dict[str, float] | None) -> None:
+                    phases: dict[str, float] | None, producer: TimedOutputs | None = None) -> None:
         began = time.monotonic()
         # a reference judged on the protocol's seed alone is timed on it too (see _compute)
         seed = self.planned_timing_seed(run)
         # Its budget scales from the reference's own first run, as a candidate's does.
         budget, _ = candidate_budget(run, self.options.reference_timeout_s, self.options.budget_scale,
                                      self.options.budget_floor_s)
-        extra = self.run(task, runtime, slot, [], all_seeds=run.seeds, timing_seed=seed, timeout_s=budget)
-        run.outputs.update(extra.outputs)
-        run.untimed.update(extra.untimed)
+        produced = producer(seed, [c.name for c in run.runnable if c.timed], budget) if producer else None
+        if produced is not None:
+            outputs, untimed = produced
+            if phases is not None:
+                phases["reference.timing_in_timer"] = 1.0
+        else:
+            extra = self.run(task, runtime, slot, [], all_seeds=run.seeds, timing_seed=seed, timeout_s=budget)
+            outputs, untimed = extra.outputs, extra.untimed
+        run.outputs.update(outputs)
+        run.untimed.update(untimed)
         run.timing_seed = seed
         run.nbytes = nbytes_of(list(run.outputs.values()))
         run.timing_ready = True
