@@ -177,7 +177,9 @@ def markdown(data: dict[str, Any]) -> str:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", default="", metavar="OUT", help="print the table of an earlier --json file")
+    parser.add_argument("--table", default="", metavar="OUT",
+                        help="print the table of an earlier --json file (several, comma-separated: one "
+                             "table of their rows)")
     parser.add_argument("--data", default=os.environ.get("GEAK_TRITONBENCH_DATA", ""),
                         help="TritonBench data/ folder (default: $GEAK_TRITONBENCH_DATA)")
     parser.add_argument("--perf", default="", help="folder of <name>_perf.py scripts (default: found beside)")
@@ -195,6 +197,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=0.0, help="seconds per judge child (0: the judge's)")
     parser.add_argument("--hardware", default="", help="hardware profile (default: detect)")
     parser.add_argument("--evaluator", default="triton", help="registered evaluator (the judge)")
+    parser.add_argument("--shard", default="0/1", metavar="K/N",
+                        help="tune only every N-th record to be tuned, from the K-th (0-based): N runs, "
+                             "one per GPU (CUDA_VISIBLE_DEVICES), each with its own --json; the rows of "
+                             "records not tuned go to shard 0's file")
     return parser.parse_args(argv)
 
 
@@ -212,16 +218,23 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parse(argv)
     if args.table:
-        print(markdown(tune_results.read(args.table)))
+        print(markdown(tune_results.read_merged(args.table, summarize)))
         return 0
     if not (args.records and args.json_out and args.data):
         print("error: --records, --json and --data (or $GEAK_TRITONBENCH_DATA) are needed (or --table OUT)",
               file=sys.stderr)
         return 2
     try:
+        shard, shards = (int(part) for part in args.shard.split("/"))
+        if not 0 <= shard < shards:
+            raise ValueError(f"--shard {args.shard}: K must be in 0..N-1")
+    except ValueError as exc:
+        print(f"error: --shard takes K/N, e.g. 1/4 ({exc})", file=sys.stderr)
+        return 2
+    try:
         settings = {"records": os.path.abspath(args.records), "records_sha256": _digest(args.records),
                     "protocol": args.protocol, "seconds": args.seconds, "variants": args.variants,
-                    "speedup_method": "mean_ratio", "tuner": "grid"}
+                    "speedup_method": "mean_ratio", "tuner": "grid", "shard": f"{shard}/{shards}"}
         results = ResultsFile(args.json_out, settings, "candidate", summarize)
         options = TritonBenchOptions(path=os.path.abspath(args.data), protocol=args.protocol,
                                      perf_scripts=os.path.abspath(args.perf) if args.perf else "",
@@ -242,24 +255,30 @@ def main(argv: list[str] | None = None) -> int:
     budget = TuneBudget(candidates=args.variants, seconds=args.seconds)
     limit = StartLimit(args.limit_s)
     not_started = 0
+    to_tune = 0  # records that pass the filters below, in order: shard K tunes every N-th from the K-th
     try:
         for entry in entries:
             cid = entry.candidate.id
-            if results.done(cid):
-                continue
+            unjudged: tuple[str, list[str], str] | None = None
+            knobs: list[str] = []
             if entry.verdict is not None:  # no code in the reply, or a task the suite cannot judge
-                status = "skipped" if "skipped" in entry.verdict.flags else "no code"
-                results.put(unjudged_row(entry, status, [], entry.verdict.reason or ""))
+                unjudged = ("skipped" if "skipped" in entry.verdict.flags else "no code", [],
+                            entry.verdict.reason or "")
+            else:
+                knobs = tunable_knobs(entry.candidate.code, hip)
+                earlier = verdicts.get((entry.task.id, cid))
+                if earlier is not None and not earlier["correct"]:
+                    unjudged = ("not correct (verdicts)", knobs,
+                                f"{earlier.get('failed_stage')}: {earlier.get('reason') or ''}")
+                elif not knobs:
+                    unjudged = ("no tunable knobs", [], "")
+            if unjudged is not None:
+                if shard == 0 and not results.done(cid):
+                    results.put(unjudged_row(entry, *unjudged))
                 continue
-            knobs = tunable_knobs(entry.candidate.code, hip)
-            earlier = verdicts.get((entry.task.id, cid))
-            if earlier is not None and not earlier["correct"]:
-                results.put(unjudged_row(entry, "not correct (verdicts)", knobs,
-                                         f"{earlier.get('failed_stage')}: {earlier.get('reason') or ''}"))
-                continue
-            if not knobs:
-                results.put(unjudged_row(entry, "no tunable knobs", []))
-                continue
+            to_tune += 1
+            if (to_tune - 1) % shards != shard or results.done(cid):
+                continue  # another shard's, or done in an earlier run
             if not limit.may_start():
                 not_started += 1
                 continue

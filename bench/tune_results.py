@@ -77,6 +77,27 @@ def read(path: str) -> dict[str, Any]:
     return data
 
 
+def read_merged(paths: str, summarize: Any) -> dict[str, Any]:
+    """``--table A.json,B.json``: the rows of several ``--json`` files of one benchmark (its
+    shards, one per GPU) in one table, each row once, the summary made anew from them; the
+    settings and environment of the first file."""
+    files = [read(p.strip()) for p in paths.split(",") if p.strip()]
+    if len(files) == 1:
+        return files[0]
+    seen: set[str] = set()
+    rows: list[dict[str, Any]] = []
+    for data in files:
+        for row in data["rows"]:
+            key = json.dumps({k: row.get(k) for k in ("candidate", "task")}, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                rows.append(row)
+    merged = dict(files[0])
+    merged["rows"] = rows
+    merged["summary"] = summarize(rows)
+    return merged
+
+
 class StartLimit:
     """``--limit-s``: True from ``may_start`` until that many seconds have passed (0: always)."""
 

@@ -428,7 +428,9 @@ def markdown(data: dict[str, Any]) -> str:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", default="", metavar="OUT", help="print the table of an earlier --json file")
+    parser.add_argument("--table", default="", metavar="OUT",
+                        help="print the table of an earlier --json file (several, comma-separated: one "
+                             "table of their rows)")
     parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated task ids")
     parser.add_argument("--json", dest="json_out", default="", help="results, rewritten after every task")
     parser.add_argument("--seconds", type=float, default=120.0, help="seconds of tuning per task")
@@ -456,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parse(argv)
     if args.table:
-        print(markdown(tune_results.read(args.table)))
+        print(markdown(tune_results.read_merged(args.table, summarize)))
         return 0
     settings = {"suite": "rocm", "tuner": "grid", "seconds": args.seconds, "variants": args.variants,
                 "passes": args.passes, "min_block": args.min_block, "speedup_method": "mean_ratio"}

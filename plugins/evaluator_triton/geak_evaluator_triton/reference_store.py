@@ -41,7 +41,6 @@ from geak_evaluator_triton.reference_run import (
 from geak_evaluator_triton.run_compare import JudgeError, ReferenceFailed, tail
 from geak_evaluator_triton.verdict import describe_exception, trim_traceback
 
-
 # (seed, timed case names, budget in seconds) -> (outputs keyed ("timing", case, seed), cases
 # the reference raised on), or None where the producer could not (ReferenceStore.ensure_timing).
 TimedOutputs = Callable[[int, list[str], float], "tuple[dict[tuple[str, str, int], Any], dict[str, str]] | None"]

@@ -184,3 +184,21 @@ def test_on_the_cpu_a_correct_record_is_not_tuned_and_no_improvement_is_reported
     assert rows[1]["notes"][0].startswith("tuning skipped: speed not measured")
     assert rows[2]["status"] == "not correct"
     assert "there is no improvement to report" in done.stdout
+
+
+def test_shards_split_the_records_to_tune_and_their_tables_merge_into_the_whole(bench, records, tmp_path, capsys):
+    import tune_published
+
+    whole, first, second = tmp_path / "whole.json", tmp_path / "s0.json", tmp_path / "s1.json"
+    assert bench(records, whole) == 0
+    assert bench(records, first, "--shard", "0/2") == 0 and bench(records, second, "--shard", "1/2") == 0
+    # the records to tune (lines 1, 2, 3) alternate over the shards; the others go to shard 0's file
+    assert sorted(_rows(first)) == [1, 3, 4, 5, 6] and sorted(_rows(second)) == [2]
+    assert bench(records, first, "--shard", "1/2") == 2  # a file is one shard's
+    assert bench(records, first, "--shard", "2/2") == 2 and "K must be in 0..N-1" in capsys.readouterr().err
+    assert tune_published.main(["--table", f"{first},{second}"]) == 0
+    merged = capsys.readouterr().out
+    assert tune_published.main(["--table", str(whole)]) == 0
+    tune_results_summary = capsys.readouterr().out
+    assert merged.splitlines()[-6:] == tune_results_summary.splitlines()[-6:]  # the same summary lines
+    assert "improvement, geometric mean over the 2 tuned records: 2.828x" in merged
