@@ -290,3 +290,41 @@ def test_a_side_whose_calls_are_all_late_ends_its_loop_and_the_verdict_flags_the
     candidate.block = always_late(candidate.block)
     record = time_case(baseline, candidate, "c", 1, 99, dict(OPTIONS, repetitions=12), 0.01, 10.0)
     assert MAX_CALLS_OVER * 12 <= record["tallies"]["other"].calls and record["repetitions"] >= 12
+
+
+def test_an_input_the_baseline_changes_too_is_the_tasks_to_change_and_any_other_rejects():
+    """An optimizer step updates its parameters in place: the candidate doing so too is not
+    tampering; changing an input the baseline leaves alone still rejects it."""
+    same = _apply(_record(ended={"baseline": {"mutates": ["arg0", "arg2"]},
+                                 "other": {"mutated": ["arg0", "arg2"]}}))
+    assert same.correct and same.performance_measured
+    more = _apply(_record(ended={"baseline": {"mutates": ["arg0"]}, "other": {"mutated": ["arg0", "arg1"]}}))
+    assert not more.correct and "arg1" in more.reason and "arg0," not in more.reason
+
+
+def test_a_timed_side_restores_what_a_call_changes_in_its_inputs_before_each_later_call():
+    """``TimedSide``'s bookkeeping (on the CPU; the calls themselves are timed on a GPU): the
+    inputs the first call changed are found and put back, the others are left as they are."""
+    import torch
+    from geak_evaluator_triton.checks.input_mutation import snapshot_inputs
+    from geak_evaluator_triton.timed_calls import TimedSide
+
+    class Step:
+        def allocate(self, case, inputs):
+            return {}
+
+        def run(self, module, case, inputs, outputs):
+            inputs["arg0"].add_(inputs["arg1"])  # param += grad, in place
+            outputs["param"] = inputs["arg0"]
+
+    side = TimedSide(Step(), None, None, 1.0)
+    side.inputs = {"seed": 3, "arg0": torch.zeros(4), "arg1": torch.ones(4)}
+    pristine = snapshot_inputs(side.inputs)
+    side._call()
+    side._find_changes(pristine)
+    assert side.mutates == ["arg0"] and len(side._restore) == 1
+    for _ in range(3):
+        side._restore_inputs()
+        out = side._call()
+    assert out["param"].tolist() == [1.0] * 4  # one step, as the reference's one call gives
+    assert side.inputs["arg1"].tolist() == [1.0] * 4

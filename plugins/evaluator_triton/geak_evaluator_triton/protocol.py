@@ -183,6 +183,7 @@ class CaseDoneFrame(TypedDict, total=False):
     kind: str
     outputs: Any  # a trusted side's last outputs (eager's)
     mutated: list[str]  # checks.input_mutation: a candidate's timed inputs it changed
+    mutates: list[str]  # inputs the side's first call of the case changed (restored before each call)
 
 
 def where(frame: dict[str, Any] | None) -> str:

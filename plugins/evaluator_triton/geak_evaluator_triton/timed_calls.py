@@ -141,6 +141,9 @@ def device_copy(value: Any) -> Any:
 
 
 INPUT_COPY_BYTES = 256 << 20  # a timed case's inputs are copied to check them afterwards up to this size
+# A timed case's inputs are copied up to this size to find what a call changes in them (an
+# optimizer step updates its parameters in place) and to restore that before every later call.
+RESTORE_BYTES = 4 << 30
 
 
 def _tensor_bytes(value: Any) -> int:
@@ -192,11 +195,36 @@ class TimedSide:
         self._kept: dict[str, list[tuple[int, Any]]] = {}  # case -> (call number in the case, outputs)
         self._kept_bytes = 0
         self._calls = 0  # timed calls of the current case so far
+        # Inputs the case's first call changed (their paths) and, for each, (the tensor, its
+        # value before any call): restored before every later call, outside the timed span.
+        self.mutates: list[str] = []
+        self._restore: list[tuple[Any, Any]] = []
 
     def _call(self) -> Any:
         outputs = self.harness.allocate(self.case, self.inputs)
         self.harness.run(self.module, self.case, self.inputs, outputs)
         return outputs
+
+    def _restore_inputs(self) -> None:
+        """Put back what the first call changed in the inputs (queued on the stream, before the
+        busy-wait and the flush of the next call): a task that updates its inputs in place (an
+        optimizer step) is timed on the same inputs every call, as both sides are, and its
+        timed outputs are one call's, as the reference's for the timing seed are."""
+        for tensor, value in self._restore:
+            tensor.copy_(value)
+
+    def _find_changes(self, pristine: Any) -> None:
+        """After the case's first call: which inputs it changed, kept for ``_restore_inputs``."""
+        from geak_evaluator_triton.checks.input_mutation import mutated_inputs
+        from geak_evaluator_triton.checks.timed_outputs import _leaf
+
+        self.mutates = mutated_inputs(pristine, self.inputs) if pristine is not None else []
+        self._restore = []
+        for path in self.mutates:
+            now = self.inputs if path == "input" else _leaf(self.inputs, path)
+            before = pristine if path == "input" else _leaf(pristine, path)
+            if now is not None and before is not None and getattr(now, "shape", None) == before.shape:
+                self._restore.append((now, before))
 
     def start_case(self, task: Any, case: Any, seed: int, warmup_ms: float) -> dict[str, Any]:
         """Draw the case's inputs on ``seed``, call once (compiles, autotunes), then warm up
@@ -210,16 +238,23 @@ class TimedSide:
         self.case = case
         self._calls = 0
         self.inputs = make_inputs(self.harness, task, case, seed, "stage1")
-        if self.check_inputs and _tensor_bytes(self.inputs) <= INPUT_COPY_BYTES:
+        size = _tensor_bytes(self.inputs)
+        pristine = None
+        if size <= RESTORE_BYTES or (self.check_inputs and size <= INPUT_COPY_BYTES):
             from geak_evaluator_triton.checks.input_mutation import snapshot_inputs
 
-            self._inputs_before = snapshot_inputs(self.inputs)
+            pristine = snapshot_inputs(self.inputs)
+        if self.check_inputs and size <= INPUT_COPY_BYTES:
+            self._inputs_before = pristine
         self._call()
         torch.cuda.synchronize()
+        self._find_changes(pristine)
+        del pristine
         host_us: list[float] = []
         walls: list[float] = []
         began = time.perf_counter()
         while True:
+            self._restore_inputs()
             before = time.perf_counter()
             self._call()
             host_us.append((time.perf_counter() - before) * 1e6)
@@ -228,6 +263,7 @@ class TimedSide:
             if (time.perf_counter() - began) * 1e3 >= warmup_ms and len(host_us) >= MIN_WARMUP_CALLS:
                 break
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        self._restore_inputs()
         start.record()
         self._call()
         end.record()
@@ -270,6 +306,7 @@ class TimedSide:
             start, end = self._pairs[index]
             outputs = self.harness.allocate(self.case, self.inputs)
             mark = self.log.mark() if self.log is not None else 0
+            self._restore_inputs()  # before the busy-wait: outside the call's events
             if hold_cycles:
                 torch.cuda._sleep(hold_cycles)
             if self.flush is not None:
@@ -354,7 +391,9 @@ class TimedSide:
             from geak_evaluator_triton.checks.input_mutation import mutated_inputs
 
             out["mutated"] = mutated_inputs(self._inputs_before, self.inputs)
+        out["mutates"] = list(self.mutates)  # what this side's first call changed in its inputs
         self.inputs = self.last = self._inputs_before = None
+        self._restore, self.mutates = [], []
         torch.cuda.empty_cache()
         return out
 
@@ -430,6 +469,7 @@ def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide:
                 channel.send({"kind": "case_done", **side.end_case()})
         except Exception as exc:
             side.inputs = side.last = None
+            side._restore = []
             channel.send(error_frame("error", exc, hide, stage="timing", case=getattr(side.case, "name", None)))
 
 

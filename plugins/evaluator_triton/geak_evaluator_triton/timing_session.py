@@ -199,7 +199,11 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         for extra in tally.extra:
             tampering.report(verdict, at, extra.get("violations", []))
             torch_compute.report(verdict, at, extra.get("compute", []), task)
-        input_mutation.report(verdict, at, (record.get("ended") or {}).get("other", {}).get("mutated") or [])
+        ended = record.get("ended") or {}
+        # An input the baseline changes too (an optimizer's parameters) is the task's to change.
+        allowed = set((ended.get("baseline") or {}).get("mutates") or [])
+        input_mutation.report(verdict, at, [p for p in (ended.get("other") or {}).get("mutated") or []
+                                            if p not in allowed])
         launches.report_timed(verdict, case.name, record.get("zero_launch_calls") or 0)
         note = timed_outputs.report(verdict, task, ref, case, record, run_child)
         if note:
