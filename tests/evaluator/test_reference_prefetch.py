@@ -282,7 +282,7 @@ def test_the_first_timing_preparation_of_a_reference_is_recorded(mini_tasks):
         ref = SimpleNamespace(timing_ready=False, timed=["case"])
         calls: list[str] = []
 
-        def ensure_timing(task_, runtime_, slot, ref_, phases=None):
+        def ensure_timing(task_, runtime_, slot, ref_, phases=None, producer=None):
             time.sleep(0.2)
             ref_.timing_ready = True
             calls.append("ensure")
