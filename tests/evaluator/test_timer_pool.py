@@ -179,8 +179,9 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
     finally:
         judge.timers = SimpleNamespace(close=lambda: None)
     assert (got, why) == (timer, "")
-    assert events == [("timer", False), "wait_ready", ("reference outputs", 7, ("n4096",)), "reference timed runs",
-                      ("timer", True), "wait_ready", "stored"], events
+    # the timer is in use (the pool closes none in use) while it runs the reference's timed outputs
+    assert events == [("timer", True), "wait_ready", ("reference outputs", 7, ("n4096",)), "reference timed runs",
+                      "release", ("timer", True), "wait_ready", "stored"], events
     assert produced == [({("timing", "n4096", 7): "out n4096"}, {})]
     # the timer's warm-up has the reference's own budget (its time unknown here: the ceiling)
     assert budgets == [judge.options.reference_timeout_s] * 2

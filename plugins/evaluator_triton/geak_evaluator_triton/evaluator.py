@@ -657,13 +657,15 @@ class TritonEvaluator(EvaluatorBase):
         and the baseline's timer, warm. (timer, "") or (None, why it cannot be timed). The
         seconds this took the first time are recorded with the reference's (``cost_s``)."""
         began, first = time.monotonic(), not ref.timing_ready
-        producer = None
+        producer, warming = None, None
         if first and ref.timed:
             # The baseline's timer starts (a process, the task, its timed inputs drawn) beside
             # the reference's timed runs rather than after them; the same timer is taken below
             # unless those runs find a case they cannot time.
-            warming = self._start_timer(task, runtime, slot, ref)
-            if self.options.reference_timed_outputs == "timer" and not task.timing_baseline:
+            in_timer = self.options.reference_timed_outputs == "timer" and not task.timing_baseline
+            # In use while it runs the reference's timed outputs: the pool closes no timer in use.
+            warming = self._start_timer(task, runtime, slot, ref, use=in_timer)
+            if in_timer:
                 # The timer's baseline is the reference: once warm, it runs the timed cases on
                 # the timing seed itself, and no second reference process starts, imports,
                 # compiles and autotunes them again (a reference child, if it cannot).
@@ -673,6 +675,9 @@ class TritonEvaluator(EvaluatorBase):
             self.references.ensure_timing(task, runtime, slot, ref, phases, producer)
         except JudgeError as exc:
             return None, f"the reference's timed runs failed: {str(exc).splitlines()[0]}"
+        finally:
+            if producer is not None:
+                warming.release()
         if not ref.timed:
             return None, "the reference could not be timed on any case"
         timer = self._start_timer(task, runtime, slot, ref, use=True)
