@@ -283,11 +283,13 @@ def test_the_timer_runs_the_references_timed_cases_as_a_reference_child_would():
 
 def _timer_without_child(frames):
     import threading
+    from types import SimpleNamespace
 
     from geak_evaluator_triton.baseline_timer import TimerChild
 
     timer = TimerChild.__new__(TimerChild)
     timer.lock, timer.frames, timer.exit, timer._closed = threading.Lock(), frames, "", False
+    timer.task = SimpleNamespace(key="mini/add")
     stop = threading.Event()
     timer.thread = threading.Thread(target=stop.wait, daemon=True)
     timer.thread.start()

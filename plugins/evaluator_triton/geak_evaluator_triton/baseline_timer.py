@@ -126,6 +126,7 @@ class TimerChild:
     def __init__(self, key: str, children: Children, task: Task, runtime: Runtime, slot: Slot,
                  ref: ReferenceRun, warm_budget_s: float = 0.0) -> None:
         self.key = key
+        self.task = task
         self.device = slot.label.split(" (")[0]
         self.lock = threading.Lock()  # held by the session using it
         self.frames = TimerFrames(Gating(slot, shared_runs=runtime.shares_device(slot)), warm_budget_s)
@@ -175,34 +176,29 @@ class TimerChild:
         Returns (outputs keyed ("timing", case, seed), cases the reference raised on, why it
         could not finish: "" when it did). A timer that does not finish within ``timeout_s``
         is ended, so no later session reads its frames."""
-        from geak_evaluator_triton.verdict import describe_exception
+        from geak_evaluator_triton.reference_store import _ReferenceFrames
 
-        outputs: dict[tuple[str, str, int], Any] = {}
-        untimed: dict[str, str] = {}
+        reader = _ReferenceFrames(self.task)  # as a reference child's timing-stage frames are read
         with self.lock:
             if not self.alive or self.frames.replier is None:
-                return outputs, untimed, f"the baseline's timer ended: {self.exit}"
+                return {}, {}, f"the baseline's timer ended: {self.exit}"
             self.frames.replier.send({"reference_outputs": {"seed": int(seed), "cases": list(cases)}})
             deadline = time.monotonic() + timeout_s
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self._end(f"the reference's timed outputs were not done in {timeout_s:.0f} s")
-                    return outputs, untimed, f"the reference's timed outputs were not done in {timeout_s:.0f} s"
+                    why = f"the reference's timed outputs were not done in {timeout_s:.0f} s"
+                    self._end(why)
+                    return reader.outputs, reader.untimed, why
                 try:
                     frame = self.frames.inbox.get(timeout=min(left, 1.0))
                 except queue.Empty:
                     continue
                 if frame is END:
-                    return outputs, untimed, f"the baseline's timer ended: {self.exit}"
-                kind = frame.get("kind") if isinstance(frame, dict) else None
-                if kind == "run":
-                    outputs[("timing", frame["case"], int(frame["seed"]))] = frame["outputs"]
-                elif kind == "error":
-                    untimed[frame.get("case", "?")] = ("the reference raised on the timing inputs: "
-                                                       f"{describe_exception(frame)}")
-                elif kind == "reference_outputs_done":
-                    return outputs, untimed, ""
+                    return reader.outputs, reader.untimed, f"the baseline's timer ended: {self.exit}"
+                if isinstance(frame, dict) and frame.get("kind") == "reference_outputs_done":
+                    return reader.outputs, reader.untimed, ""
+                reader.handle(frame)
 
     def _end(self, why: str) -> None:
         """End the child now (its limit set to zero) and keep it out of the pool."""
@@ -350,43 +346,22 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
 
 def _reference_outputs(channel: Any, task: Any, harness: Any, module: Any, cases: dict[str, Any],
                        wanted: dict[str, Any]) -> None:
-    """Run the reference (this timer's baseline) once per timed case on the seed asked for,
-    each run gated like a reference child's (``start``, GO; ``ran`` once its outputs are on
-    the host; compiles let the device go), and send each run's outputs as a reference child's
-    ``timing`` stage does (``run`` frames; ``error`` for a case that raises), then
+    """Run the reference (this timer's baseline) once per timed case on the seed asked for, as
+    a reference child's ``timing`` stage does (``child_jobs.run_plan``: each run gated, its
+    outputs in a ``run`` frame, ``error`` for a case that raises), then
     ``reference_outputs_done``."""
-    from geak_evaluator_triton.child_jobs import (
-        COMPILE_RELEASE,
-        _one_run,
-        error_frame,
-        prefetch,
-        synchronize_quietly,
-    )
-    from geak_evaluator_triton.timed_calls import to_host
+    from geak_evaluator_triton.child_jobs import error_frame, run_plan
 
     seed = int(wanted["seed"])
-    for name in wanted.get("cases", []):
-        case = cases.get(name)
-        where = {"stage": "timing", "case": name, "seed": seed}
-        if case is None:
-            channel.send(error_frame("error", KeyError(f"no case {name!r} in the timer's case table"), **where))
-            continue
-        prefetch(harness, case, seed)  # the inputs drawn on the host before the device is asked for
-        channel.send({"kind": "start", **where})
-        if channel.receive().get("abort"):
-            break
-        began = time.perf_counter()
-        COMPILE_RELEASE.waited_s = 0.0
-        try:
-            with COMPILE_RELEASE.during(channel, where):
-                frame = _one_run(task, harness, module, case, seed, "timing", None)
-        except Exception as exc:
-            synchronize_quietly()
-            channel.send(error_frame("error", exc, **where))
-            continue
-        frame["run_s"] = round(time.perf_counter() - began - COMPILE_RELEASE.waited_s, 4)
-        frame["outputs"] = to_host(frame["outputs"])
-        channel.send({"kind": "ran", **where})
-        channel.send({"kind": "run", **where, **frame})
-        del frame
+    names = list(wanted.get("cases", []))
+    present = [name for name in names if name in cases]
+    # A reference child's timing stage alone, gated as its runs are; a case that raises is
+    # an ``error`` frame of the timing stage and the next case runs.
+    run_plan(task, harness, module, cases, {"seeds": [seed], "timing": present,
+                                            "case_seeds": {"timing": {name: [seed] for name in present}},
+                                            "gate": True}, channel, guard=None)
+    for name in names:
+        if name not in cases:
+            channel.send(error_frame("error", KeyError(f"no case {name!r} in the timer's case table"),
+                                     stage="timing", case=name, seed=seed))
     channel.send({"kind": "reference_outputs_done"})
