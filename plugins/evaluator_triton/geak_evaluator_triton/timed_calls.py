@@ -216,15 +216,11 @@ class TimedSide:
     def _find_changes(self, pristine: Any) -> None:
         """After the case's first call: which inputs it changed, kept for ``_restore_inputs``."""
         from geak_evaluator_triton.checks.input_mutation import mutated_inputs
-        from geak_evaluator_triton.checks.timed_outputs import _leaf
 
         self.mutates = mutated_inputs(pristine, self.inputs) if pristine is not None else []
-        self._restore = []
-        for path in self.mutates:
-            now = self.inputs if path == "input" else _leaf(self.inputs, path)
-            before = pristine if path == "input" else _leaf(pristine, path)
-            if now is not None and before is not None and getattr(now, "shape", None) == before.shape:
-                self._restore.append((now, before))
+        now, before = dict(tensor_leaves(self.inputs)), dict(tensor_leaves(pristine))
+        self._restore = [(now[p], before[p]) for p in self.mutates
+                         if p in now and p in before and now[p].shape == before[p].shape]
 
     def start_case(self, task: Any, case: Any, seed: int, warmup_ms: float) -> dict[str, Any]:
         """Draw the case's inputs on ``seed``, call once (compiles, autotunes), then warm up
