@@ -84,11 +84,11 @@ def read_merged(paths: str, summarize: Any) -> dict[str, Any]:
     files = [read(p.strip()) for p in paths.split(",") if p.strip()]
     if len(files) == 1:
         return files[0]
-    seen: set[str] = set()
+    seen: set[tuple[Any, Any]] = set()
     rows: list[dict[str, Any]] = []
     for data in files:
         for row in data["rows"]:
-            key = json.dumps({k: row.get(k) for k in ("candidate", "task")}, sort_keys=True)
+            key = (row.get("candidate"), row.get("task"))
             if key not in seen:
                 seen.add(key)
                 rows.append(row)
