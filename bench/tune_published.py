@@ -65,15 +65,16 @@ TARGET_IMPROVEMENT = 1.15
 
 
 def tunable_knobs(code: str, hip: bool) -> list[str]:
-    """The knobs the grid tuner would vary in ``code`` (``kernel.NAME=value``): none when it
-    does not parse."""
+    """The knobs the grid tuner finds in ``code`` (``kernel.NAME=value``, `` (default)`` after
+    one a launch leaves at Triton's default): none when it does not parse."""
     from geak_tuner_grid.knobs import find_knobs
 
     try:
-        knobs = find_knobs(code)
+        knobs = find_knobs(code, implicit=True, hip=hip)
     except (SyntaxError, ValueError):
         return []
-    return [f"{k.kernel}.{k.name}={k.value}" for k in knobs if hip or not k.hip_only]
+    return [f"{k.kernel}.{k.name}={k.value}" + (" (default)" if k.implicit else "")
+            for k in knobs if hip or not k.hip_only]
 
 
 def line_number(candidate_id: str) -> int | None:

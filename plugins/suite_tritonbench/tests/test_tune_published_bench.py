@@ -50,7 +50,9 @@ def records(tmp_path) -> Path:
         {"instruction": "Square.", "label": _label("square_fn.py"), "predict": _reply(_label("square_fn.py"))},
         {"instruction": "Scale.", "label": _label("scale_check.py"), "predict": "I cannot write this kernel."},
         {"instruction": "Broken.", "label": _label("bad_syntax.py"), "predict": _reply("x = 1\n")},
-        {"instruction": "Softmax.", "label": _label("row_softmax.py"), "predict": _reply(_label("row_softmax.py"))},
+        # its launch passes its options in **kwargs (which may hold num_warps): nothing to tune
+        {"instruction": "Softmax.", "label": _label("row_softmax.py"), "predict": _reply(_label("row_softmax.py").replace(
+            "BLOCK=triton.next_power_of_2(cols))", "**{'BLOCK': triton.next_power_of_2(cols)})"))},
     ]
     path = tmp_path / "output_fixture_comp.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
@@ -63,10 +65,15 @@ class LaunchBlockJudge(EvaluatorBase):
 
     def evaluate(self, task, candidate):
         JUDGED.append(candidate.id)
-        block = int(re.search(r"BLOCK(?:_SIZE)?=(\d+)\)", candidate.code).group(1))
+        # the launch's literal block (32 where it computes one), and its warps (Triton's 4 where
+        # it gives none): faster the larger the block, a little slower away from 4 warps
+        block = re.search(r"BLOCK(?:_SIZE)?=(\d+)", candidate.code)
+        warps = re.search(r"num_warps=(\d+)", candidate.code)
+        block, warps = int(block.group(1)) if block else 32, int(warps.group(1)) if warps else 4
         correct = block <= 128 and task.id != "relu_kernel"
+        speed = block / 32 / (1 + abs(math.log2(warps / 4)) / 100)
         return EvalResult(task.id, candidate.id, call_ok=True, correct=correct, mode="gpu", device="stand-in",
-                          speedup=block / 32 if correct else None, performance_measured=correct,
+                          speedup=speed if correct else None, performance_measured=correct,
                           failed_stage=None if correct else "stage1")
 
     def evaluate_many(self, jobs, **_):
@@ -114,12 +121,14 @@ def test_records_with_knobs_are_judged_and_tuned_and_the_others_say_why_not(benc
     assert {cid.split("-")[0] for cid in JUDGED} == {f"{records.name}:{n}" for n in (1, 2, 3)}
 
     add = rows[1]
-    assert add["knobs"] == ["add_kernel.BLOCK_SIZE=64"]
+    assert add["knobs"] == ["add_kernel.BLOCK_SIZE=64", "add_kernel.num_warps=4 (default)",
+                            "add_kernel.num_stages=3 (default)"]
     assert (add["untuned_speedup"], add["tuned_speedup"], add["improvement"]) == (2.0, 4.0, 2.0)
     assert add["changes"] == ["add_kernel.BLOCK_SIZE 64->128"] and "BLOCK_SIZE=128" in add["diff"]
     # The stand-in judge finds blocks over 128 wrong: of the variants the grid sends (how many is
-    # the tuner's search), one is correct and faster, and the record says not all were correct.
-    assert add["variants_judged"] >= 2 and add["variants_correct"] == 1 and add["all_variants_correct"] is False
+    # the tuner's search: blocks by warps), some are correct, one of them the fastest, and the
+    # record says not all were correct.
+    assert add["variants_judged"] > add["variants_correct"] >= 1 and add["all_variants_correct"] is False
     assert add["kept_correct"] is True
     assert rows[3]["improvement"] == 4.0  # square_fn: 32 -> 128
 
@@ -129,8 +138,9 @@ def test_records_with_knobs_are_judged_and_tuned_and_the_others_say_why_not(benc
     assert summary["improvement_geomean"] == pytest.approx(math.sqrt(2.0 * 4.0))
     assert summary["target_met"] is True
     printed = capsys.readouterr().out
-    judged = add["variants_judged"]
-    assert f"| 1 | add_vectors | 2.000x | 4.000x | 2.000 | add_kernel.BLOCK_SIZE 64->128 | {judged} (1) | tuned |" in printed
+    judged, correct = add["variants_judged"], add["variants_correct"]
+    assert (f"| 1 | add_vectors | 2.000x | 4.000x | 2.000 | add_kernel.BLOCK_SIZE 64->128 | {judged} ({correct}) "
+            "| tuned |") in printed
     assert "improvement, geometric mean over the 2 tuned records: 2.828x" in printed
 
 

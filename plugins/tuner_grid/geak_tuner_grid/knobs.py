@@ -5,7 +5,10 @@ A knob is one integer literal in the source whose value is a launch configuratio
 * a ``tl.constexpr`` parameter of a ``@triton.jit`` kernel of the module, given a literal
   at a launch site (``kernel[grid](x, y, BLOCK_SIZE=128)`` or positionally), or through a
   name the enclosing function (or the module) binds once to a literal (``BLOCK = 128``);
-* ``num_warps`` / ``num_stages`` at a launch site;
+* ``num_warps`` / ``num_stages`` at a launch site; with ``implicit=True`` also where a launch
+  of a kernel without ``@triton.autotune`` leaves them out (``Knob.insert``: Triton's default
+  is then the knob's value, 4 warps, 3 stages or 2 on HIP, and a variant writes the option
+  after the launch's last argument);
 * the kwargs and ``num_warps`` / ``num_stages`` of each ``triton.Config`` of an
   ``@triton.autotune`` list (written in the decorator, or in a module-level list it names);
 * the AMD-only ``waves_per_eu``, ``matrix_instr_nonkdim`` and ``kpack`` in either place
@@ -16,7 +19,8 @@ or a ``//`` (``kernel[(triton.cdiv(n, 64),)](..., BLOCK_SIZE=64)``, the grid wri
 or bound once to a name), is tied to its knob (``Knob.tied``) when no other block knob of
 that launch, and no other divisor of that grid, has the same value: a variant rewrites both.
 
-Each knob carries the exact span of its literal, so that a variant changes that text only.
+Each knob carries the exact span of its literal, so that a variant changes that text only
+(an implicit one: the empty span where its option is written).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from geak_core.api.astutil import dotted_name, parse_source
 
 HIP_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", *HIP_ONLY)
+DEFAULT_WARPS = 4  # Triton's num_warps where a launch gives none (NVIDIA and AMD)
+DEFAULT_STAGES = {False: 3, True: 2}  # Triton's num_stages where a launch gives none, by "is HIP"
 KINDS = ("block", "warps", "stages", *HIP_ONLY)
 _BLOCK_NAME = re.compile(r"BLOCK|TILE|(^|_)B[MNK]($|_)", re.IGNORECASE)
 
@@ -62,6 +68,13 @@ class Knob:
     site: str
     config: int | None = None
     tied: tuple[Span, ...] = ()  # the same literal in the launch's grid, rewritten with it
+    # Not written in the source (a launch option left at Triton's default): ``span`` is empty,
+    # after the launch's last argument, and a variant writes ``insert.format(value)`` there.
+    insert: str = ""
+
+    @property
+    def implicit(self) -> bool:
+        return bool(self.insert)
 
     @property
     def hip_only(self) -> bool:
@@ -125,6 +138,7 @@ class _Kernel:
     params: list[str]
     constexpr: set[str]
     autotuned: set[str]
+    has_autotune: bool = False
 
 
 def _bindings(scope: ast.AST) -> tuple[dict[str, ast.Constant], set[str]]:
@@ -181,13 +195,16 @@ def _config_lists(tree: ast.Module, decorator: ast.Call) -> ast.List | None:
     return None
 
 
-def find_knobs(code: str) -> list[Knob]:
+def find_knobs(code: str, *, implicit: bool = False, hip: bool = False) -> list[Knob]:
     """Every tunable knob of ``code``, in source order; a literal shared by several launches
-    (a name bound once) is one knob, of the first kernel that uses it."""
+    (a name bound once) is one knob, of the first kernel that uses it. ``implicit``: also the
+    ``num_warps`` and ``num_stages`` a launch leaves at Triton's default (of a HIP target
+    with ``hip``), where its kernel has no autotuner and the launch no ``**kwargs``."""
     tree = parse_source(code)
     source = _Source(code)
     kernels: dict[str, _Kernel] = {}
     found: dict[Span, Knob] = {}
+    absent: list[Knob] = []
 
     def add(name: str, kernel: str, node: ast.AST, site: str, config: int | None = None) -> Knob | None:
         value = _int_literal(node)
@@ -206,6 +223,7 @@ def find_knobs(code: str) -> list[Knob]:
             for decorator in node.decorator_list:
                 if not _is_autotune(decorator):
                     continue
+                kernel.has_autotune = True
                 configs = _config_lists(tree, decorator)  # type: ignore[arg-type]
                 for index, config in enumerate(configs.elts if configs else []):
                     if not (isinstance(config, ast.Call) and dotted_name(config.func).endswith("Config")):
@@ -249,6 +267,8 @@ def find_knobs(code: str) -> list[Knob]:
                     target = _literal(keyword.value, bound)
                     if target is not None:
                         added.append(add(keyword.arg, launched, target, "launch"))
+            if implicit and not kernel.has_autotune:
+                absent.extend(_implicit_options(call, launched, source, hip))
             blocks = [k for k in added if k is not None and k.kind == "block"]
             divisors = _grid_divisors(_grid_expression(call.func.slice, scope, local))
             for divisor in divisors:
@@ -259,7 +279,27 @@ def find_knobs(code: str) -> list[Knob]:
                 if len({k.span for k in same}) == 1 and span not in found[same[0].span].tied:
                     knob = found[same[0].span]
                     found[knob.span] = replace(knob, tied=(*knob.tied, span))
-    return sorted(found.values(), key=lambda k: (k.span.line, k.span.col))
+    return sorted([*found.values(), *absent], key=lambda k: (k.span.line, k.span.col, k.implicit))
+
+
+def _implicit_options(call: ast.Call, kernel: str, source: _Source, hip: bool) -> list[Knob]:
+    """The ``num_warps`` and ``num_stages`` that ``call`` (a launch) leaves at their defaults,
+    as knobs written after its last argument: none where it passes ``**kwargs`` (they may be
+    in it) or no argument at all."""
+    if any(keyword.arg is None for keyword in call.keywords):
+        return []
+    given = {keyword.arg for keyword in call.keywords}
+    arguments: list[ast.AST] = [*call.args, *call.keywords]
+    if not arguments:
+        return []
+    last = max(arguments, key=lambda node: (node.end_lineno or 0, node.end_col_offset or 0))
+    end = source.span(last)
+    where = Span(end.end_line, end.end_col, end.end_line, end.end_col)
+    knobs = []
+    for name, kind, value in (("num_warps", "warps", DEFAULT_WARPS), ("num_stages", "stages", DEFAULT_STAGES[hip])):
+        if name not in given:
+            knobs.append(Knob(name, kernel, kind, value, where, "launch", insert=f", {name}={{}}"))
+    return knobs
 
 
 def _grid_expression(grid: ast.expr, scope: ast.AST, local: set[str]) -> ast.expr:

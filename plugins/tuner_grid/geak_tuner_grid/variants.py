@@ -119,7 +119,8 @@ def domain(knob: Knob, limits: Limits, kernel: KernelFacts | None = None, dtype_
 
 def rewrite(code: str, assignment: Iterable[tuple[Knob, int]]) -> str:
     """``code`` with each knob's literal (and the grid's literals tied to it) replaced by its
-    new value; nothing else changes."""
+    new value, and each implicit knob's option written where its launch leaves it out;
+    nothing else changes."""
     starts = [0]
     for line in code.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
@@ -127,7 +128,8 @@ def rewrite(code: str, assignment: Iterable[tuple[Knob, int]]) -> str:
     def offset(line: int, col: int) -> int:
         return starts[line - 1] + col
 
-    edits = sorted(((offset(span.line, span.col), offset(span.end_line, span.end_col), str(v))
+    edits = sorted(((offset(span.line, span.col), offset(span.end_line, span.end_col),
+                     k.insert.format(v) if k.insert and span == k.span else str(v))
                     for k, v in assignment for span in (k.span, *k.tied)), reverse=True)
     for start, end, text in edits:
         code = code[:start] + text + code[end:]
@@ -174,7 +176,7 @@ class Search:
     def __init__(self, code: str, limits: Limits, *, dtype_bytes: int = 2,
                  knobs: list[Knob] | None = None) -> None:
         self.code, self.limits, self.dtype_bytes = code, limits, dtype_bytes
-        found = knobs if knobs is not None else find_knobs(code)
+        found = knobs if knobs is not None else find_knobs(code, implicit=True, hip=limits.hip)
         facts = kernel_facts(code) if found else {}
         self.knobs: list[Knob] = []
         self.domains: list[list[int]] = []

@@ -29,9 +29,11 @@ def test_variants_of_a_tritonbench_task_are_judged_correct_but_untimed_on_a_cpu(
         result = GridTuner().tune(task, parent, judge, TuneBudget(candidates=2, seconds=300))
     finally:
         judge.close()
-    # the model's best block for the default 4 warps, then (nothing timed) its best neighbour
-    assert [v.changes for v in result.variants] == ["add_kernel.BLOCK_SIZE 64->2048",
-                                                    "add_kernel.BLOCK_SIZE 64->1024"]
+    # the model's best block and warps (the launch leaves num_warps at Triton's default: the
+    # variant writes it), then (nothing timed) its best neighbour
+    assert [v.changes for v in result.variants] == [
+        "add_kernel.BLOCK_SIZE 64->2048, add_kernel.num_warps 4->8", "add_kernel.BLOCK_SIZE 64->2048"]
+    assert "num_warps=8" in result.variants[0].candidate.code
     assert all(v.result.correct and not v.result.performance_measured for v in result.variants)
     assert all(v.result.candidate_id == v.candidate.id for v in result.variants)
     assert result.best is None

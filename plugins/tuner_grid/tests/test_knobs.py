@@ -201,3 +201,43 @@ def test_a_grid_bound_once_to_a_name_is_followed():
 def test_a_grid_literal_written_twice_or_shared_by_two_block_knobs_is_tied_to_none():
     assert [k.tied for k in find_knobs(GRIDS) if k.span.line == 16] == [(), ()]
     assert [k.tied for k in find_knobs(GRIDS) if k.span.line == 19] == [(), ()]
+
+
+def test_launch_options_left_at_their_defaults_are_implicit_knobs_only_when_asked_for():
+    explicit = find_knobs(LAUNCHES)
+    knobs = find_knobs(LAUNCHES, implicit=True)
+    implicit = [k for k in knobs if k.implicit]
+    assert [k for k in knobs if not k.implicit] == explicit
+    # the first launch gives num_warps, not num_stages; the second num_stages, not num_warps
+    assert [(k.name, k.kind, k.value, k.span, k.insert) for k in implicit] == [
+        ("num_stages", "stages", 3, Span(13, 77, 13, 77), ", num_stages={}"),
+        ("num_warps", "warps", 4, Span(18, 84, 18, 84), ", num_warps={}"),
+    ]
+    assert [k.value for k in find_knobs(LAUNCHES, implicit=True, hip=True) if k.implicit] == [2, 4]
+
+
+def test_an_implicit_knob_is_written_after_the_launchs_last_argument():
+    from geak_tuner_grid.variants import rewrite
+
+    knobs = {(k.name, k.span.line): k for k in find_knobs(LAUNCHES, implicit=True)}
+    code = rewrite(LAUNCHES, [(knobs["num_stages", 13], 2), (knobs["num_warps", 18], 8),
+                              (knobs["BLOCK_SIZE", 18], 2048), (knobs["waves_per_eu", 18], 2)])
+    lines = code.splitlines()
+    assert lines[12].endswith("(x, out, n, 3, 512, True, num_warps=4, num_stages=2)")
+    assert lines[17].endswith("BLOCK_SIZE=2048, MASKED=True, num_stages=2, waves_per_eu=2, num_warps=8)")
+    assert [line for line in lines if line not in (lines[12], lines[17])] == [
+        line for i, line in enumerate(LAUNCHES.splitlines()) if i not in (12, 17)]
+    # read back, the written options are plain knobs with the values given
+    again = {(k.name, k.span.line): k.value for k in find_knobs(code, implicit=True) if not k.implicit}
+    assert again["num_stages", 13] == 2 and again["num_warps", 18] == 8
+
+
+def test_no_implicit_knob_for_an_autotuned_kernel_a_kwargs_launch_or_a_launch_without_arguments():
+    assert not [k for k in find_knobs(AUTOTUNED, implicit=True) if k.implicit]
+    code = LAUNCHES + textwrap.dedent('''\
+
+        def scale_options(x, out, options):
+            scale_kernel[(1,)](x, out, 1, 2.0, 64, False, **options)
+            scale_kernel[(1,)]()
+    ''')
+    assert [k.span.line for k in find_knobs(code, implicit=True) if k.implicit] == [13, 18]
