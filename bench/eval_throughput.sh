@@ -15,8 +15,10 @@
 # the caches as they are). CALL_S: seconds for the whole script (default 560): passes that
 # would end after it are not started.
 # Per pass under $OUT/<executor>-<N>/: verdicts.jsonl, eval.log, eval.err, timeline.txt; one
-# line per pass in $OUT/throughput.txt: executor, GPUs, verdicts in the window, verdicts a
-# minute, and the ratio to the same executor's one-GPU pass over N (the 0.85 target).
+# line per pass in $OUT/throughput.txt: executor, GPUs, verdicts judged in the window, verdicts
+# a minute, and the ratio to the same executor's one-GPU pass over N (the 0.85 target). Records
+# decided without a judge (no code, an unusable task) are not counted: each pass writes them
+# all at its start, whatever its GPUs, so counting them flattered one GPU against several.
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
@@ -55,13 +57,26 @@ pass_() {  # label, executor, gpus (comma list), seconds
     fi
   done
   wait $P 2>/dev/null
-  # verdicts whose line was written within the window (the timeline's last count at or before it)
-  awk -v w="$4" '$1 <= w {n = $2} END {print n + 0}' "$O/timeline.txt" 2>/dev/null || echo 0
+  # verdicts whose line was written within the window (the timeline's last count at or before it),
+  # less those decided without a judge (no code in the record, a task the suite cannot judge):
+  # every pass writes all of those at its start, whatever its GPUs (35 in the six files)
+  local n pre
+  n=$(awk -v w="$4" '$1 <= w {n = $2} END {print n + 0}' "$O/timeline.txt" 2>/dev/null || echo 0)
+  pre=$(python - "$O/verdicts.jsonl" <<'PY'
+import json, sys
+count = 0
+for line in open(sys.argv[1], encoding="utf-8"):
+    verdict = json.loads(line)
+    count += verdict.get("failed_stage") == "extract" or "skipped" in (verdict.get("flags") or [])
+print(count)
+PY
+)
+  echo $(( n - ${pre:-0} ))
 }
 
 if [ "${WARM_S:-0}" -gt 0 ]; then
   n=$(pass_ warm-up local "$ALL" "$WARM_S")
-  echo "warm-up on $ALL: $n verdicts in $WARM_S s" | tee -a "$OUT/throughput.txt"
+  echo "warm-up on $ALL: $n verdicts judged in $WARM_S s" | tee -a "$OUT/throughput.txt"
 fi
 for EXECUTOR in ${EXECUTORS:-local ray}; do
   if [ "$EXECUTOR" = ray ] && ! python -c "import ray" 2>/dev/null; then
@@ -79,7 +94,7 @@ for EXECUTOR in ${EXECUTORS:-local ray}; do
     [ "$N" = 1 ] && ONE=$n
     ratio=$( [ -n "$ONE" ] && [ "$ONE" -gt 0 ] && awk -v n="$n" -v one="$ONE" -v k="$N" \
       'BEGIN {printf "%.2f", n / one / k}' || echo "-")
-    echo "$EXECUTOR $N GPU(s): $n verdicts in $WINDOW s, $rate a minute, $ratio x N of one GPU" \
+    echo "$EXECUTOR $N GPU(s): $n verdicts judged in $WINDOW s, $rate a minute, $ratio x N of one GPU" \
       | tee -a "$OUT/throughput.txt"
   done
 done
