@@ -7,6 +7,7 @@ They are registered like every other plugin's components, so ``retriever =
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from geak_core.api.components import (
@@ -59,15 +60,52 @@ class NoTuner(TunerBase):
         return TuneResult()
 
 
-class LocalExecutor(ExecutorBase):
-    """Judges in this process: the evaluator is built here and starts its sandboxed
-    children on this machine (one judge slot per local GPU, or CPU workers)."""
+@dataclass
+class LocalExecutorOptions:
+    """The ``local`` executor (a recipe's ``[executor]`` table, ``--executor-option``)."""
 
-    def __init__(self, options: Any = None) -> None:
-        pass
+    # Judges on this machine. 0: one judge process per GPU where more than one GPU is
+    # visible, else the judge in this process; 1: the judge in this process, for all the
+    # GPUs; N > 1: N judge processes sharing the GPUs evenly (or, without GPUs, each with
+    # the evaluator's CPU workers). See docs/executors.md.
+    judges: int = 0
+    # A job whose judge process died is sent to another, up to this many tries in all.
+    max_attempts: int = 3
+    start_timeout_s: float = 300.0  # the most a judge process may take to build its evaluator
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.judges < 0:
+            problems.append("judges must be >= 0 (0: one judge process per GPU)")
+        if self.max_attempts < 1:
+            problems.append("max_attempts must be >= 1")
+        if self.start_timeout_s <= 0:
+            problems.append("start_timeout_s must be > 0")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+class LocalExecutor(ExecutorBase):
+    """Judges on this machine: the evaluator is built in this process, or, with several
+    GPUs (``judges``), in one judge process per GPU; either way its sandboxed children run
+    here (one judge slot per local GPU, or CPU workers)."""
+
+    def __init__(self, options: LocalExecutorOptions | None = None) -> None:
+        self.settings = options or LocalExecutorOptions()
 
     def evaluator(self, spec: ComponentSpec, options: Any) -> Evaluator:
-        return spec.build(options)
+        count = self.settings.judges
+        if count == 1:
+            return spec.build(options)
+        from geak_core.engine.judge_processes import ProcessJudges, shares, visible_gpus
+
+        vendor, gpus = visible_gpus(options)
+        if count == 0:
+            if len(gpus) <= 1:
+                return spec.build(options)
+            count = len(gpus)
+        return ProcessJudges(spec, options, shares(vendor, gpus, count), self.settings.max_attempts,
+                             self.settings.start_timeout_s)
 
 
 @hookimpl
@@ -87,5 +125,6 @@ def geak_register_tuners(register):  # type: ignore[no-untyped-def]
 
 @hookimpl
 def geak_register_executors(register):  # type: ignore[no-untyped-def]
-    register("local", LocalExecutor, description="judge on this machine, in this process's "
-             "sandboxed children (the default)")
+    register("local", LocalExecutor, options=LocalExecutorOptions,
+             description="judge on this machine (the default): in this process, or in one judge "
+                         "process per GPU where there are several; candidates in sandboxed children")

@@ -1,0 +1,650 @@
+"""Judges in processes of their own on this machine: the ``local`` executor's ``judges`` option.
+
+One judge process per GPU (``judges = 0`` on a host with several GPUs, or ``judges = N``)
+instead of one judge for all of them in the calling process. Each process builds the
+run's evaluator exactly as the calling process would, with its share of the GPUs made
+visible to it alone (``CUDA_VISIBLE_DEVICES``, or ``HIP_VISIBLE_DEVICES`` on ROCm), and
+that evaluator starts its sandboxed children as always: candidate code arrives as text
+and runs only in those children. A judge process holds its reference outputs and seeds;
+the calling process gets verdicts (``EvalResult``) and nothing else. Before building its
+evaluator a judge process drops credentials from its environment (what the sandbox keeps
+from children), as a Ray judge does.
+
+Why: on a host of four GPUs, one judge for all of them scaled worse than one judge per
+GPU (``bench/eval_throughput.sh``, docs/benchmarks.md): the calling process's own work
+(its threads, its child starts) is then shared by every GPU's candidates.
+
+``evaluate_many`` splits a batch by task: all the jobs of a task go to one judge process
+(its reference runs there once), each task to the process with the fewest jobs so far,
+and each process judges its share with its evaluator's own ``evaluate_many`` (its
+scheduling: costliest first, references ahead of their candidates, a slow reference
+holding up only its own task). Verdicts are yielded as they arrive, from whichever
+process. ``evaluate`` sends one job to the process that judged its task before, else to
+the one with the most room. A judge process that dies (killed, out of memory) has the
+jobs it had not answered sent to another, up to ``max_attempts`` tries each, and a new
+process is started in its place; a job out of tries gets a judge-error verdict.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from geak_core.api.components import ComponentSpec, EvalJob, EvaluatorBase
+from geak_core.api.errors import GeakError, OptionError
+from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.tasks import Task
+from geak_core.engine.plugins import LOAD_ENV
+
+log = logging.getLogger(__name__)
+
+GPU_LISTS = {"nvidia": ("CUDA_VISIBLE_DEVICES",), "amd": ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")}
+
+
+class JudgeLost(Exception):
+    """The judge process went away before it answered."""
+
+
+# -- which GPUs --------------------------------------------------------------------------
+
+
+def visible_gpus(options: Any = None) -> tuple[str, list[str]]:
+    """(vendor, GPU ids as this process's visibility variable names them) of the GPUs this
+    process sees; none under the Triton interpreter or an evaluator told ``mode =
+    "interpreter"``, at most the evaluator's ``workers`` in ``gpu`` mode."""
+    mode = getattr(options, "mode", "auto")
+    if mode == "interpreter" or (mode == "auto" and os.environ.get("TRITON_INTERPRET") == "1"):
+        return "", []
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return "", []
+        count = torch.cuda.device_count()
+        vendor = "amd" if getattr(torch.version, "hip", None) else "nvidia"
+    except Exception:
+        return "", []
+    ids = [str(i) for i in range(count)]
+    for name in GPU_LISTS[vendor]:
+        listed = [v.strip() for v in os.environ.get(name, "").split(",") if v.strip()]
+        if listed:
+            ids = listed[:count]
+            break
+    workers = getattr(options, "workers", 0) or 0
+    if workers and mode == "gpu":
+        ids = ids[:workers]
+    return vendor, ids
+
+
+def shares(vendor: str, gpus: list[str], judges: int) -> list[dict[str, str]]:
+    """The environment of each of ``judges`` processes: its share of ``gpus``, as many each
+    (refused where they do not divide evenly); no GPU at all where there are none."""
+    if not gpus:
+        return [{name: "" for names in GPU_LISTS.values() for name in names} for _ in range(judges)]
+    if len(gpus) % judges:
+        raise OptionError("judges", f"{judges} judge processes cannot share {len(gpus)} GPUs evenly",
+                          "set judges to a divisor of the GPU count, or 0 for one per GPU")
+    size = len(gpus) // judges
+    names = [n for n in GPU_LISTS[vendor] if os.environ.get(n)] or [GPU_LISTS[vendor][0]]
+    return [{name: ",".join(gpus[i * size:(i + 1) * size]) for name in names} for i in range(judges)]
+
+
+# -- the judge process ----------------------------------------------------------------------
+
+
+def _drop_credentials() -> None:
+    from geak_core.kit.sandbox import scrub_env
+
+    kept = scrub_env(dict(os.environ))
+    for name in [n for n in os.environ if n not in kept and not n.upper().startswith("PYTHON")]:
+        del os.environ[name]
+
+
+def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, hardware: Any,
+          env: dict[str, str]) -> None:
+    """The body of a judge process: build the evaluator, then answer what ``conn`` asks
+    until it says ``close`` or the calling process goes away."""
+    os.environ.update(env)
+    _drop_credentials()
+    send_lock = threading.Lock()
+
+    def send(*message: Any) -> None:
+        with send_lock:
+            try:
+                conn.send(message)
+            except (OSError, EOFError, BrokenPipeError):
+                pass  # the calling process is gone; the loop below ends on its own
+
+    try:
+        from geak_core.engine.plugins import PluginManager
+
+        if load_plugins is not None:
+            os.environ[LOAD_ENV] = load_plugins
+        judge = PluginManager().build("evaluator", evaluator, options)
+        if hardware is not None:
+            judge.set_hardware(hardware)
+        capacity = max(1, int(getattr(judge, "max_parallel", 1)))
+    except BaseException:
+        send("failed", traceback.format_exc())
+        return
+    send("ready", {"pid": os.getpid(), "capacity": capacity,
+                   "gpus": next((v for n, v in env.items() if v), "")})
+    pool = ThreadPoolExecutor(max_workers=capacity, thread_name_prefix="geak-judge")
+    stops: dict[int, threading.Event] = {}
+
+    def answer(rid: int, work: Callable[[], Any]) -> None:
+        try:
+            send("result", rid, True, work())
+        except BaseException:
+            send("result", rid, False, traceback.format_exc())
+
+    def batch(bid: int, items: list[tuple[int, dict[str, Any], dict[str, Any]]]) -> None:
+        stop = stops[bid]
+        jobs = [(i, EvalJob(Task.from_dict(t), Candidate.from_dict(c))) for i, t, c in items]
+        by_object = {id(job): index for index, job in jobs}
+        by_name = {(job.task.key, job.candidate.id): index for index, job in jobs}
+        try:
+            many = judge.evaluate_many
+            listed = [job for _, job in jobs]
+            results = (many(listed, may_start=lambda: not stop.is_set())
+                       if _takes_may_start(many) else many(listed))
+            for job, result in results:
+                index = by_object.get(id(job), by_name.get((job.task.key, job.candidate.id)))
+                send("item", bid, index, result.to_dict())
+        except BaseException:
+            send("batch_failed", bid, traceback.format_exc())
+        finally:
+            stops.pop(bid, None)
+            send("batch_done", bid)
+
+    try:
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break
+            kind = message[0]
+            if kind == "close":
+                break
+            if kind == "evaluate":
+                _, rid, task, candidate = message
+                pool.submit(answer, rid, lambda t=task, c=candidate: judge.evaluate(
+                    Task.from_dict(t), Candidate.from_dict(c)).to_dict())
+            elif kind == "judging":
+                threading.Thread(target=answer, args=(message[1], lambda: [
+                    list(item) for item in getattr(judge, "judging", lambda: [])()]), daemon=True).start()
+            elif kind == "unmet":
+                _, rid, task = message
+                threading.Thread(target=answer, args=(rid, lambda t=task: list(
+                    judge.unmet_requirements(Task.from_dict(t)))), daemon=True).start()
+            elif kind == "hardware":
+                judge.set_hardware(message[1])
+            elif kind == "batch":
+                _, bid, items = message
+                stops[bid] = threading.Event()
+                threading.Thread(target=batch, args=(bid, items), name="geak-judge-batch", daemon=True).start()
+            elif kind == "stop":
+                event = stops.get(message[1])
+                if event is not None:
+                    event.set()
+    except KeyboardInterrupt:
+        pass  # a terminal's Ctrl-C reaches this process too: close below ends its children
+    finally:
+        for event in list(stops.values()):
+            event.set()
+        judge.close()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _takes_may_start(method: Any) -> bool:
+    import inspect
+
+    try:
+        return "may_start" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+# -- the calling process's side ---------------------------------------------------------------
+
+
+@dataclass
+class _Judge:
+    index: int
+    process: Any
+    conn: Any
+    capacity: int
+    info: dict[str, Any]
+    env: dict[str, str]
+    in_flight: int = 0
+    assigned: int = 0  # jobs of the running batches not yet answered
+    alive: bool = True
+    tasks: set[str] = field(default_factory=set)
+    waiting: dict[int, Future[Any]] = field(default_factory=dict)
+    send_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def label(self) -> str:
+        gpus = self.info.get("gpus")
+        return f"judge process {self.index} (pid {self.info.get('pid', '?')}, {'GPU ' + gpus if gpus else 'CPU'})"
+
+    def send(self, *message: Any) -> None:
+        with self.send_lock:
+            self.conn.send(message)
+
+
+@dataclass
+class _Batch:
+    """One ``evaluate_many`` call: its jobs by number, who holds each, and what came back."""
+
+    jobs: dict[int, EvalJob]
+    tries: dict[int, int]
+    out: queue.Queue[tuple[str, Any]] = field(default_factory=queue.Queue)
+    holders: dict[int, tuple[_Judge, list[int]]] = field(default_factory=dict)  # sub-batch id -> who, which
+    answered: set[int] = field(default_factory=set)
+    stopped: bool = False
+
+
+class ProcessJudges(EvaluatorBase):
+    """The ``Evaluator`` of the ``local`` executor with ``judges`` other than 1."""
+
+    def __init__(self, spec: ComponentSpec, options: Any, envs: list[dict[str, str]],
+                 max_attempts: int = 3, start_timeout_s: float = 300.0) -> None:
+        self._spec, self._options = spec, options
+        self._max_attempts, self._start_timeout_s = max_attempts, start_timeout_s
+        self._load_plugins = os.environ.get(LOAD_ENV)
+        self._hardware: Any = None
+        self._context = multiprocessing.get_context("spawn")
+        self._cond = threading.Condition()
+        self._judges: list[_Judge] = []
+        self._starting = 0
+        self._next_id = 0
+        self._closed = False
+        self._batches: dict[int, _Batch] = {}
+        self._unmet: dict[str, list[str]] = {}
+        started: list[_Judge] = []
+        try:
+            pending = [self._spawn(index, env) for index, env in enumerate(envs)]
+            for index, env, process, conn in pending:
+                started.append(self._await_ready(index, env, process, conn))
+        except BaseException:
+            for item in pending if "pending" in locals() else []:
+                self._terminate(item[2])
+            raise
+        self._judges = started
+        self._next_index = len(envs)
+        log.info("%d judge processes: %s", len(started), "; ".join(j.label for j in started))
+
+    # -- processes ------------------------------------------------------------------------
+
+    def _spawn(self, index: int, env: dict[str, str]) -> tuple[int, dict[str, str], Any, Any]:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(
+            target=serve, name=f"geak-judge-{index}",
+            args=(child, self._spec.name, self._options, self._load_plugins, self._hardware, env))
+        process.start()
+        child.close()
+        return index, env, process, parent
+
+    def _await_ready(self, index: int, env: dict[str, str], process: Any, conn: Any) -> _Judge:
+        if not conn.poll(self._start_timeout_s):
+            self._terminate(process)
+            raise GeakError(f"judge process {index} did not start within {self._start_timeout_s:g} s")
+        try:
+            message = conn.recv()
+        except (EOFError, OSError) as exc:
+            raise GeakError(f"judge process {index} ended while starting (exit code "
+                            f"{process.exitcode})") from exc
+        if message[0] != "ready":
+            self._terminate(process)
+            raise GeakError(f"judge process {index} could not build the evaluator {self._spec.name!r}:\n"
+                            f"{message[1]}")
+        info = message[1]
+        judge = _Judge(index, process, conn, max(1, int(info.get("capacity", 1))), info, env)
+        threading.Thread(target=self._read, args=(judge,), name=f"geak-judge-read-{index}", daemon=True).start()
+        return judge
+
+    @staticmethod
+    def _terminate(process: Any) -> None:
+        if process.is_alive():
+            process.terminate()
+            process.join(5)
+        if process.is_alive():
+            process.kill()
+            process.join(5)
+
+    def _read(self, judge: _Judge) -> None:
+        while True:
+            try:
+                message = judge.conn.recv()
+            except (EOFError, OSError):
+                break
+            kind = message[0]
+            if kind == "result":
+                _, rid, ok, payload = message
+                with self._cond:
+                    future = judge.waiting.pop(rid, None)
+                if future is not None:
+                    if ok:
+                        future.set_result(payload)
+                    else:
+                        future.set_exception(GeakError(f"{judge.label} failed:\n{payload}"))
+            elif kind in ("item", "batch_failed", "batch_done"):
+                self._batch_message(judge, kind, message[1], message[2:])
+        self._lose(judge)
+
+    def _lose(self, judge: _Judge) -> None:
+        with self._cond:
+            if not judge.alive:
+                return
+            judge.alive = False
+            waiting, judge.waiting = judge.waiting, {}
+            batches = {id(batch): batch for batch in self._batches.values()}.values()
+            lost_batches = [sub for batch in batches
+                            for sub, (holder, _) in batch.holders.items() if holder is judge]
+            if not self._closed:
+                self._starting += 1
+            self._cond.notify_all()
+        for future in waiting.values():
+            future.set_exception(JudgeLost(f"{judge.label} ended (exit code {judge.process.exitcode})"))
+        for sub in lost_batches:
+            self._batch_message(judge, "lost", sub, ())
+        if not self._closed:
+            log.warning("%s ended (exit code %s); its jobs go to the others, and another starts",
+                        judge.label, judge.process.exitcode)
+            threading.Thread(target=self._replace, args=(judge,), name="geak-judge-replace", daemon=True).start()
+
+    def _replace(self, lost: _Judge) -> None:
+        judge = None
+        try:
+            with self._cond:
+                index = self._next_index
+                self._next_index += 1
+            if not self._closed:
+                judge = self._await_ready(*self._spawn(index, lost.env))
+        except Exception as exc:
+            log.warning("no judge process could be started in place of a lost one: %s", exc)
+        with self._cond:
+            self._starting -= 1
+            if judge is not None and not self._closed:
+                self._judges.append(judge)
+            elif judge is not None:
+                judge.send("close")
+            self._cond.notify_all()
+
+    def _live(self) -> list[_Judge]:
+        return [j for j in self._judges if j.alive]
+
+    def _wait_for_a_judge(self) -> list[_Judge]:
+        """The live judges (waits while one is being started and none is alive)."""
+        with self._cond:
+            while not self._closed:
+                live = self._live()
+                if live or not self._starting:
+                    return live
+                self._cond.wait()
+            return []
+
+    # -- single jobs ----------------------------------------------------------------------
+
+    def _ask(self, judge: _Judge, kind: str, *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        with self._cond:
+            rid = self._next_id
+            self._next_id += 1
+            judge.waiting[rid] = future
+        try:
+            judge.send(kind, rid, *args)
+        except (OSError, EOFError, BrokenPipeError):
+            self._lose(judge)
+        return future
+
+    def _acquire(self, task_key: str) -> _Judge | None:
+        with self._cond:
+            while not self._closed:
+                live = self._live()
+                free = [j for j in live if j.in_flight < j.capacity]
+                if free:
+                    judge = min(free, key=lambda j: (task_key not in j.tasks, j.in_flight / j.capacity, j.index))
+                    judge.in_flight += 1
+                    return judge
+                if not live and not self._starting:
+                    return None
+                self._cond.wait()
+            return None
+
+    def _release(self, judge: _Judge, task_key: str, judged: bool) -> None:
+        with self._cond:
+            judge.in_flight -= 1
+            if judged:
+                judge.tasks.add(task_key)
+            self._cond.notify_all()
+
+    def evaluate(self, task: Task, candidate: Candidate) -> EvalResult:
+        started = time.monotonic()
+        lost: list[str] = []
+        while len(lost) < self._max_attempts:
+            judge = self._acquire(task.key)
+            if judge is None:
+                lost.append("no judge process is left")
+                break
+            judged = False
+            try:
+                data = self._ask(judge, "evaluate", task.to_dict(), candidate.to_dict()).result()
+                judged = True
+                return EvalResult.from_dict(data)
+            except JudgeLost as exc:
+                lost.append(str(exc))
+            finally:
+                self._release(judge, task.key, judged)
+        return _lost_verdict(task, candidate, lost, time.monotonic() - started)
+
+    # -- batches --------------------------------------------------------------------------
+
+    def evaluate_many(self, jobs: Iterable[EvalJob],
+                      may_start: Callable[[], bool] | None = None) -> Iterator[tuple[EvalJob, EvalResult]]:
+        """Judge ``jobs``, each task's jobs in one judge process, yielding as each finishes."""
+        listed = list(jobs)
+        if not listed:
+            return
+        batch = _Batch(dict(enumerate(listed)), {i: 0 for i in range(len(listed))})
+        with self._cond:
+            bid = self._next_id
+            self._next_id += 1
+            self._batches[bid] = batch
+        try:
+            self._send_out(bid, batch, list(batch.jobs))
+            while len(batch.answered) < len(batch.jobs):
+                if may_start is not None and not batch.stopped and not may_start():
+                    self._stop(batch)
+                try:
+                    kind, payload = batch.out.get(timeout=0.5)
+                except queue.Empty:
+                    if batch.stopped and not batch.holders:
+                        break
+                    continue
+                if kind == "verdict":
+                    index, result = payload
+                    yield batch.jobs[index], result
+                elif kind == "resend":
+                    if batch.stopped:
+                        continue
+                    self._send_out(bid, batch, payload)
+        finally:
+            with self._cond:
+                for key in [k for k, b in self._batches.items() if b is batch]:
+                    del self._batches[key]
+                holders = list(batch.holders.items())
+            for sub, (judge, _) in holders:
+                if judge.alive:
+                    try:
+                        judge.send("stop", sub)
+                    except (OSError, EOFError, BrokenPipeError):
+                        pass
+
+    def _stop(self, batch: _Batch) -> None:
+        batch.stopped = True
+        for sub, (judge, _) in list(batch.holders.items()):
+            try:
+                judge.send("stop", sub)
+            except (OSError, EOFError, BrokenPipeError):
+                pass
+
+    def _send_out(self, bid: int, batch: _Batch, indices: list[int]) -> None:
+        """Send ``indices`` of ``batch``: each task's jobs to one judge, the least loaded."""
+        by_task: dict[str, list[int]] = {}
+        for index in indices:
+            by_task.setdefault(batch.jobs[index].task.key, []).append(index)
+        live = self._wait_for_a_judge()
+        if not live:
+            for index in indices:
+                self._give_up(batch, index, "no judge process is left")
+            return
+        parts: dict[int, list[int]] = {}
+        with self._cond:
+            for key, members in by_task.items():
+                judge = min(live, key=lambda j: (key not in j.tasks, j.assigned / j.capacity, j.index))
+                judge.assigned += len(members)
+                judge.tasks.add(key)
+                parts.setdefault(judge.index, []).extend(members)
+        for judge in live:
+            members = parts.get(judge.index)
+            if not members:
+                continue
+            with self._cond:
+                sub = self._next_id
+                self._next_id += 1
+                batch.holders[sub] = (judge, members)
+                self._batches[sub] = batch
+            for index in members:
+                batch.tries[index] += 1
+            items = [(i, batch.jobs[i].task.to_dict(), batch.jobs[i].candidate.to_dict()) for i in members]
+            try:
+                judge.send("batch", sub, items)
+            except (OSError, EOFError, BrokenPipeError):
+                self._lose(judge)
+
+    def _batch_message(self, judge: _Judge, kind: str, sub: int, rest: tuple[Any, ...]) -> None:
+        with self._cond:
+            batch = self._batches.get(sub)
+            holder = batch.holders.get(sub) if batch is not None else None
+        if batch is None or holder is None:
+            return
+        if kind == "item":
+            index, data = rest
+            with self._cond:
+                judge.assigned -= 1
+                batch.answered.add(index)
+            batch.out.put(("verdict", (index, EvalResult.from_dict(data))))
+            return
+        if kind == "batch_failed":
+            log.warning("%s failed on a batch:\n%s", judge.label, rest[0])
+            return
+        # batch_done, or lost: whatever the holder did not answer goes elsewhere (or gives up)
+        with self._cond:
+            batch.holders.pop(sub, None)
+            self._batches.pop(sub, None)
+            left = [i for i in holder[1] if i not in batch.answered]
+            judge.assigned -= len(left)
+        if not left:
+            return
+        why = (f"{judge.label} ended (exit code {judge.process.exitcode})" if kind == "lost"
+               else f"{judge.label} returned no verdict for it")
+        again = []
+        for index in left:
+            if batch.stopped:
+                with self._cond:
+                    batch.answered.add(index)  # not judged: the caller stopped the batch
+            elif batch.tries[index] >= self._max_attempts:
+                self._give_up(batch, index, why)
+            else:
+                again.append(index)
+        if again:
+            batch.out.put(("resend", again))
+
+    def _give_up(self, batch: _Batch, index: int, why: str) -> None:
+        job = batch.jobs[index]
+        with self._cond:
+            batch.answered.add(index)
+        batch.out.put(("verdict", (index, _lost_verdict(job.task, job.candidate, [why], 0.0))))
+
+    # -- the rest of the Evaluator protocol ------------------------------------------------------
+
+    @property
+    def max_parallel(self) -> int:
+        with self._cond:
+            return max(1, sum(j.capacity for j in self._live()))
+
+    def set_hardware(self, profile: Any) -> None:
+        self._hardware = profile
+        for judge in self._live():
+            try:
+                judge.send("hardware", profile)
+            except (OSError, EOFError, BrokenPipeError):
+                self._lose(judge)
+
+    def judging(self) -> list[tuple[str, str, float]]:
+        """What the judge processes are judging now, longest first (each asked, 2 s at most)."""
+        asked = [self._ask(judge, "judging") for judge in self._live()]
+        items: list[tuple[str, str, float]] = []
+        for future in asked:
+            try:
+                items.extend((str(t), str(c), float(s)) for t, c, s in future.result(timeout=2))
+            except Exception:  # a busy or lost judge: the progress line goes without it
+                continue
+        return sorted(items, key=lambda item: -item[2])
+
+    def unmet_requirements(self, task: Task) -> list[str]:
+        if task.key not in self._unmet:
+            for _ in range(self._max_attempts):
+                live = self._wait_for_a_judge()
+                if not live:
+                    return ["no judge process is left"]
+                try:
+                    self._unmet[task.key] = list(self._ask(live[0], "unmet", task.to_dict()).result())
+                    break
+                except JudgeLost:
+                    continue
+            else:
+                return ["the judge processes ended while checking the task's requirements"]
+        return list(self._unmet[task.key])
+
+    def placement(self) -> list[dict[str, Any]]:
+        """Each live judge process: index, pid, GPUs, capacity."""
+        with self._cond:
+            return [{**j.info, "index": j.index} for j in self._live()]
+
+    def close(self) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            judges = list(self._judges)
+            self._cond.notify_all()
+        for judge in judges:
+            if judge.alive:
+                try:
+                    judge.send("close")
+                except (OSError, EOFError, BrokenPipeError):
+                    pass
+        deadline = time.monotonic() + 60
+        for judge in judges:
+            judge.process.join(max(0.1, deadline - time.monotonic()))
+            self._terminate(judge.process)
+
+
+def _lost_verdict(task: Task, candidate: Candidate, lost: list[str], wall_s: float) -> EvalResult:
+    return EvalResult(
+        task_id=task.id, candidate_id=candidate.id, flags=["judge_error"],
+        reason=(f"judge error: the candidate could not be judged ({len(lost)} "
+                f"{'try' if len(lost) == 1 else 'tries'}; the last: {lost[-1].splitlines()[0] if lost else '-'})"),
+        error="\n".join(lost), wall_s=wall_s)

@@ -1,0 +1,237 @@
+"""The local executor's judge processes (``[executor] judges``): the same verdicts as the judge
+in this process, for a batch and for single jobs; a judge process killed while it judges loses
+no verdict and another starts in its place; a job out of tries is a judge error; GPUs are
+shared evenly; a judge process keeps no credentials; one that cannot build its evaluator says
+why."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from geak_core.api.components import EvalJob
+from geak_core.api.errors import GeakError, OptionError
+from geak_core.api.model import Candidate
+from geak_core.engine.builtin import LocalExecutor, LocalExecutorOptions
+from geak_core.engine.judge_processes import ProcessJudges, serve, shares
+from geak_core.engine.plugins import PluginManager
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _add_kernel(body: str) -> str:
+    return (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+        "    mask = offs < n_elements\n" + body
+    )
+
+
+RIGHT = _add_kernel("    tl.store(output_ptr + offs, tl.load(x_ptr + offs, mask=mask)"
+                    " + tl.load(y_ptr + offs, mask=mask), mask=mask)\n")
+CANDIDATES = {
+    "right": RIGHT,
+    "subtracts": _add_kernel("    tl.store(output_ptr + offs, tl.load(x_ptr + offs, mask=mask)"
+                             " - tl.load(y_ptr + offs, mask=mask), mask=mask)\n"),
+    "unwritten": _add_kernel("    pass\n"),
+    "monkeypatch": (ROOT / "tests" / "fixtures" / "cheats" / "add_monkeypatch.py").read_text(),
+}
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if "KEY" not in k}
+    return subprocess.run([sys.executable, "-m", "geak_core.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def _verdicts(path: Path) -> dict[str, tuple]:
+    return {Path(r["candidate"]).name: (r["call_ok"], r["correct"], r["failed_stage"], tuple(sorted(r["flags"])))
+            for r in json.loads(path.read_text())}
+
+
+def _options():
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    return TritonEvaluatorOptions(mode="interpreter", workers=1)
+
+
+def _judges(count: int, **settings) -> ProcessJudges:
+    spec = PluginManager().spec("evaluator", "triton")
+    return ProcessJudges(spec, _options(), shares("", [], count), **settings)
+
+
+def _task():
+    return PluginManager().build("suite", "rocm", None).get("test_add_kernel")
+
+
+# -- without running a kernel ----------------------------------------------------------------
+
+
+def test_gpus_are_shared_evenly_and_an_uneven_split_is_refused(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert shares("nvidia", ["0", "1", "2", "3"], 4) == [{"CUDA_VISIBLE_DEVICES": g} for g in "0123"]
+    assert shares("nvidia", ["0", "1", "2", "3"], 2) == [{"CUDA_VISIBLE_DEVICES": "0,1"},
+                                                         {"CUDA_VISIBLE_DEVICES": "2,3"}]
+    monkeypatch.setenv("HIP_VISIBLE_DEVICES", "4,5")
+    assert shares("amd", ["4", "5"], 2) == [{"HIP_VISIBLE_DEVICES": "4"}, {"HIP_VISIBLE_DEVICES": "5"}]
+    with pytest.raises(OptionError, match="3 judge processes cannot share 4 GPUs evenly"):
+        shares("nvidia", ["0", "1", "2", "3"], 3)
+    # without GPUs every judge process sees none
+    assert all(set(env.values()) == {""} for env in shares("", [], 2))
+
+
+def test_the_judge_stays_in_this_process_with_one_judge_or_at_most_one_gpu():
+    spec = PluginManager().spec("evaluator", "triton")
+    options = _options()  # the interpreter: no GPU
+    for judges in (0, 1):
+        built = LocalExecutor(LocalExecutorOptions(judges=judges)).evaluator(spec, options)
+        try:
+            assert not isinstance(built, ProcessJudges)
+        finally:
+            built.close()
+    with pytest.raises(ValueError, match="judges must be >= 0"):
+        LocalExecutorOptions(judges=-1)
+
+
+def test_a_judge_process_keeps_no_credentials(monkeypatch):
+    """``serve`` run here with a stand-in pipe: what the evaluator sees of the environment."""
+    seen: dict[str, str] = {}
+
+    class Pipe:
+        def __init__(self):
+            self.sent = []
+
+        def send(self, message):
+            self.sent.append(message)
+
+        def recv(self):
+            seen.update(os.environ)
+            return ("close",)
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere")
+    pipe = Pipe()
+    serve(pipe, "triton", _options(), None, None, {"CUDA_VISIBLE_DEVICES": ""})
+    assert pipe.sent[0][0] == "ready" and pipe.sent[0][1]["capacity"] == 1
+    assert "OPENAI_API_KEY" not in seen and seen["PYTHONPATH"] == "/somewhere"
+    assert seen["CUDA_VISIBLE_DEVICES"] == ""
+
+
+def test_a_judge_process_that_cannot_build_its_evaluator_says_why():
+    spec = PluginManager().spec("evaluator", "triton")
+    spec = type(spec)(**{**spec.__dict__, "name": "nonexistent"})
+    with pytest.raises(GeakError, match=r"judge process 0 could not build the evaluator 'nonexistent'"):
+        ProcessJudges(spec, _options(), shares("", [], 1), start_timeout_s=120)
+
+
+# -- judging under the interpreter -------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_eval_with_judge_processes_gives_the_local_verdicts(tmp_path):
+    folder = tmp_path / "candidates"
+    folder.mkdir()
+    for name, code in CANDIDATES.items():
+        (folder / f"test_add_kernel__{name}.py").write_text(code)
+    base = ["eval", "--suite", "rocm", str(folder), "--workers", "1"]
+    local = _cli(*base, "--out", str(tmp_path / "local.json"), "--executor-option", "judges=1", cwd=tmp_path)
+    assert local.returncode == 0, local.stdout + local.stderr
+    split = _cli(*base, "--out", str(tmp_path / "split.json"), "--executor-option", "judges=2", cwd=tmp_path)
+    assert split.returncode == 0, split.stdout + split.stderr
+    verdicts = _verdicts(tmp_path / "split.json")
+    assert verdicts == _verdicts(tmp_path / "local.json") and len(verdicts) == len(CANDIDATES)
+    outcomes = {name.split("__")[1][:-3]: v[:3] for name, v in verdicts.items()}
+    assert outcomes["right"] == (True, True, None)
+    assert outcomes["subtracts"] == (True, False, "stage1")
+    assert outcomes["monkeypatch"][1] is False
+
+
+@pytest.mark.slow
+def test_a_batch_is_split_by_task_and_single_jobs_go_where_their_task_was_judged():
+    task = _task()
+    other = PluginManager().build("suite", "rocm", None).get("test_kernel_sub")
+    judges = _judges(2)
+    try:
+        jobs = [EvalJob(task, Candidate("right", task.id, RIGHT)),
+                EvalJob(task, Candidate("again", task.id, RIGHT)),
+                EvalJob(other, Candidate("sub", other.id, Path(other.reference).read_text()))]
+        results = {job.candidate.id: result for job, result in judges.evaluate_many(jobs)}
+        assert sorted(results) == ["again", "right", "sub"]
+        assert all(r.correct for r in results.values()), {k: r.reason for k, r in results.items()}
+        holders = {frozenset(j.tasks) for j in judges._live()}
+        assert holders == {frozenset({task.key}), frozenset({other.key})}  # one task a process
+        single = judges.evaluate(task, Candidate("single", task.id, RIGHT))
+        assert single.correct
+        assert judges.max_parallel == 2 and len(judges.placement()) == 2
+    finally:
+        judges.close()
+    assert all(not j.process.is_alive() for j in judges._judges)
+
+
+def _kill_a_busy_judge(judges: ProcessJudges, done: threading.Event, timeout_s: float = 300) -> int | None:
+    deadline = time.monotonic() + timeout_s
+    while not done.is_set() and time.monotonic() < deadline:
+        for judge in judges._live():
+            if judge.in_flight or judge.assigned:
+                os.kill(judge.process.pid, signal.SIGKILL)
+                return judge.index
+        time.sleep(0.05)
+    return None
+
+
+@pytest.mark.slow
+def test_a_judge_process_killed_mid_batch_loses_no_verdict_and_another_starts():
+    task = _task()
+    judges = _judges(1)
+    try:
+        done = threading.Event()
+        results: dict = {}
+
+        def run() -> None:
+            jobs = [EvalJob(task, Candidate(f"c{i}", task.id, RIGHT)) for i in range(2)]
+            results.update({job.candidate.id: r for job, r in judges.evaluate_many(jobs)})
+            done.set()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        time.sleep(1.0)  # the batch is sent
+        assert _kill_a_busy_judge(judges, done) == 0
+        thread.join(600)
+        assert sorted(results) == ["c0", "c1"] and all(r.correct for r in results.values())
+        assert [j["index"] for j in judges.placement()] == [1]  # started in place of the lost one
+    finally:
+        judges.close()
+
+
+@pytest.mark.slow
+def test_a_job_out_of_tries_is_a_judge_error():
+    task = _task()
+    judges = _judges(1, max_attempts=1)
+    try:
+        verdict: dict = {}
+        done = threading.Event()
+
+        def judge() -> None:
+            verdict["first"] = judges.evaluate(task, Candidate("first", task.id, RIGHT))
+            done.set()
+
+        thread = threading.Thread(target=judge)
+        thread.start()
+        assert _kill_a_busy_judge(judges, done) == 0
+        thread.join(600)
+        first = verdict["first"]
+        assert first.flags == ["judge_error"] and not first.call_ok
+        assert first.reason.startswith("judge error: the candidate could not be judged (1 try; the last: "
+                                       "judge process 0 (pid ")
+        again = judges.evaluate(task, Candidate("again", task.id, RIGHT))  # the new process
+        assert again.correct
+    finally:
+        judges.close()
