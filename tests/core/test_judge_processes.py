@@ -235,3 +235,20 @@ def test_a_job_out_of_tries_is_a_judge_error():
         assert again.correct
     finally:
         judges.close()
+
+
+@pytest.mark.slow
+def test_a_batch_told_not_to_start_ends_without_judging():
+    task = _task()
+    judges = _judges(1)
+    try:
+        jobs = [EvalJob(task, Candidate(f"c{i}", task.id, RIGHT)) for i in range(3)]
+        started = time.monotonic()
+        assert list(judges.evaluate_many(jobs, may_start=lambda: False)) == []  # nothing sent
+        answers = iter([True])  # sent, then stopped: what was in flight is all that comes back
+        results = list(judges.evaluate_many(jobs, may_start=lambda: next(answers, False)))
+        assert len(results) <= 1 and all(r.correct for _, r in results)
+        assert time.monotonic() - started < 120
+        assert [j.assigned for j in judges._live()] == [0]  # nothing left counted against it
+    finally:
+        judges.close()

@@ -462,6 +462,8 @@ class ProcessJudges(EvaluatorBase):
             self._next_id += 1
             self._batches[bid] = batch
         try:
+            if may_start is not None and not may_start():
+                return
             self._send_out(bid, batch, list(batch.jobs))
             while len(batch.answered) < len(batch.jobs):
                 if may_start is not None and not batch.stopped and not may_start():
@@ -484,6 +486,9 @@ class ProcessJudges(EvaluatorBase):
                 for key in [k for k, b in self._batches.items() if b is batch]:
                     del self._batches[key]
                 holders = list(batch.holders.items())
+                for _, (judge, members) in holders:  # what they still hold is no longer counted
+                    judge.assigned -= sum(1 for i in members if i not in batch.answered)
+                batch.holders.clear()
             for sub, (judge, _) in holders:
                 if judge.alive:
                     try:
