@@ -119,7 +119,12 @@ def test_a_judge_process_keeps_no_credentials(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("PYTHONPATH", "/somewhere")
     pipe = Pipe()
-    serve(pipe, "triton", _options(), None, None, {"CUDA_VISIBLE_DEVICES": ""})
+    saved = dict(os.environ)
+    try:  # serve changes the environment of the process it runs in: this one, here
+        serve(pipe, "triton", _options(), None, None, {"CUDA_VISIBLE_DEVICES": ""})
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     assert pipe.sent[0][0] == "ready" and pipe.sent[0][1]["capacity"] == 1
     assert "OPENAI_API_KEY" not in seen and seen["PYTHONPATH"] == "/somewhere"
     assert seen["CUDA_VISIBLE_DEVICES"] == ""

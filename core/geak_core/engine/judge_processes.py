@@ -34,7 +34,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +61,11 @@ def visible_gpus(options: Any = None) -> tuple[str, list[str]]:
     """(vendor, GPU ids as this process's visibility variable names them) of the GPUs this
     process sees; none under the Triton interpreter or an evaluator told ``mode =
     "interpreter"``, at most the evaluator's ``workers`` in ``gpu`` mode."""
-    mode = getattr(options, "mode", "auto")
+    try:
+        named = dict(vars(options)) if options is not None else {}
+    except TypeError:  # options without a __dict__: read as none given
+        named = {}
+    mode = named.get("mode", "auto")
     if mode == "interpreter" or (mode == "auto" and os.environ.get("TRITON_INTERPRET") == "1"):
         return "", []
     try:
@@ -70,7 +74,7 @@ def visible_gpus(options: Any = None) -> tuple[str, list[str]]:
         if not torch.cuda.is_available():
             return "", []
         count = torch.cuda.device_count()
-        vendor = "amd" if getattr(torch.version, "hip", None) else "nvidia"
+        vendor = "amd" if torch.version.hip else "nvidia"
     except Exception:
         return "", []
     ids = [str(i) for i in range(count)]
@@ -79,7 +83,7 @@ def visible_gpus(options: Any = None) -> tuple[str, list[str]]:
         if listed:
             ids = listed[:count]
             break
-    workers = getattr(options, "workers", 0) or 0
+    workers = named.get("workers") or 0
     if workers and mode == "gpu":
         ids = ids[:workers]
     return vendor, ids
@@ -125,14 +129,15 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
                 pass  # the calling process is gone; the loop below ends on its own
 
     try:
+        from geak_core.api.components import as_component
         from geak_core.engine.plugins import PluginManager
 
         if load_plugins is not None:
             os.environ[LOAD_ENV] = load_plugins
-        judge = PluginManager().build("evaluator", evaluator, options)
+        judge = as_component("evaluator", PluginManager().build("evaluator", evaluator, options))
         if hardware is not None:
             judge.set_hardware(hardware)
-        capacity = max(1, int(getattr(judge, "max_parallel", 1)))
+        capacity = max(1, int(judge.max_parallel))
     except BaseException:
         send("failed", traceback.format_exc())
         return
@@ -152,17 +157,19 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
         jobs = [(i, EvalJob(Task.from_dict(t), Candidate.from_dict(c))) for i, t, c in items]
         by_object = {id(job): index for index, job in jobs}
         by_name = {(job.task.key, job.candidate.id): index for index, job in jobs}
+        results: Any = None
         try:
-            many = judge.evaluate_many
-            listed = [job for _, job in jobs]
-            results = (many(listed, may_start=lambda: not stop.is_set())
-                       if _takes_may_start(many) else many(listed))
+            results = judge.evaluate_many([job for _, job in jobs])
             for job, result in results:
                 index = by_object.get(id(job), by_name.get((job.task.key, job.candidate.id)))
                 send("item", bid, index, result.to_dict())
+                if stop.is_set():
+                    break
         except BaseException:
             send("batch_failed", bid, traceback.format_exc())
         finally:
+            if isinstance(results, Generator):
+                results.close()  # a generator left early: the evaluator starts nothing more
             stops.pop(bid, None)
             send("batch_done", bid)
 
@@ -181,7 +188,7 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
                     Task.from_dict(t), Candidate.from_dict(c)).to_dict())
             elif kind == "judging":
                 threading.Thread(target=answer, args=(message[1], lambda: [
-                    list(item) for item in getattr(judge, "judging", lambda: [])()]), daemon=True).start()
+                    list(item) for item in judge.judging()]), daemon=True).start()
             elif kind == "unmet":
                 _, rid, task = message
                 threading.Thread(target=answer, args=(rid, lambda t=task: list(
@@ -203,15 +210,6 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
             event.set()
         judge.close()
         pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _takes_may_start(method: Any) -> bool:
-    import inspect
-
-    try:
-        return "may_start" in inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 # -- the calling process's side ---------------------------------------------------------------
@@ -452,7 +450,9 @@ class ProcessJudges(EvaluatorBase):
 
     def evaluate_many(self, jobs: Iterable[EvalJob],
                       may_start: Callable[[], bool] | None = None) -> Iterator[tuple[EvalJob, EvalResult]]:
-        """Judge ``jobs``, each task's jobs in one judge process, yielding as each finishes."""
+        """Judge ``jobs``, each task's jobs in one judge process, yielding as each finishes.
+        With ``may_start``: once it answers False the processes are told to stop; each ends
+        its share at its next verdict (what is in flight then finishes and is not yielded)."""
         listed = list(jobs)
         if not listed:
             return
