@@ -9,6 +9,7 @@
 # RECORDS: published output files, joined in order into one candidates file (the six
 # TritonBench-G files: 1,104 records). COUNTS: GPU counts to measure (default "1 2 4", those
 # above the host's GPUs left out). EXECUTORS: "local ray" (ray only where `import ray` works;
+# "one-process" also: the local executor with one judge for all the GPUs, `judges = 1`;
 # a private one-machine cluster per pass, address = "local"). WINDOW: seconds counted per pass
 # (default 120) from the pass's start, the judge's start-up included. WARM_S: with it, a first
 # pass on every GPU for that many seconds fills the compile and reference caches (default 0:
@@ -39,6 +40,7 @@ pass_() {  # label, executor, gpus (comma list), seconds
   local N
   N=$(echo "$3" | tr ',' '\n' | grep -c .)
   [ "$2" = ray ] && extra=(--executor ray --executor-option 'address="local"' --executor-option "judges=$N")
+  [ "$2" = one-process ] && extra=(--executor-option "judges=1")
   START=$(date +%s)
   CUDA_VISIBLE_DEVICES=$3 geak-core eval --suite tritonbench "${extra[@]}" --candidates "$JOINED" \
     -o "$O/verdicts.jsonl" > "$O/eval.log" 2> "$O/eval.err" &
