@@ -181,6 +181,20 @@ def test_a_batch_is_split_by_task_and_single_jobs_go_where_their_task_was_judged
     assert all(not j.process.is_alive() for j in judges._judges)
 
 
+@pytest.mark.slow
+def test_one_task_s_jobs_are_split_over_the_judges_when_tasks_are_fewer_than_judges():
+    task = _task()
+    judges = _judges(2)
+    try:
+        jobs = [EvalJob(task, Candidate(f"v{i}", task.id, RIGHT)) for i in range(4)]
+        results = {job.candidate.id: result for job, result in judges.evaluate_many(jobs)}
+        assert sorted(results) == ["v0", "v1", "v2", "v3"] and all(r.correct for r in results.values())
+        assert [sorted(j.tasks) for j in judges._live()] == [[task.key], [task.key]]  # both judged it
+        assert [j.assigned for j in judges._live()] == [0, 0]
+    finally:
+        judges.close()
+
+
 def _kill_a_busy_judge(judges: ProcessJudges, done: threading.Event, timeout_s: float = 300) -> int | None:
     deadline = time.monotonic() + timeout_s
     while not done.is_set() and time.monotonic() < deadline:

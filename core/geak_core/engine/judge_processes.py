@@ -505,7 +505,11 @@ class ProcessJudges(EvaluatorBase):
                 pass
 
     def _send_out(self, bid: int, batch: _Batch, indices: list[int]) -> None:
-        """Send ``indices`` of ``batch``: each task's jobs to one judge, the least loaded."""
+        """Send ``indices`` of ``batch``: each task's jobs to one judge, the least loaded (the
+        one that judged the task before first); with fewer tasks than judges (a tuner's
+        variants of one kernel), each task's jobs split evenly over the judges instead, each
+        part to the least loaded, so that every GPU works (each judge then runs the task's
+        reference for itself)."""
         by_task: dict[str, list[int]] = {}
         for index in indices:
             by_task.setdefault(batch.jobs[index].task.key, []).append(index)
@@ -514,10 +518,19 @@ class ProcessJudges(EvaluatorBase):
             for index in indices:
                 self._give_up(batch, index, "no judge process is left")
             return
+        groups = list(by_task.items())
+        split = len(groups) < len(live)
+        if split:
+            pieces = -(-len(live) // len(groups))
+            groups = [(key, members[i::pieces]) for key, members in groups for i in range(pieces)
+                      if members[i::pieces]]
         parts: dict[int, list[int]] = {}
         with self._cond:
-            for key, members in by_task.items():
-                judge = min(live, key=lambda j: (key not in j.tasks, j.assigned / j.capacity, j.index))
+            for key, members in groups:
+                if split:
+                    judge = min(live, key=lambda j: (j.assigned / j.capacity, key not in j.tasks, j.index))
+                else:
+                    judge = min(live, key=lambda j: (key not in j.tasks, j.assigned / j.capacity, j.index))
                 judge.assigned += len(members)
                 judge.tasks.add(key)
                 parts.setdefault(judge.index, []).extend(members)
