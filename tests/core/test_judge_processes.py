@@ -271,3 +271,33 @@ def test_a_batch_told_not_to_start_ends_without_judging():
         assert [j.assigned for j in judges._live()] == [0]  # nothing left counted against it
     finally:
         judges.close()
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_eval_and_its_judge_processes_at_once(tmp_path):
+    """A terminal's Ctrl-C reaches the whole foreground group: the judge processes leave the
+    stopping to the calling process, whose close() ends them and their children."""
+    folder = tmp_path / "candidates"
+    folder.mkdir()
+    (folder / "test_add_kernel__right.py").write_text(RIGHT)
+    (folder / "test_add_kernel__spins.py").write_text(_add_kernel("    i = 0\n    while i >= 0:\n        i += 1\n"))
+    env = {k: v for k, v in os.environ.items() if "KEY" not in k}
+    proc = subprocess.Popen([sys.executable, "-m", "geak_core.cli", "eval", "--suite", "rocm", str(folder),
+                             "--workers", "1", "--timeout", "120", "--executor-option", "judges=2"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    time.sleep(20)  # the judge processes are up and the spinning candidate's child is stuck
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert time.monotonic() - sent < 40, out
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:  # no judge process of its session outlives it for long
+        left = [line for line in subprocess.run(["ps", "-eo", "sid=,pid=,args="], capture_output=True,
+                                                text=True).stdout.splitlines()
+                if line.split()[0] == str(proc.pid)]
+        if not left:
+            break
+        time.sleep(0.5)
+    assert left == []

@@ -31,6 +31,7 @@ import logging
 import multiprocessing
 import os
 import queue
+import signal
 import threading
 import time
 import traceback
@@ -117,6 +118,10 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
           env: dict[str, str]) -> None:
     """The body of a judge process: build the evaluator, then answer what ``conn`` asks
     until it says ``close`` or the calling process goes away."""
+    if multiprocessing.parent_process() is not None:
+        # a terminal's Ctrl-C reaches every process of its group: the calling process alone
+        # decides, and its close() ends this judge and its children
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.update(env)
     _drop_credentials()
     send_lock = threading.Lock()
@@ -203,11 +208,12 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
                 event = stops.get(message[1])
                 if event is not None:
                     event.set()
-    except KeyboardInterrupt:
-        pass  # a terminal's Ctrl-C reaches this process too: close below ends its children
     finally:
+        from geak_core.kit.sandbox import stop_running_jobs
+
         for event in list(stops.values()):
             event.set()
+        stop_running_jobs(refuse_new=True)  # closed mid-batch (Ctrl-C): children in flight end now
         judge.close()
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -270,13 +276,16 @@ class ProcessJudges(EvaluatorBase):
         self._batches: dict[int, _Batch] = {}
         self._unmet: dict[str, list[str]] = {}
         started: list[_Judge] = []
+        pending: list[tuple[int, dict[str, str], Any, Any]] = []
         try:
-            pending = [self._spawn(index, env) for index, env in enumerate(envs)]
+            for index, env in enumerate(envs):
+                pending.append(self._spawn(index, env))
             for index, env, process, conn in pending:
                 started.append(self._await_ready(index, env, process, conn))
         except BaseException:
-            for item in pending if "pending" in locals() else []:
-                self._terminate(item[2])
+            self._closed = True  # the processes that did start are not replaced, only ended
+            for _, _, process, _ in pending:
+                self._terminate(process)
             raise
         self._judges = started
         self._next_index = len(envs)
