@@ -120,11 +120,15 @@ def test_a_judge_process_keeps_no_credentials(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/somewhere")
     pipe = Pipe()
     saved = dict(os.environ)
-    try:  # serve changes the environment of the process it runs in: this one, here
+    try:  # serve changes the process it runs in, this one here: its environment, and it
+        # refuses new sandbox jobs once closed
         serve(pipe, "triton", _options(), None, None, {"CUDA_VISIBLE_DEVICES": ""})
     finally:
+        from geak_core.kit.sandbox import accept_new_jobs
+
         os.environ.clear()
         os.environ.update(saved)
+        accept_new_jobs()
     assert pipe.sent[0][0] == "ready" and pipe.sent[0][1]["capacity"] == 1
     assert "OPENAI_API_KEY" not in seen and seen["PYTHONPATH"] == "/somewhere"
     assert seen["CUDA_VISIBLE_DEVICES"] == ""
