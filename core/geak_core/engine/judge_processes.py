@@ -45,6 +45,7 @@ from geak_core.api.errors import GeakError, OptionError
 from geak_core.api.model import Candidate, EvalResult
 from geak_core.api.tasks import Task
 from geak_core.engine.plugins import LOAD_ENV
+from geak_core.kit.sandbox import drop_credentials, stop_running_jobs
 
 log = logging.getLogger(__name__)
 
@@ -106,14 +107,6 @@ def shares(vendor: str, gpus: list[str], judges: int) -> list[dict[str, str]]:
 # -- the judge process ----------------------------------------------------------------------
 
 
-def _drop_credentials() -> None:
-    from geak_core.kit.sandbox import scrub_env
-
-    kept = scrub_env(dict(os.environ))
-    for name in [n for n in os.environ if n not in kept and not n.upper().startswith("PYTHON")]:
-        del os.environ[name]
-
-
 def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, hardware: Any,
           env: dict[str, str]) -> None:
     """The body of a judge process: build the evaluator, then answer what ``conn`` asks
@@ -123,14 +116,14 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
         # decides, and its close() ends this judge and its children
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.update(env)
-    _drop_credentials()
+    drop_credentials(os.environ, keep=("PYTHON",))  # its import path stays: it imports the plugins
     send_lock = threading.Lock()
 
     def send(*message: Any) -> None:
         with send_lock:
             try:
                 conn.send(message)
-            except (OSError, EOFError, BrokenPipeError):
+            except OSError:
                 pass  # the calling process is gone; the loop below ends on its own
 
     try:
@@ -209,8 +202,6 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
                 if event is not None:
                     event.set()
     finally:
-        from geak_core.kit.sandbox import stop_running_jobs
-
         for event in list(stops.values()):
             event.set()
         stop_running_jobs(refuse_new=True)  # closed mid-batch (Ctrl-C): children in flight end now
@@ -241,9 +232,14 @@ class _Judge:
         gpus = self.info.get("gpus")
         return f"judge process {self.index} (pid {self.info.get('pid', '?')}, {'GPU ' + gpus if gpus else 'CPU'})"
 
-    def send(self, *message: Any) -> None:
+    def send(self, *message: Any) -> bool:
+        """Send ``message``; False where the process is gone (its pipe closed)."""
         with self.send_lock:
-            self.conn.send(message)
+            try:
+                self.conn.send(message)
+            except OSError:
+                return False
+        return True
 
 
 @dataclass
@@ -355,9 +351,7 @@ class ProcessJudges(EvaluatorBase):
                 return
             judge.alive = False
             waiting, judge.waiting = judge.waiting, {}
-            batches = {id(batch): batch for batch in self._batches.values()}.values()
-            lost_batches = [sub for batch in batches
-                            for sub, (holder, _) in batch.holders.items() if holder is judge]
+            lost_batches = [sub for sub, batch in self._batches.items() if batch.holders[sub][0] is judge]
             if not self._closed:
                 self._starting += 1
             self._cond.notify_all()
@@ -409,9 +403,7 @@ class ProcessJudges(EvaluatorBase):
             rid = self._next_id
             self._next_id += 1
             judge.waiting[rid] = future
-        try:
-            judge.send(kind, rid, *args)
-        except (OSError, EOFError, BrokenPipeError):
+        if not judge.send(kind, rid, *args):
             self._lose(judge)
         return future
 
@@ -466,14 +458,10 @@ class ProcessJudges(EvaluatorBase):
         if not listed:
             return
         batch = _Batch(dict(enumerate(listed)), {i: 0 for i in range(len(listed))})
-        with self._cond:
-            bid = self._next_id
-            self._next_id += 1
-            self._batches[bid] = batch
         try:
             if may_start is not None and not may_start():
                 return
-            self._send_out(bid, batch, list(batch.jobs))
+            self._send_out(batch, list(batch.jobs))
             while len(batch.answered) < len(batch.jobs):
                 if may_start is not None and not batch.stopped and not may_start():
                     self._stop(batch)
@@ -489,7 +477,7 @@ class ProcessJudges(EvaluatorBase):
                 elif kind == "resend":
                     if batch.stopped:
                         continue
-                    self._send_out(bid, batch, payload)
+                    self._send_out(batch, payload)
         finally:
             with self._cond:
                 for key in [k for k, b in self._batches.items() if b is batch]:
@@ -499,21 +487,14 @@ class ProcessJudges(EvaluatorBase):
                     judge.assigned -= sum(1 for i in members if i not in batch.answered)
                 batch.holders.clear()
             for sub, (judge, _) in holders:
-                if judge.alive:
-                    try:
-                        judge.send("stop", sub)
-                    except (OSError, EOFError, BrokenPipeError):
-                        pass
+                judge.send("stop", sub)
 
     def _stop(self, batch: _Batch) -> None:
         batch.stopped = True
         for sub, (judge, _) in list(batch.holders.items()):
-            try:
-                judge.send("stop", sub)
-            except (OSError, EOFError, BrokenPipeError):
-                pass
+            judge.send("stop", sub)
 
-    def _send_out(self, bid: int, batch: _Batch, indices: list[int]) -> None:
+    def _send_out(self, batch: _Batch, indices: list[int]) -> None:
         """Send ``indices`` of ``batch``: each task's jobs to one judge, the least loaded (the
         one that judged the task before first); with fewer tasks than judges (a tuner's
         variants of one kernel), each task's jobs split evenly over the judges instead, each
@@ -555,9 +536,7 @@ class ProcessJudges(EvaluatorBase):
             for index in members:
                 batch.tries[index] += 1
             items = [(i, batch.jobs[i].task.to_dict(), batch.jobs[i].candidate.to_dict()) for i in members]
-            try:
-                judge.send("batch", sub, items)
-            except (OSError, EOFError, BrokenPipeError):
+            if not judge.send("batch", sub, items):
                 self._lose(judge)
 
     def _batch_message(self, judge: _Judge, kind: str, sub: int, rest: tuple[Any, ...]) -> None:
@@ -614,9 +593,7 @@ class ProcessJudges(EvaluatorBase):
     def set_hardware(self, profile: Any) -> None:
         self._hardware = profile
         for judge in self._live():
-            try:
-                judge.send("hardware", profile)
-            except (OSError, EOFError, BrokenPipeError):
+            if not judge.send("hardware", profile):
                 self._lose(judge)
 
     def judging(self) -> list[tuple[str, str, float]]:
@@ -658,11 +635,7 @@ class ProcessJudges(EvaluatorBase):
             judges = list(self._judges)
             self._cond.notify_all()
         for judge in judges:
-            if judge.alive:
-                try:
-                    judge.send("close")
-                except (OSError, EOFError, BrokenPipeError):
-                    pass
+            judge.send("close")
         deadline = time.monotonic() + 60
         for judge in judges:
             judge.process.join(max(0.1, deadline - time.monotonic()))

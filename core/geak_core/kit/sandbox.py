@@ -50,7 +50,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +87,16 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
             continue
         clean[name] = value
     return clean
+
+
+def drop_credentials(environ: MutableMapping[str, str], keep: tuple[str, ...] = ()) -> list[str]:
+    """Remove from ``environ`` (a judge's own environment) what ``scrub_env`` keeps from
+    children, except the names starting with one of ``keep``; returns the names removed."""
+    kept = scrub_env(dict(environ))
+    dropped = [name for name in list(environ) if name not in kept and not name.startswith(keep)]
+    for name in dropped:
+        del environ[name]
+    return dropped
 
 
 @dataclass

@@ -29,13 +29,9 @@ GPU_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DE
 def drop_credentials(environ: Any = os.environ) -> list[str]:
     """Remove from ``environ`` what the sandbox keeps from children (keys, tokens, ...),
     except Ray's own settings; returns the names removed."""
-    from geak_core.kit.sandbox import scrub_env
+    from geak_core.kit import sandbox
 
-    kept = scrub_env(dict(environ))
-    dropped = [name for name in list(environ) if name not in kept and not name.startswith("RAY_")]
-    for name in dropped:
-        del environ[name]
-    return dropped
+    return sandbox.drop_credentials(environ, keep=("RAY_",))
 
 
 class JudgeWorker:
