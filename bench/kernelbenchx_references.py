@@ -43,6 +43,10 @@ On the GPU machine::
     python bench/kernelbenchx_references.py --data .ext/KernelBenchX \\
         --json bench/results/kbx-references.json --limit-s 540 --timeout 300
 
+On a machine of N GPUs, one run per GPU, each with ``--shard K/N`` and its own ``--json``
+(and ``--host-memory-gb`` splitting the host between them); the table of all of them:
+``--table a.json,b.json``.
+
 On the CPU (``TRITON_INTERPRET=1``, correctness only; a smoke test)::
 
     TRITON_INTERPRET=1 python bench/kernelbenchx_references.py --data .ext/KernelBenchX \\
@@ -196,6 +200,20 @@ def _fmt(value: float | None, pattern: str = "{:.3f}") -> str:
     return "-" if value is None else pattern.format(value)
 
 
+def merged(paths: list[str]) -> dict[str, Any]:
+    """The results of several ``--json`` files (one per shard) as one: the first file's
+    environment, every task's row once (a later file's row replaces an earlier one's)."""
+    data: dict[str, Any] = {"environment": {}, "tasks": []}
+    rows: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            part = json.load(handle)
+        data["environment"] = data["environment"] or part.get("environment", {})
+        rows.update({row["task"]: row for row in part.get("tasks", [])})
+    data["tasks"] = list(rows.values())
+    return data
+
+
 def category_table(data: dict[str, Any]) -> str:
     """The per-category markdown table of a ``--json`` file's content."""
     environment = data.get("environment", {})
@@ -261,7 +279,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     parser.add_argument("--json", dest="json_out", default="",
                         help="results file, replaced after every task; resumed when it exists")
-    parser.add_argument("--table", default="", help="print the table of this results file, exit")
+    parser.add_argument("--table", default="",
+                        help="print the table of this results file (or of several, comma-separated: "
+                             "one --shard each), exit")
+    parser.add_argument("--shard", default="0/1", metavar="K/N",
+                        help="judge only every N-th task, from the K-th (0-based): N runs, one per GPU "
+                             "(CUDA_VISIBLE_DEVICES), each with its own --json")
     parser.add_argument("--limit-s", type=float, default=0.0,
                         help="start no task after this many seconds (0: no limit)")
     parser.add_argument("--timeout", type=float, default=600.0, help="per child process, seconds")
@@ -357,9 +380,15 @@ def next_fitting(queue: list[Any], need: dict[str, float], used: float, budget: 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     if args.table:
-        with open(args.table, encoding="utf-8") as handle:
-            print(category_table(json.load(handle)))
+        print(category_table(merged(args.table.split(","))))
         return 0
+    try:
+        shard, shards = (int(part) for part in args.shard.split("/"))
+        if not 0 <= shard < shards:
+            raise ValueError("K must be in 0..N-1")
+    except ValueError as exc:
+        print(f"--shard {args.shard}: give K/N, e.g. 1/2 ({exc})", file=sys.stderr)
+        return 2
     if not args.data:
         print("--data: give the KernelBench-X checkout (or set GEAK_KERNELBENCHX_DATA)",
               file=sys.stderr)
@@ -371,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
 
     suite = KernelBenchXSuite(KernelBenchXOptions(path=args.data))
     wanted = [t for t in args.tasks.split(",") if t]
-    tasks = [suite.get(t) for t in wanted] if wanted else suite.tasks()
+    tasks = ([suite.get(t) for t in wanted] if wanted else suite.tasks())[shard::shards]
     # Every reference is expected correct against itself: timing is prepared up front, so
     # each task is checked and timed in one child (the judge's "auto" would check it in one
     # child first, then check and time it in a second, as it does for an agent's candidates).
