@@ -65,16 +65,17 @@ TARGET_IMPROVEMENT = 1.15
 
 
 def tunable_knobs(code: str, hip: bool) -> list[str]:
-    """The knobs the grid tuner finds in ``code`` (``kernel.NAME=value``, `` (default)`` after
-    one a launch leaves at Triton's default): none when it does not parse."""
-    from geak_tuner_grid.knobs import find_knobs
+    """The knobs the grid tuner varies in ``code`` (``kernel.NAME=value``, `` (default)`` after
+    one a launch leaves at Triton's default): those its search keeps of ``find_knobs``' (a
+    kernel without a loop has no ``num_stages`` to tune); none when it does not parse."""
+    from geak_tuner_grid.model import Limits
+    from geak_tuner_grid.variants import Search
 
     try:
-        knobs = find_knobs(code, implicit=True, hip=hip)
+        knobs = Search(code, Limits(hip=hip)).knobs
     except (SyntaxError, ValueError):
         return []
-    return [f"{k.kernel}.{k.name}={k.value}" + (" (default)" if k.implicit else "")
-            for k in knobs if hip or not k.hip_only]
+    return [f"{k.kernel}.{k.name}={k.value}" + (" (default)" if k.implicit else "") for k in knobs]
 
 
 def line_number(candidate_id: str) -> int | None:
@@ -98,6 +99,8 @@ def tuned_row(entry: Any, knobs: list[str], record: dict[str, Any], kept: Any, d
         status = "not correct"
     elif record["untuned_speedup"] is None:
         status = "not timed"
+    elif not record["variants_judged"] and NO_KNOBS in record.get("notes", []):
+        status = "no tunable knobs"
     else:
         status = "tuned"
     before, after = record["untuned_speedup"], record["tuned_speedup"]
@@ -113,16 +116,30 @@ def tuned_row(entry: Any, knobs: list[str], record: dict[str, Any], kept: Any, d
     }
 
 
+# The tuner's note for a candidate it finds nothing to vary in (rows written before the knob
+# list above asked the tuner's search have knobs it does not vary, and this note).
+NO_KNOBS = "no tunable knobs found"
+
+
+def status_of(row: dict[str, Any]) -> str:
+    if row["status"] == "tuned" and not row.get("variants_judged") and NO_KNOBS in row.get("notes", []):
+        return "no tunable knobs"
+    return row["status"]
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [{**r, "status": status_of(r)} for r in rows]
     tuned = [r for r in rows if r["status"] == "tuned"]
-    judged = [r for r in rows if r["status"] in ("tuned", "not timed", "not correct")]
+    judged = [r for r in rows if r["status"] in ("tuned", "not timed", "not correct")
+              or (r["status"] == "no tunable knobs" and "variants_judged" in r)]
     improvement = tune_results.geometric_mean(r["improvement"] for r in tuned)
     return {
         "records": len(rows),
         "with_knobs": sum(bool(r["knobs"]) for r in rows),
         "left_out_by_verdicts": sum(r["status"] == "not correct (verdicts)" for r in rows),
         "judged": len(judged),
-        "correct": sum(r["status"] in ("tuned", "not timed") for r in rows),
+        "correct": sum(r["status"] in ("tuned", "not timed") or (r["status"] == "no tunable knobs"
+                                                                 and "variants_judged" in r) for r in rows),
         "not_timed": sum(r["status"] == "not timed" for r in rows),
         "judge_errors": sum(r["status"] == "judge error" for r in rows),
         "tuned": len(tuned),
@@ -150,6 +167,7 @@ def markdown(data: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in sorted(data["rows"], key=lambda r: (r["line"] is None, r["line"] or 0, r["candidate"])):
+        row = {**row, "status": status_of(row)}
         judged = "-" if "variants_judged" not in row else f"{row['variants_judged']} ({row['variants_correct']})"
         improvement = "-" if row.get("improvement") is None else f"{row['improvement']:.3f}"
         why = row.get("reason") if row["status"] not in ("tuned", "not timed") else ""

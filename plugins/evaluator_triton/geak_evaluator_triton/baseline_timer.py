@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import queue
 import threading
 import time
@@ -276,6 +277,38 @@ class TimerPool:
 # ---------------------------------------------------------------------------
 
 
+def module_file(module: Any) -> str:
+    return os.path.abspath(getattr(module, "__file__", "") or "")
+
+
+def instrumented(task: Any, module: Any, log: Any) -> tuple[Any, Any]:
+    """The baseline's entry points as the candidate's child times the candidate's: under the
+    same compute monitor (``torch_compute``) and launch log, whose findings are dropped
+    (``drain``, called after every block). Both sides of a timing then pay the same host cost
+    per call for the judge's instruments: with the monitor on the candidate's side only, a
+    reference timed against itself read slower as the candidate wherever the host's path
+    showed in the timed span (calls that wait for the device; KernelBench-X's avg_pool1d
+    0.06x, fused_log_tanh 0.61x on an H200). A baseline whose entry points cannot be wrapped
+    is timed bare."""
+    from geak_evaluator_triton.checks.torch_compute import ComputeMonitor, guard_entry_points
+    from geak_evaluator_triton.child_jobs import is_interpreter
+
+    kinds = {ep.kind for ep in task.entry_points}
+    try:
+        monitor = ComputeMonitor(module_file(module), allow_copies="function" in kinds, gpu=not is_interpreter())
+        guarded = guard_entry_points(module, task.entry_points, monitor)
+    except Exception:
+        return module, None
+    log.inside_entry_point = lambda: monitor.depth > 0
+
+    def drain() -> dict[str, Any]:
+        monitor.take()
+        del log.launches[:]
+        return {}
+
+    return guarded, drain
+
+
 def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Import and warm the baseline, then time it for every session the judge opens."""
     import torch
@@ -294,7 +327,7 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     )
     from geak_evaluator_triton.timed_calls import TimedSide, cycles_per_us, serve, warm_module
 
-    setup_runtime()
+    log = setup_runtime()
     task = load_task(args["task"])
     seed = int(args["seed"])
     try:
@@ -334,13 +367,15 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
         if side is None:
             flush_bytes = int(session.get("flush_bytes") or 0)
             flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda") if flush_bytes else None
-            side = TimedSide(harness, module, flush, cycles_per_us(), keep_samples=False)
+            timed, drain = instrumented(task, module, log)
+            side = TimedSide(harness, timed, flush, cycles_per_us(), log=log, own_file=module_file(module),
+                             keep_samples=False)
         # The baseline's calls are followed by the same gathers as the candidate's (their
         # values are not kept): a side whose calls are sampled read up to 6 % faster on
         # microsecond kernels than one whose calls are not (bench/timing_sides.py).
         side.sample = bool(session.get("sample"))
         channel.send({"kind": "session_ready"})
-        if serve(channel, side, task, cases).get("exit"):
+        if serve(channel, side, task, cases, checks=drain).get("exit"):
             return {"ok": True}
 
 
