@@ -178,6 +178,7 @@ def row_of(suite: Any, task: Any, result: Any, device: str, cases: dict[str, Any
         "flags": list(result.flags),
         "skipped": result.skipped,
         "performance_measured": result.performance_measured,
+        "performance_note": result.performance_note,
         "speedup": result.speedup,
         "roofline_fraction": result.roofline_fraction,
         "shapes": shapes,
@@ -198,6 +199,9 @@ def _median(values: list[float]) -> float | None:
 
 def _fmt(value: float | None, pattern: str = "{:.3f}") -> str:
     return "-" if value is None else pattern.format(value)
+
+
+SELF_TOLERANCE = 0.03  # a reference timed against itself should read 1.00 within this
 
 
 def merged(paths: list[str]) -> dict[str, Any]:
@@ -263,6 +267,19 @@ def category_table(data: dict[str, Any]) -> str:
     for category in sorted(by_category):
         lines.append(line(category, by_category[category], collect=True))
     lines.append(line("**all**", rows, collect=False))
+    untimed = [r for r in rows if r.get("correct") and r.get("speedup") is None]
+    if untimed:
+        lines += ["", "Correct against itself, without a self-speedup:", ""]
+        for row in sorted(untimed, key=lambda r: (r.get("category") or "", r["task"])):
+            why = (row.get("performance_note") or row.get("reason") or ", ".join(row.get("flags", []))
+                   or "no reason recorded (rows written before the bench kept the judge's note)")
+            lines.append(f"* {row.get('category')}/{row['task']}: {why.replace(chr(10), ' ')[:200]}")
+    drifting = [r for r in rows if r.get("speedup") is not None and abs(r["speedup"] - 1.0) > SELF_TOLERANCE]
+    if drifting:
+        lines += ["", f"Self-speedups outside 1.00 +- {SELF_TOLERANCE:.2f}:", ""]
+        for row in sorted(drifting, key=lambda r: r["speedup"]):
+            flags = ", ".join(f for f in row.get("flags", []) if f != "weak_test")
+            lines.append(f"* {row.get('category')}/{row['task']}: {row['speedup']:.3f}" + (f" ({flags})" if flags else ""))
     failed = [r for r in rows if not r.get("correct")]
     if failed:
         lines += ["", "Not correct against itself:", ""]

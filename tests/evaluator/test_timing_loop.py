@@ -328,3 +328,13 @@ def test_a_timed_side_restores_what_a_call_changes_in_its_inputs_before_each_lat
         out = side._call()
     assert out["param"].tolist() == [1.0] * 4  # one step, as the reference's one call gives
     assert side.inputs["arg1"].tolist() == [1.0] * 4
+
+
+def test_a_side_that_ended_while_timed_says_how_its_process_ended():
+    from geak_evaluator_triton.timing_session import ENDED, with_exit
+
+    reason = f"timing failed on case 'perf_8': the candidate {ENDED}"
+    killed = "killed by SIGKILL (often: out of host memory)"
+    assert with_exit(reason, killed) == f"{reason} (its process {killed})"
+    assert with_exit("the candidate raised ValueError while being timed", killed).endswith("timed")
+    assert with_exit(reason, "") == reason and with_exit("", killed) == ""

@@ -616,10 +616,14 @@ class CandidateFrames(FrameHandler):
         if self._final is not None:
             return self._final
         if self._session is not None:  # the child has ended: a session still waiting learns it
-            from geak_evaluator_triton.timing_session import END
+            from geak_evaluator_triton.timing_session import END, with_exit
 
             self.timing_inbox.put(END)
             self._session.join()
+            ended = sandbox.describe_exit()  # a session cut short by the child's end says how it ended
+            for failure in self.timing_errors.failures:
+                failure.reason = with_exit(failure.reason, ended)
+            self.untimed = with_exit(self.untimed, ended)
         self._release_timer()  # a candidate that ended before its session
         self.gating.release()
         self.comparisons.drain()

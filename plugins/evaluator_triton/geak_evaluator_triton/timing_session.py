@@ -50,6 +50,16 @@ MIB = 1024 * 1024
 NO_PROFILE_FLUSH_MIB = 256  # enough for any current GPU's caches, when the profile is unknown
 MIN_FLUSH_MIB = 32
 END = object()  # a side's inbox: its process has ended
+ENDED = "ended while being timed"
+
+
+def with_exit(reason: str, exit_note: str) -> str:
+    """``reason`` with how the process ended (``SandboxResult.describe_exit``) after it, where
+    it says a side ended while being timed: killed by SIGKILL (out of host memory), a crash,
+    an exit status."""
+    if reason.endswith(ENDED) and exit_note:
+        return f"{reason} (its process {exit_note})"
+    return reason
 
 
 def flush_bytes(options: TritonEvaluatorOptions, profile: HardwareProfile | None) -> int:
@@ -129,7 +139,7 @@ class RemoteSide:
             raise TimingError(f"{self.label} did not answer within {self.deadline_s:.0f} s",
                               self.untrusted) from None
         if frame is END:
-            raise TimingError(f"{self.label} ended while being timed", self.untrusted)
+            raise TimingError(f"{self.label} {ENDED}", self.untrusted)
         if frame.get("kind") == "error":
             raise TimingError(f"{self.label} raised {describe_exception(frame)} while being timed on case "
                               f"{frame.get('case')!r}", self.untrusted, frame.get("error"))
