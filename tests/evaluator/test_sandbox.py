@@ -422,3 +422,26 @@ def test_after_a_stop_that_refuses_new_jobs_none_starts_until_jobs_are_accepted_
     finally:
         accept_new_jobs()
     assert run("describe").completed
+
+
+def test_the_projects_packages_stay_readable_for_a_child_when_the_checkout_is_hidden():
+    """An editable checkout under the temporary folder or the home directory (both hidden from
+    children) imports its plugins through import hooks no sys.path entry names: the judge
+    shows a child every package folder of the project by name (a clean clone in /tmp had every
+    reference's child fail with PermissionError on geak_evaluator_triton/__init__.py)."""
+    import geak_core
+    import geak_evaluator_triton
+    from geak_core.engine.plugins import package_folders
+    from geak_core.kit.confinement import read_roots
+    from geak_evaluator_triton.child_pool import Children
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    evaluator_folder = os.path.realpath(os.path.dirname(geak_evaluator_triton.__file__))
+    core_folder = os.path.realpath(os.path.dirname(geak_core.__file__))
+    assert {evaluator_folder, core_folder} <= set(package_folders())
+    confine = Children(TritonEvaluatorOptions(mode="interpreter")).confinement("/nonexistent-cache", {"task": {}})
+    assert evaluator_folder in confine.visible and core_folder in confine.visible
+    # with the checkout's folder hidden, the package folders are still among what a child reads
+    checkout = os.path.dirname(os.path.dirname(evaluator_folder))
+    roots = read_roots([checkout], confine.visible)
+    assert evaluator_folder in roots and not any(r == checkout for r in roots)

@@ -13,8 +13,10 @@ calls pluggy directly.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
+import importlib.util
 import logging
 import os
 import traceback
@@ -31,6 +33,31 @@ from geak_core.api.errors import PluginError, UnknownComponentError, suggest
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "geak"
+
+
+@functools.cache
+def package_folders() -> tuple[str, ...]:
+    """The folders of ``geak_core`` and of every installed plugin's top-level package, wherever
+    the install put them. An editable install maps a package to its source folder through an
+    import hook that no ``sys.path`` entry names, so a sandboxed child, which may not read the
+    temporary folder or the home directory, has to be shown them by name when a checkout lives
+    there."""
+    names = {"geak_core"}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        names.add(ep.module.partition(".")[0])
+    folders: list[str] = []
+    for name in sorted(names):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None:
+            continue
+        places = list(spec.submodule_search_locations or [])
+        if not places and spec.origin and os.path.isfile(spec.origin):
+            places = [os.path.dirname(spec.origin)]
+        folders += [os.path.realpath(place) for place in places]
+    return tuple(dict.fromkeys(folders))
 LOAD_ENV = "GEAK_LOAD_PLUGINS"
 BUILTIN_PLUGINS: tuple[str, ...] = ("geak_core.engine.builtin",)
 

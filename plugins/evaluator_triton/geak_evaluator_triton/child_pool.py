@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from geak_core.api.tasks import Task
+from geak_core.engine.plugins import package_folders
 from geak_core.kit.confinement import Confinement
 from geak_core.kit.limits import ChildLimits, physical_memory_mb
 from geak_core.kit.sandbox import SandboxResult, SpareChild, run_sandboxed, start_spare
@@ -177,7 +178,10 @@ class Children:
         for path in [task.get("reference"), task.get("timing_baseline"), *extra.values()]:
             if isinstance(path, str) and os.path.isabs(path) and os.path.isfile(path):
                 visible.append(os.path.dirname(path))
-        return Confinement(writable=[cache], hidden=hidden, visible=visible + list(self.options.extra_pythonpath))
+        # the project's own packages too: an editable checkout under the temporary folder or
+        # the home directory (both hidden from children) is imported from there
+        return Confinement(writable=[cache], hidden=hidden,
+                           visible=visible + list(self.options.extra_pythonpath) + list(package_folders()))
 
     def sys_path(self) -> list[str]:
         extra = [os.path.abspath(p) for p in self.options.extra_pythonpath]
