@@ -121,8 +121,8 @@ def test_records_with_knobs_are_judged_and_tuned_and_the_others_say_why_not(benc
     assert {cid.split("-")[0] for cid in JUDGED} == {f"{records.name}:{n}" for n in (1, 2, 3)}
 
     add = rows[1]
-    assert add["knobs"] == ["add_kernel.BLOCK_SIZE=64", "add_kernel.num_warps=4 (default)",
-                            "add_kernel.num_stages=3 (default)"]
+    # the knobs the tuner's search varies: a loopless kernel's default num_stages is not one
+    assert add["knobs"] == ["add_kernel.BLOCK_SIZE=64", "add_kernel.num_warps=4 (default)"]
     assert (add["untuned_speedup"], add["tuned_speedup"], add["improvement"]) == (2.0, 4.0, 2.0)
     assert add["changes"] == ["add_kernel.BLOCK_SIZE 64->128"] and "BLOCK_SIZE=128" in add["diff"]
     # The stand-in judge finds blocks over 128 wrong: of the variants the grid sends (how many is
