@@ -16,7 +16,10 @@
 #               of $ROCM_TASKS (default: the 12 default tasks) until $ROCM_LIMIT (default 400)
 #   tests       tests/evaluator/test_gpu.py on GPU 0 and recipes/quickstart-tuned.toml on GPU 1,
 #               side by side
-# Results go under $OUT (default ./gpu-out): throughput/, tune/ (one JSON per lane and kind),
+#   kbx         per GPU K of N: bench/kernelbenchx_references.py --shard K/N over $KBX_DATA (a
+#               KernelBench-X checkout) until $KBX_LIMIT seconds (default 540) of the script, the
+#               host's memory split between the lanes (resumable: run again with the same $OUT)
+# Results go under $OUT (default ./gpu-out): throughput/, tune/ (one JSON per lane and kind), kbx/,
 # lane-*.log. Tables afterwards: tune_published.py --table a.json,b.json,..., and the same
 # for tune_rocm_recovery.py.
 set -uo pipefail
@@ -65,6 +68,13 @@ PY
   fi
 }
 
+kbx_lane() {  # K: the K-th share of the KernelBench-X tasks
+  local k=$1 left
+  left=$(( ${KBX_LIMIT:-540} - ($(date +%s) - T0) ))
+  [ "$left" -gt 10 ] && python bench/kernelbenchx_references.py --data "${KBX_DATA:?set KBX_DATA}" \
+    --shard "$k/$N" --host-memory-gb "$KBX_HOST_GB" --json "$OUT/kbx/kbx-references-$k.json" --limit-s "$left"
+}
+
 for part in "$@"; do
   case "$part" in
     throughput)
@@ -84,7 +94,16 @@ for part in "$@"; do
       lane "${2:-$1}" quickstart-tuned timeout 230 geak-core run recipes/quickstart-tuned.toml &
       wait
       tail -n 3 "$OUT"/lane-gpu-tests.log "$OUT"/lane-quickstart-tuned.log ;;
-    *) echo "unknown part $part (throughput, tune, tests)"; exit 2 ;;
+    kbx)
+      mkdir -p "$OUT/kbx"
+      KBX_HOST_GB=$(awk -v n="$N" '/MemTotal/ {printf "%d", $2 / 1e6 * 0.6 / n}' /proc/meminfo)
+      k=0
+      for gpu in $GPUS; do lane "$gpu" "kbx$k" kbx_lane "$k" & k=$((k + 1)); done
+      wait
+      python bench/kernelbenchx_references.py --table "$(ls "$OUT"/kbx/kbx-references-*.json | paste -sd,)" \
+        > "$OUT/kbx/table.md" 2>&1
+      tail -n 25 "$OUT/kbx/table.md" ;;
+    *) echo "unknown part $part (throughput, tune, tests, kbx)"; exit 2 ;;
   esac
 done
 echo "done in $(( $(date +%s) - T0 )) s"
