@@ -115,3 +115,28 @@ def test_tasks_wait_for_host_memory_and_the_first_always_runs():
     assert bench.next_fitting(queue, need, 50e9, 64e9, running=2) == 1  # the huge one waits
     assert bench.next_fitting(queue, need, 63.5e9, 64e9, running=3) is None
     assert bench.next_fitting(queue, need, 63.5e9, 0.0, running=3) == 0  # no budget: no limit
+
+
+def test_shards_merge_into_one_table_listing_the_untimed_and_the_drifting(tmp_path):
+    bench = _bench()
+
+    def row(task, speedup, **extra):
+        return {"task": task, "category": "Math", "correct": True, "flags": extra.pop("flags", []),
+                "speedup": speedup, "shapes": [], "two_stages": True, **extra}
+
+    first = {"environment": {"device": "GPU X", "mode": "gpu"},
+             "tasks": [row("abs", 1.004), row("adam", None, performance_note="the reference could not be timed")]}
+    second = {"environment": {"device": "GPU X", "mode": "gpu"},
+              "tasks": [row("avg", 0.062, flags=["late_calls"]), row("abs", 0.990)]}
+    paths = []
+    for number, data in enumerate((first, second)):
+        path = tmp_path / f"kbx-{number}.json"
+        path.write_text(json.dumps(data))
+        paths.append(str(path))
+    merged = bench.merged(paths)
+    assert sorted(r["task"] for r in merged["tasks"]) == ["abs", "adam", "avg"]
+    assert {r["task"]: r["speedup"] for r in merged["tasks"]}["abs"] == 0.990  # the later file's row
+    table = bench.category_table(merged)
+    assert "| Math | 3 | 3 |" in table
+    assert "* Math/adam: the reference could not be timed" in table
+    assert "* Math/avg: 0.062 (late_calls)" in table and "Math/abs: 0.990" not in table
