@@ -21,7 +21,8 @@ Per task of the ``rocm`` suite (``--tasks``; the default is ``DEFAULT_TASKS`` be
    Where it is wrong by its numbers alone (a stage's comparison: rows reduced in pieces of 16
    round differently), the smallest legal configuration is the smallest the judge finds
    correct: the detuned blocks double until one is (up to 1024; ``detuned_block`` in the
-   row, each wrong try in its notes).
+   row, each wrong try in its notes). A start that runs out of the judge's budget (the
+   child timed out) is detuned again with twice the warps, up to 8 (``detuned_warps``).
 3. **Tune** it as ``geak-core tune --seconds 120`` does (``cli_tune.tune_candidate`` with the
    grid tuner and the same judge; it searches each knob's whole range, coarse to fine):
    ``--passes`` > 1 tunes the kept variant again while the task's seconds and variants last
@@ -114,10 +115,12 @@ class Detuned:
     changes: list[str] = field(default_factory=list)
 
 
-def _smallest(kind: str, value: int, min_block: int) -> int:
+def _smallest(kind: str, value: int, min_block: int, warps: int = 1) -> int:
     if kind == "block":
         return min(value, min_block)
-    if kind in ("warps", "stages"):
+    if kind == "warps":
+        return min(value, warps)
+    if kind == "stages":
         return 1
     return value  # the AMD-only options are not a size
 
@@ -185,7 +188,8 @@ def _signature(tree: ast.Module, names: Iterable[str]) -> dict[str, list[tuple[s
             for fn in _jit_kernels(tree) if fn.name in wanted}
 
 
-def detune(code: str, kernels: Iterable[str], blocks: Iterable[str], min_block: int = MIN_BLOCK) -> Detuned:
+def detune(code: str, kernels: Iterable[str], blocks: Iterable[str], min_block: int = MIN_BLOCK,
+           warps: int = 1) -> Detuned:
     """``code`` with its launch configuration replaced by the smallest legal one.
 
     The knobs are those the grid tuner finds (``geak_tuner_grid.knobs.find_knobs``), and
@@ -204,7 +208,8 @@ def detune(code: str, kernels: Iterable[str], blocks: Iterable[str], min_block: 
 
     Refused (``DetuneError``): a source that autotunes by a call rather than a decorator (its
     configs built at run time), and a result in which the grid tuner finds no knob or whose
-    entry kernels' signatures changed."""
+    entry kernels' signatures changed. ``warps`` > 1: that many warps wherever one is said
+    above (``run_task``'s start when one warp does not finish within the judge's budget)."""
     from geak_core.api.astutil import dotted_name, parse_source
     from geak_tuner_grid.knobs import find_knobs
     from geak_tuner_grid.variants import rewrite
@@ -219,7 +224,7 @@ def detune(code: str, kernels: Iterable[str], blocks: Iterable[str], min_block: 
     launched = {dotted_name(n.func.value).split(".")[-1] for n in ast.walk(tree)
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)}
 
-    smallest = [(k, _smallest(k.kind, k.value, min_block)) for k in find_knobs(code)
+    smallest = [(k, _smallest(k.kind, k.value, min_block, warps)) for k in find_knobs(code)
                 if k.site == "launch" or k.config == 0]
     smallest = [(k, v) for k, v in smallest if v != k.value]
     code = rewrite(code, smallest)
@@ -239,7 +244,8 @@ def detune(code: str, kernels: Iterable[str], blocks: Iterable[str], min_block: 
                 raise DetuneError(f"{fn.name}: its autotune configs are not a list of triton.Config")
             text = edits.segment(first)
             given = {k.arg for k in first.keywords}
-            added = [f"{name}=1" for name in ("num_warps", "num_stages") if name not in given]
+            added = [f"{name}={value}" for name, value in (("num_warps", warps), ("num_stages", 1))
+                     if name not in given]
             if added:
                 text = text[: text.rindex(")")].rstrip().rstrip(",") + ", " + ", ".join(added) + ")"
             edits.replace(configs, f"[{text}]")  # type: ignore[arg-type]
@@ -249,7 +255,7 @@ def detune(code: str, kernels: Iterable[str], blocks: Iterable[str], min_block: 
         params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args)}
         chosen = [b for b in blocks if b in params]
         config = (f"triton.Config({{{', '.join(f'{b!r}: {min_block}' for b in chosen)}}}, "
-                  f"num_warps=1, num_stages=1)")
+                  f"num_warps={warps}, num_stages=1)")
         text = f"{' ' * fn.col_offset}@triton.autotune(configs=[{config}], key=[])\n"
         if not imported and fn.col_offset == 0:
             text = "import triton\n\n\n" + text
@@ -276,6 +282,10 @@ def blocks_of(task_id: str) -> tuple[str, ...]:
 # failing to compile or run at the smallest blocks is reported as it is.
 NUMERIC_STAGES = ("stage1", "stage2")
 MAX_DETUNED_BLOCK = 1024
+# A start that does not finish within the judge's budget (one warp for rmsnorm_fwd's blocks of
+# 32,768 elements: its child ran out of 165 s in stage 1 on an H200) is no start either: the
+# warps double until the judge decides the candidate (at most MAX_DETUNED_WARPS).
+MAX_DETUNED_WARPS = 8
 
 
 def _verdict(result: Any) -> dict[str, Any]:
@@ -299,14 +309,15 @@ def run_task(task: Any, judge: Any, tuner: Any, args: argparse.Namespace, env: d
                            "changes": [], "diff": "", "tuned_code": None, "notes": [], "seconds": 0.0}
     reference = Path(task.reference).read_text(encoding="utf-8")
     kernels = [e.name for e in task.entry_points if e.kind == "triton.jit"]
-    block = args.min_block
+    block, warps = args.min_block, 1
     while True:
         try:
-            detuned = detune(reference, kernels, blocks, block)
+            detuned = detune(reference, kernels, blocks, block, warps)
         except (DetuneError, SyntaxError) as exc:
             row.update(status="not detunable", notes=row["notes"] + [str(exc)])
             return row
         row["detune"], row["detuned_code"], row["detuned_block"] = detuned.changes, detuned.code, block
+        row["detuned_warps"] = warps
         candidate = Candidate(id=f"detuned:{task.id}", task_id=task.id, code=detuned.code, origin="file")
         untuned = tune_results.judge_once(judge, task, candidate)
         tune_results.note_device(env, untuned)
@@ -316,7 +327,11 @@ def run_task(task: Any, judge: Any, tuner: Any, args: argparse.Namespace, env: d
             return row
         if untuned.call_ok and untuned.correct:
             break
-        why = f"blocks of {block}: {untuned.failed_stage}: {untuned.reason}"
+        why = f"blocks of {block}, {warps} warp(s): {untuned.failed_stage}: {untuned.reason}"
+        if "timed out" in (untuned.reason or "") and warps * 2 <= MAX_DETUNED_WARPS:
+            row["notes"].append(why + f"; detuned again with {warps * 2} warps")
+            warps *= 2
+            continue
         # The smallest legal configuration is the smallest the judge finds correct: a block
         # that changes the summation order past the tolerance (softmax's rows in pieces of
         # 16) is not a start, so the blocks double until one is (at most MAX_DETUNED_BLOCK).
@@ -402,6 +417,8 @@ def markdown(data: dict[str, Any]) -> str:
         if row["detune"] and row["blocks_detuned"] and row.get("detuned_block", settings.get("min_block")) != \
                 settings.get("min_block"):
             detuned += f" (at {row['detuned_block']}: smaller was wrong)"
+        if row.get("detuned_warps", 1) > 1:
+            detuned += f" (at {row['detuned_warps']} warps: fewer ran out of time)"
         lines.append(
             f"| {row['task']} | {detuned} | "
             f"{times(row['detuned_speedup'])} | {times(row['recovered'])} | {reached} | "

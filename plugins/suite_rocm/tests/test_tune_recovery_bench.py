@@ -263,5 +263,48 @@ def test_a_detuned_start_wrong_by_its_numbers_doubles_its_blocks_until_the_judge
     (row,) = json.loads(out.read_text())["rows"]
     assert (row["status"], row["detuned_block"], row["detuned_speedup"]) == ("done", 64, 64 / 512)
     assert "'BLOCK_SIZE': 64" in row["detuned_code"]
-    assert [n.split(":")[0] for n in row["notes"][:2]] == ["blocks of 16", "blocks of 32"]
+    assert [n.split(":")[0] for n in row["notes"][:2]] == ["blocks of 16, 1 warp(s)", "blocks of 32, 1 warp(s)"]
     assert "| test_add_kernel | BLOCK_SIZE (at 64: smaller was wrong) |" in capsys.readouterr().out
+
+
+class OutOfTimeAtOneWarpJudge(BlockSpeedJudge):
+    """A child out of its budget at one warp (rmsnorm_fwd's detuned start on an H200), else as
+    BlockSpeedJudge."""
+
+    def evaluate(self, task, candidate):
+        if "num_warps=1," in candidate.code:
+            return EvalResult(task.id, candidate.id, call_ok=False, correct=False, failed_stage="run",
+                              reason="the candidate's process timed out after 165 s (process group killed)",
+                              mode="gpu", device="stand-in")
+        return super().evaluate(task, candidate)
+
+
+class OutOfTimeAtOneWarpPlugin:
+    @hookimpl
+    def geak_register_evaluators(self, register):
+        register("out-of-time-at-one-warp", OutOfTimeAtOneWarpJudge)
+
+
+def test_a_detuned_start_out_of_the_judges_time_doubles_its_warps_until_the_judge_decides_it(
+        recovery, tmp_path, capsys):
+    from geak_core.engine.plugins import PluginManager, reset_plugin_manager
+
+    reset_plugin_manager(PluginManager(extra_plugins=[("out-of-time-at-one-warp", OutOfTimeAtOneWarpPlugin())]))
+    out = tmp_path / "out.json"
+    assert recovery.main(["--tasks", "test_add_kernel", "--evaluator", "out-of-time-at-one-warp",
+                          "--variants", "8", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert (row["status"], row["detuned_block"], row["detuned_warps"]) == ("done", 16, 2)
+    assert "num_warps=2, num_stages=1" in row["detuned_code"]
+    assert row["notes"][0].startswith("blocks of 16, 1 warp(s): run: the candidate's process timed out")
+    assert row["notes"][0].endswith("detuned again with 2 warps")
+    assert "| test_add_kernel | BLOCK_SIZE (at 2 warps: fewer ran out of time) |" in capsys.readouterr().out
+
+
+def test_detuning_at_more_warps_sets_them_wherever_one_warp_would_be(recovery):
+    task = RocmSuite().get("rmsnorm_fwd")
+    reference = Path(task.reference).read_text()
+    kernels = [e.name for e in task.entry_points if e.kind == "triton.jit"]
+    detuned = recovery.detune(reference, kernels, recovery.blocks_of("rmsnorm_fwd"), warps=4)
+    knobs = {k.name: k.value for k in find_knobs(detuned.code)}
+    assert (knobs["num_warps"], knobs["num_stages"]) == (4, 1)
