@@ -293,9 +293,8 @@ def instrumented(task: Any, module: Any, log: Any) -> tuple[Any, Any]:
     from geak_evaluator_triton.checks.torch_compute import ComputeMonitor, guard_entry_points
     from geak_evaluator_triton.child_jobs import is_interpreter
 
-    kinds = {ep.kind for ep in task.entry_points}
     try:
-        monitor = ComputeMonitor(module_file(module), allow_copies="function" in kinds, gpu=not is_interpreter())
+        monitor = ComputeMonitor.for_entry_points(module_file(module), task.entry_points, gpu=not is_interpreter())
         guarded = guard_entry_points(module, task.entry_points, monitor)
     except Exception:
         return module, None

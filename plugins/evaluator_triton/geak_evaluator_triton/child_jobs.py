@@ -493,8 +493,7 @@ def prepare_candidate(task: Any, code: str, harness: Any, log: Any) -> tuple[Any
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(code)
     hide = {path: "candidate.py"}
-    kinds = {ep.kind for ep in task.entry_points}
-    monitor = ComputeMonitor(path, allow_copies="function" in kinds, gpu=not is_interpreter())
+    monitor = ComputeMonitor.for_entry_points(path, task.entry_points, gpu=not is_interpreter())
     snapshot = IdentitySnapshot()
     snapshot.take_defaults(is_interpreter())
     watch_module(snapshot, "harness", sys.modules[type(harness).__module__])

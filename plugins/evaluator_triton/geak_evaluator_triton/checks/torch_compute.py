@@ -89,6 +89,12 @@ class ComputeMonitor:
         self._function_cls = _Function
         self._warm_up()
 
+    @classmethod
+    def for_entry_points(cls, file: str, entry_points: list[Any], gpu: bool) -> ComputeMonitor:
+        """The monitor of ``file``'s ``entry_points``: copies stage data, not compute, where one
+        of them is a Python wrapper function."""
+        return cls(file, allow_copies=any(ep.kind == "function" for ep in entry_points), gpu=gpu)
+
     def _warm_up(self) -> None:
         """Enter the modes once: the first entry imports parts of torch that rebind functions
         (``torch.manual_seed`` among them), which must happen before the identity snapshot."""
