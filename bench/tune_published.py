@@ -90,6 +90,16 @@ def unjudged_row(entry: Any, status: str, knobs: list[str], reason: str = "") ->
             "status": status, "knobs": knobs, "reason": reason}
 
 
+# The tuner's note for a candidate it finds nothing to vary in (rows written before the knob
+# list above asked the tuner's search have knobs it does not vary, and this note).
+NO_KNOBS = "no tunable knobs found"
+
+
+def nothing_varied(record: dict[str, Any]) -> bool:
+    """The tuner judged no variant because it found no knob it varies."""
+    return not record.get("variants_judged") and NO_KNOBS in record.get("notes", [])
+
+
 def tuned_row(entry: Any, knobs: list[str], record: dict[str, Any], kept: Any, device: str) -> dict[str, Any]:
     """The row of a judged record: ``geak-core tune``'s record (``tune_record``), its status and
     improvement."""
@@ -99,7 +109,7 @@ def tuned_row(entry: Any, knobs: list[str], record: dict[str, Any], kept: Any, d
         status = "not correct"
     elif record["untuned_speedup"] is None:
         status = "not timed"
-    elif not record["variants_judged"] and NO_KNOBS in record.get("notes", []):
+    elif nothing_varied(record):
         status = "no tunable knobs"
     else:
         status = "tuned"
@@ -116,13 +126,8 @@ def tuned_row(entry: Any, knobs: list[str], record: dict[str, Any], kept: Any, d
     }
 
 
-# The tuner's note for a candidate it finds nothing to vary in (rows written before the knob
-# list above asked the tuner's search have knobs it does not vary, and this note).
-NO_KNOBS = "no tunable knobs found"
-
-
 def status_of(row: dict[str, Any]) -> str:
-    if row["status"] == "tuned" and not row.get("variants_judged") and NO_KNOBS in row.get("notes", []):
+    if row["status"] == "tuned" and nothing_varied(row):
         return "no tunable knobs"
     return row["status"]
 
