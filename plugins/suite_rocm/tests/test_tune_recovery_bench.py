@@ -165,17 +165,21 @@ class BlockSpeedJudge(EvaluatorBase):
         return None
 
 
-class BlockSpeedPlugin:
-    @hookimpl
-    def geak_register_evaluators(self, register):
-        register("block-speed", BlockSpeedJudge)
+def use_judge(name, judge_class):
+    """The registered evaluators, and ``judge_class`` as ``name``."""
+    from geak_core.engine.plugins import PluginManager, reset_plugin_manager
+
+    class Plugin:
+        @hookimpl
+        def geak_register_evaluators(self, register):
+            register(name, judge_class)
+
+    reset_plugin_manager(PluginManager(extra_plugins=[(name, Plugin())]))
 
 
 @pytest.fixture
 def with_stand_in_judge():
-    from geak_core.engine.plugins import PluginManager, reset_plugin_manager
-
-    reset_plugin_manager(PluginManager(extra_plugins=[("block-speed", BlockSpeedPlugin())]))
+    use_judge("block-speed", BlockSpeedJudge)
 
 
 def test_one_tuning_of_16_variants_recovers_the_references_speed_and_a_hill_climb_adds_nothing(
@@ -246,17 +250,9 @@ class WrongBelow64Judge(BlockSpeedJudge):
         return super().evaluate(task, candidate)
 
 
-class WrongBelow64Plugin:
-    @hookimpl
-    def geak_register_evaluators(self, register):
-        register("wrong-below-64", WrongBelow64Judge)
-
-
 def test_a_detuned_start_wrong_by_its_numbers_doubles_its_blocks_until_the_judge_finds_it_correct(
         recovery, tmp_path, capsys):
-    from geak_core.engine.plugins import PluginManager, reset_plugin_manager
-
-    reset_plugin_manager(PluginManager(extra_plugins=[("wrong-below-64", WrongBelow64Plugin())]))
+    use_judge("wrong-below-64", WrongBelow64Judge)
     out = tmp_path / "out.json"
     assert recovery.main(["--tasks", "test_add_kernel", "--evaluator", "wrong-below-64", "--variants", "8",
                           "--json", str(out)]) == 0
@@ -279,17 +275,9 @@ class OutOfTimeAtOneWarpJudge(BlockSpeedJudge):
         return super().evaluate(task, candidate)
 
 
-class OutOfTimeAtOneWarpPlugin:
-    @hookimpl
-    def geak_register_evaluators(self, register):
-        register("out-of-time-at-one-warp", OutOfTimeAtOneWarpJudge)
-
-
 def test_a_detuned_start_out_of_the_judges_time_doubles_its_warps_until_the_judge_decides_it(
         recovery, tmp_path, capsys):
-    from geak_core.engine.plugins import PluginManager, reset_plugin_manager
-
-    reset_plugin_manager(PluginManager(extra_plugins=[("out-of-time-at-one-warp", OutOfTimeAtOneWarpPlugin())]))
+    use_judge("out-of-time-at-one-warp", OutOfTimeAtOneWarpJudge)
     out = tmp_path / "out.json"
     assert recovery.main(["--tasks", "test_add_kernel", "--evaluator", "out-of-time-at-one-warp",
                           "--variants", "8", "--json", str(out)]) == 0
