@@ -121,14 +121,14 @@ def test_without_perf_debug_attempts_a_failed_proposal_is_dropped_at_once(tmp_pa
 
 class _GpuOnlySuite:
     name = "gpuonly"
-    description = "one task that needs a GPU"
+    description = "one task that needs a device no machine has (compute capability 99)"
 
     def __init__(self, options=None):
         self.task = Task(
-            suite="gpuonly", id="needs_gpu", instruction="out = x + y on a GPU.",
+            suite="gpuonly", id="needs_cc99", instruction="out = x + y on a future GPU.",
             entry_points=[EntryPoint("add_kernel", params=("x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"),
                                      constexpr=("BLOCK",))],
-            harness="nowhere:Never", requires=[Requirement("gpu", "times on the device")],
+            harness="nowhere:Never", requires=[Requirement("cc>=99.0", "a device no machine has")],
         )
 
     def tasks(self):
@@ -153,7 +153,7 @@ def test_a_task_the_judge_cannot_run_here_is_skipped_before_any_llm_call(tmp_pat
         summary = run_recipe(load_recipe(path, plugins), plugins, echo=lambda line: None)
         assert server.requests == []
     (task,) = summary.tasks
-    assert task.skipped_reason and "needs gpu" in task.skipped_reason
+    assert task.skipped_reason and "needs cc>=99.0" in task.skipped_reason
     assert summary.llm_calls == 0 and summary.status == "finished"
 
 
@@ -173,7 +173,10 @@ def test_summary_json_runs_show_and_compare_carry_the_scaling_data(tmp_path):
     shown = runner.invoke(main, ["runs", "show", str(store.dir)])
     assert shown.exit_code == 0, shown.output
     assert "execution accuracy  0.00% 100.00% 100.00%" in shown.output
-    assert "pass@k for k = 1..2" in shown.output and "mean_ratio n/m" in shown.output
+    assert "pass@k for k = 1..2" in shown.output
+    # timed on a GPU, not measured under the interpreter: the line shows what summary.json holds
+    mean_ratio = data["speedups"]["mean_ratio"]
+    assert f"mean_ratio {'n/m' if mean_ratio is None else f'{mean_ratio:.2f}x'}" in shown.output
     compared = runner.invoke(main, ["compare", str(store.dir), str(store.dir)])
     assert compared.exit_code == 0, compared.output
     for title in ("speedup by aggregate", "call accuracy pass@k", "execution accuracy after each round"):
