@@ -330,6 +330,38 @@ def test_a_timed_side_restores_what_a_call_changes_in_its_inputs_before_each_lat
     assert side.inputs["arg1"].tolist() == [1.0] * 4
 
 
+def test_a_parameter_that_requires_grad_is_restored_too():
+    """KernelBench-X's Adam: the inputs are leaves that require grad, stepped by
+    ``torch.optim`` under no_grad; autograd refuses an in-place copy into such a leaf, so the
+    restore is made outside autograd (on an H200 the baseline's timer raised "a leaf
+    Variable that requires grad is being used in an in-place operation")."""
+    import torch
+    from geak_evaluator_triton.checks.input_mutation import snapshot_inputs
+    from geak_evaluator_triton.timed_calls import TimedSide
+
+    class OptimizerStep:
+        def allocate(self, case, inputs):
+            return {}
+
+        def run(self, module, case, inputs, outputs):
+            (param,) = inputs["arg0"]
+            torch.optim.SGD([param], lr=1.0).step()
+            outputs["param"] = param
+
+    param = torch.zeros(4, requires_grad=True)
+    param.grad = torch.ones(4)
+    side = TimedSide(OptimizerStep(), None, None, 1.0)
+    side.inputs = {"seed": 0, "arg0": [param]}
+    pristine = snapshot_inputs(side.inputs)
+    side._call()
+    side._find_changes(pristine)
+    assert len(side._restore) == 1
+    for _ in range(3):
+        side._restore_inputs()
+        out = side._call()
+    assert out["param"].tolist() == [-1.0] * 4 and param.requires_grad and param.is_leaf
+
+
 def test_a_side_that_ended_while_timed_says_how_its_process_ended():
     from geak_evaluator_triton.timing_session import ENDED, with_exit
 

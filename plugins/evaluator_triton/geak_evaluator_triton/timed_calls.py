@@ -209,9 +209,16 @@ class TimedSide:
         """Put back what the first call changed in the inputs (queued on the stream, before the
         busy-wait and the flush of the next call): a task that updates its inputs in place (an
         optimizer step) is timed on the same inputs every call, as both sides are, and its
-        timed outputs are one call's, as the reference's for the timing seed are."""
-        for tensor, value in self._restore:
-            tensor.copy_(value)
+        timed outputs are one call's, as the reference's for the timing seed are. Outside
+        autograd: a parameter is a leaf that requires grad (KernelBench-X's Adam), which
+        autograd would not let an in-place copy write."""
+        if not self._restore:
+            return
+        import torch
+
+        with torch.no_grad():
+            for tensor, value in self._restore:
+                tensor.copy_(value)
 
     def _find_changes(self, pristine: Any) -> None:
         """After the case's first call: which inputs it changed, kept for ``_restore_inputs``."""
