@@ -117,6 +117,22 @@ def test_an_oversized_result_stream_is_cut_off():
     assert len(result.messages) < 10_000
 
 
+def test_frames_the_judge_digests_do_not_count_against_the_limit_but_each_frame_does():
+    """A big task's candidate sends its outputs case after case for the judge to compare and
+    drop: their sum may pass the limit (KernelBench-X's fused_relu_max_pool2d_conv2d and
+    adaptive_avg_pool2d passed 16 GiB on an H200 and were cut while timed); one frame may not."""
+    digested = run("stream", {"count": 2_000}, result_limit=10_000,
+                   on_message=lambda message, replier: {"digest": message["i"]}
+                   if isinstance(message, dict) and "i" in message else None)
+    assert digested.channel_error is None and digested.completed
+    assert [m["digest"] for m in digested.messages if "digest" in m] == list(range(2_000))
+    big = run("stream_big", {"bytes": 50_000}, result_limit=10_000,
+              on_message=lambda message, replier: {"digest": True}
+              if isinstance(message, dict) and "blob" in message else None)
+    assert big.channel_error is not None and big.channel_error.startswith("a result frame of")
+    assert not big.completed
+
+
 def test_exit_handlers_of_the_child_cannot_add_frames():
     result = run("exit_handler")
     assert result.returned == "done"

@@ -530,7 +530,9 @@ def run_sandboxed(
     default, so the child imports what the caller can). ``on_message`` is
     called, in a reader thread, for each frame as it arrives; a non-None return
     value is kept in ``messages`` instead of the frame (so large frames can be
-    digested as they come and dropped). ``spare``: a child from
+    digested as they come and dropped). ``result_limit``: the largest frame, and the
+    most bytes of frames kept as read (not digested by ``on_message``), before the
+    child is killed. ``spare``: a child from
     :func:`start_spare` to use instead of starting one (its ``env`` and
     ``isolate`` were fixed when it started); ``job_env``: variables the child
     sets before importing ``entry`` (what differs between jobs of one spare).
@@ -584,16 +586,15 @@ def run_sandboxed(
                 pass
 
     def read_loop() -> None:
-        total = 0
+        kept = 0  # bytes of the frames kept as read (the judge's memory)
         try:
             while True:
                 head = _read_exact(read_fd, _FRAME.size)
                 if head is None:
                     break
                 (size,) = _FRAME.unpack(head)
-                total += size
-                if total > result_limit:
-                    result.channel_error = f"result exceeded {result_limit} bytes"
+                if size > result_limit:
+                    result.channel_error = f"a result frame of {size} bytes exceeded {result_limit} bytes"
                     _kill_group(proc.pid)
                     break
                 body = _read_exact(read_fd, size)
@@ -608,6 +609,7 @@ def run_sandboxed(
                 if isinstance(message, dict) and CONFINEMENT_ERROR in message:
                     result.channel_error = f"the child could not confine itself: {message[CONFINEMENT_ERROR]}"
                     break
+                replacement = None
                 if on_message is not None:
                     try:
                         replacement = on_message(message, replier)
@@ -615,8 +617,18 @@ def run_sandboxed(
                         result.channel_error = "judge failed handling a frame:\n" + traceback.format_exc()
                         _kill_group(proc.pid)
                         break
-                    if replacement is not None:
-                        message = replacement
+                if replacement is None or replacement is message:
+                    # Kept as read: counted against the limit. A frame the handler digested
+                    # (its replacement kept instead) is not: a long-lived child that sends
+                    # many large outputs to be compared (a big task's cases, its timed
+                    # outputs) is bounded per frame and by its deadline, not by their sum.
+                    kept += size
+                    if kept > result_limit:
+                        result.channel_error = f"result exceeded {result_limit} bytes"
+                        _kill_group(proc.pid)
+                        break
+                else:
+                    message = replacement
                 result.messages.append(message)
         except OSError:
             pass

@@ -119,7 +119,7 @@ class TritonEvaluatorOptions:
     reference_cache_mb: int = 8192  # in-memory reference outputs kept across tasks
     triton_cache_dir: str | None = None  # default: ~/.cache/geak/triton/{reference,candidate}
     output_limit_kb: int = 64  # captured stdout/stderr per child (head + tail)
-    max_result_mb: int = 16384  # largest result stream accepted from one child
+    max_result_mb: int = 16384  # largest frame from one child, and most bytes of its frames kept undigested
 
     def validate(self) -> list[str]:
         problems = []
