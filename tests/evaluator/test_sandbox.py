@@ -133,6 +133,28 @@ def test_frames_the_judge_digests_do_not_count_against_the_limit_but_each_frame_
     assert not big.completed
 
 
+def test_the_judge_puts_every_thread_and_process_of_a_child_on_chosen_cpus_and_back():
+    """While timed, the candidate's child and the baseline's timer run on the same CPUs
+    (timing_session.timing_cpus): every thread of every process of the child's group moves."""
+    everywhere = sorted(os.sched_getaffinity(0))
+    one = everywhere[-1]
+    # in a PID namespace of its own too (the judge's children on a GPU machine)
+    for isolate in [False, True] if namespaces_available() else [False]:
+        moved = []
+
+        def answer(message, replier, moved=moved):
+            if message == {"kind": "ready"}:
+                moved.append(replier.pin_child({one} if len(moved) == 0 else None))
+                replier.send("go")
+
+        result = run("affinity", {"rounds": 2}, on_message=answer, isolate=isolate)
+        assert result.completed, result.stderr
+        pinned, back = result.returned
+        assert pinned == {"main": [one], "thread": [one], "grandchild": [one]}
+        assert back == {"main": everywhere, "thread": everywhere, "grandchild": everywhere}
+        assert moved[0] >= 3 and moved[1] >= 3  # the main thread, its thread, the grandchild at least
+
+
 def test_exit_handlers_of_the_child_cannot_add_frames():
     result = run("exit_handler")
     assert result.returned == "done"

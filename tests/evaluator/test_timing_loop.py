@@ -292,6 +292,37 @@ def test_a_side_whose_calls_are_all_late_ends_its_loop_and_the_verdict_flags_the
     assert MAX_CALLS_OVER * 12 <= record["tallies"]["other"].calls and record["repetitions"] >= 12
 
 
+def test_where_most_calls_stay_late_both_sides_count_them_and_the_loop_goes_on_to_its_precision():
+    """Calls that wait for the device (masked_select's output size, a host-side solver) are
+    late at any busy-wait, on both sides: past MAX_CALLS_OVER times the calls needed, the
+    late calls of both sides count and the loop runs on to the case's precision, not
+    stopping at 40 calls a side with a median known to 10-25 %."""
+    import random
+
+    from geak_evaluator_triton.timing_loop import MAX_CALLS_OVER, time_case
+
+    rng = random.Random(5)
+
+    def host_bound(side):
+        def block(calls, hold_us, verify_p, reservoir):
+            frame = FakeSide.block(side, calls, hold_us, verify_p, reservoir)
+            frame["latencies"] = [side.ms * (1 + rng.uniform(-0.1, 0.1)) for _ in range(calls)]
+            frame["late_at"] = list(range(calls))
+            return frame
+        return block
+
+    baseline, candidate = sides([])
+    baseline.block, candidate.block = host_bound(baseline), host_bound(candidate)
+    record = time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.02, 10.0)
+    b, o = record["tallies"]["baseline"], record["tallies"]["other"]
+    need = OPTIONS["min_repetitions"]
+    assert min(b.calls, o.calls) > MAX_CALLS_OVER * need  # went on past the point it used to stop
+    assert b.late_kept == b.calls and o.late_kept == o.calls  # every call counted, every one late
+    assert b.interval() <= 0.02 and o.interval() <= 0.02  # stopped at the precision asked
+    assert record["repetitions"] < OPTIONS["max_repetitions"]
+    assert record["late_kept"] == {"baseline": b.calls, "candidate": o.calls}
+
+
 def test_an_input_the_baseline_changes_too_is_the_tasks_to_change_and_any_other_rejects():
     """An optimizer step updates its parameters in place: the candidate doing so too is not
     tampering; changing an input the baseline leaves alone still rejects it."""

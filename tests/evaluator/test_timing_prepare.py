@@ -77,3 +77,66 @@ def test_when_timing_is_off_after_all_the_prepared_child_is_stopped_and_the_time
     before = len(log)
     frames.on_prepared({"kind": "prepared", "prepare_s": 1.0})  # answered by the ABORT already sent
     assert len(log) == before and not frames.timing_granted
+
+
+def test_both_sides_of_a_session_run_on_the_same_cpus_and_go_back_after(mini_tasks, monkeypatch):
+    """The candidate's child and the baseline's timer are put on the same CPUs for the session
+    (``timing_session.timing_cpus`` of the slot's device) and back on every CPU after it, also
+    when the session fails; ``pin_timing_cpus = false`` leaves them where they are."""
+    import os
+    import queue
+    import threading
+
+    from geak_evaluator_triton import timing_session
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    class PinningReplier(FakeReplier):
+        def pin_child(self, cpus):
+            self.log.append(("pin", self.name, None if cpus is None else sorted(cpus)))
+            return 2
+
+    env = {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "1"}
+    for pin, fails in ((True, False), (True, True), (False, False)):
+        log = []
+        frames = _frames(mini_tasks, log)
+        frames.options = TritonEvaluatorOptions(pin_timing_cpus=pin)
+        frames.gating.slot.env = env
+        frames.ref.timing_seed = 7
+        frames.replier = PinningReplier(log)
+        frames.replier.name = "candidate"
+        timer_replier = PinningReplier(log)
+        timer_replier.name = "timer"
+        inbox = queue.Queue()
+        inbox.put({"kind": "session_ready"})
+        frames.timer = SimpleNamespace(lock=threading.Lock(), close=lambda: None, release=lambda: None,
+                                       frames=SimpleNamespace(replier=timer_replier, inbox=inbox, estimates={}))
+
+        def session(*args, fails=fails, log=log):
+            log.append(("session", None, None))
+            if fails:
+                raise RuntimeError("lost")
+            return [], ""
+
+        monkeypatch.setattr(timing_session, "run_session", session)
+        frames._time()
+        pins = [entry for entry in log if entry[0] in ("pin", "session")]
+        if not pin or not hasattr(os, "sched_setaffinity"):
+            assert pins == [("session", None, None)]
+            continue
+        cpus = sorted(timing_session.timing_cpus(env))
+        assert pins == [("pin", "timer", cpus), ("pin", "candidate", cpus), ("session", None, None),
+                        ("pin", "timer", None), ("pin", "candidate", None)], pins
+        assert frames.phases["timing.pinned_threads"] == 4.0
+        assert ("lost" in frames.untimed) == fails
+
+
+def test_timing_cpus_is_a_childs_share_offset_by_the_device():
+    from geak_evaluator_triton.timing_session import timing_cpus
+
+    cpus = set(range(32))
+    assert timing_cpus({"CUDA_VISIBLE_DEVICES": "0", "OMP_NUM_THREADS": "4"}, cpus) == {0, 1, 2, 3}
+    assert timing_cpus({"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "4"}, cpus) == {4, 5, 6, 7}
+    assert timing_cpus({"HIP_VISIBLE_DEVICES": "7", "OMP_NUM_THREADS": "1"}, cpus) == {14, 15}  # at least 2
+    assert timing_cpus({"CUDA_VISIBLE_DEVICES": "9", "OMP_NUM_THREADS": "8"}, cpus) == {8, 9, 10, 11, 12, 13, 14, 15}
+    assert timing_cpus({"CUDA_VISIBLE_DEVICES": "0", "OMP_NUM_THREADS": "4"}, {5, 6}) == {5, 6}  # all there is
+    assert timing_cpus({}, cpus) == {0, 1}

@@ -50,7 +50,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -215,6 +215,11 @@ class Replier:
         if self._child is not None:
             self._child.resume()
 
+    def pin_child(self, cpus: Iterable[int] | None) -> int:
+        """Put every thread of the child's process group on ``cpus`` (None: back on the judge's
+        own CPUs); how many threads were moved (:func:`pin_group`)."""
+        return self._child.pin(cpus) if self._child is not None else 0
+
 
 _CLOSE = object()
 
@@ -361,6 +366,9 @@ class SpareChild:
 
     def resume(self) -> None:
         _signal_group(self.proc.pid, signal.SIGCONT)
+
+    def pin(self, cpus: Iterable[int] | None) -> int:
+        return pin_group(self.proc.pid, cpus)
 
     def close(self) -> None:
         _kill_group(self.proc.pid)
@@ -711,6 +719,53 @@ def stop_running_jobs(refuse_new: bool = False) -> int:
 def accept_new_jobs() -> None:
     """Undo ``stop_running_jobs(refuse_new=True)``: jobs start again (a new batch)."""
     _REFUSING.clear()
+
+
+def group_processes(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` as this process's ``/proc`` shows them (Linux; elsewhere
+    the group's leader alone). A child in a PID namespace of its own is found too: its
+    processes' group, read here, is numbered in this namespace."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return [pgid]
+    members = []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 2 and fields[2] == str(pgid).encode():
+            members.append(int(entry))
+    return members
+
+
+def pin_group(pgid: int, cpus: Iterable[int] | None) -> int:
+    """Put every thread of every process of group ``pgid`` on the CPUs ``cpus`` (None: the
+    CPUs this process may use, which a child inherits at its start); threads they start
+    later inherit it. The number of threads moved; 0 where the platform has no CPU
+    affinity. Threads that end meanwhile are passed over."""
+    if not hasattr(os, "sched_setaffinity"):
+        return 0
+    wanted = set(cpus) if cpus is not None else os.sched_getaffinity(0)
+    moved = 0
+    for pid in group_processes(pgid):
+        try:
+            threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            threads = [pid]
+        for tid in threads:
+            try:
+                os.sched_setaffinity(tid, wanted)
+                moved += 1
+            except OSError:
+                continue
+    return moved
 
 
 def _kill_group(pid: int) -> None:

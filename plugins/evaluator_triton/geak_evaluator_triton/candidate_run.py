@@ -14,6 +14,7 @@ child ends.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import threading
 import time
@@ -449,15 +450,27 @@ class CandidateFrames(FrameHandler):
 
     def _time(self) -> None:
         """The timing session (its own thread: the child's answers come through this reader)."""
-        from geak_evaluator_triton.timing_session import RemoteSide, TimingError, run_session
+        from geak_evaluator_triton.timing_session import (
+            RemoteSide,
+            TimingError,
+            run_session,
+            timing_cpus,
+        )
 
         assert self.replier is not None
         timer = self.timer
         candidate = RemoteSide(self.replier, self.timing_inbox, True, "the candidate")
+        pinned: list[Any] = []
         try:
             with timer.lock:
                 baseline = RemoteSide(timer.frames.replier, timer.frames.inbox, False, "the baseline's timer",
                                       timer_answer_s(timer.frames.estimates, self.options.reference_timeout_s))
+                if self.options.pin_timing_cpus and hasattr(os, "sched_setaffinity"):
+                    cpus = timing_cpus(self.gating.slot.env)
+                    pinned = [timer.frames.replier, self.replier]
+                    moved = sum(replier.pin_child(cpus) for replier in pinned)
+                    self.phases["timing.cpus"] = float(len(cpus))
+                    self.phases["timing.pinned_threads"] = float(moved)
                 try:
                     baseline.ask({"session": {"flush_bytes": self.loop.get("flush_bytes", 0),
                                               "sample": not self.ref.custom_compare}}, "session_ready")
@@ -474,6 +487,8 @@ class CandidateFrames(FrameHandler):
         except Exception as exc:  # the judge's own failure: no speed, said why
             self.untimed = f"timing failed in the judge: {type(exc).__name__}: {exc}"
         finally:
+            for replier in pinned:  # back on every CPU the judge may use
+                replier.pin_child(None)
             self.replier.send({"done": True})
             self.gating.release()
             self._release_timer()

@@ -107,6 +107,11 @@ class TritonEvaluatorOptions:
     # Timed calls of a case whose whole outputs are checked, in expectation, chosen at random
     # after each call (every call's outputs are also checked at random positions).
     verify_calls: float = 1.0
+    # While timed, both sides' processes run on the same few CPUs (timing_session.timing_cpus):
+    # the host's part of a call (its launches, a call that waits for the device) then runs
+    # on the same cores for the baseline as for the candidate, not on wherever the
+    # operating system placed each process among the judge's other children.
+    pin_timing_cpus: bool = True
     suspicious_speedup: float = 10.0
     # How a candidate's per-shape latencies make its headline speedup (``speedup``: the figure
     # that picks a task's best candidate and ranks the optimizer's history): mean_ratio (the

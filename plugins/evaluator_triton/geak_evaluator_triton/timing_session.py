@@ -18,8 +18,10 @@ work on other streams (``side_work``) and throughput above the hardware's peak
 
 from __future__ import annotations
 
+import os
 import queue
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from geak_core.api.components import HardwareProfile
@@ -105,6 +107,30 @@ def timing_request(ref: ReferenceRun, options: TritonEvaluatorOptions, profile: 
         "options": loop_options(options, profile),
         "sample": not ref.custom_compare,
     }
+
+
+def timing_cpus(env: Mapping[str, str | None], available: set[int] | None = None) -> set[int]:
+    """The CPUs both sides of a timing session on the device of a slot's ``env`` run on.
+
+    As many as a child's share of the host's thread pools (``OMP_NUM_THREADS``, set per
+    slot; at least two: the calling thread and one more), taken from the CPUs this process
+    may use at an offset set by the device's number, so that sessions on different devices
+    (of this judge, or of one judge per device) use different CPUs where there are enough.
+    The two sides never run at once (the candidate is stopped while the baseline runs; the
+    timer waits while the candidate does), so they do not compete for these CPUs; they
+    share them so that the host's part of a call runs on the same cores for both.
+    """
+    cpus = sorted(available if available is not None else os.sched_getaffinity(0))
+    try:
+        wanted = max(2, int(env.get("OMP_NUM_THREADS") or 0))
+    except ValueError:
+        wanted = 2
+    if len(cpus) <= wanted:
+        return set(cpus)
+    device = (env.get("HIP_VISIBLE_DEVICES") or env.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0]
+    number = int(device) if device.strip().isdigit() else sum(device.encode())
+    start = (number * wanted) % len(cpus)
+    return {cpus[(start + k) % len(cpus)] for k in range(wanted)}
 
 
 class TimingError(Exception):
