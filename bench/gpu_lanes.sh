@@ -14,8 +14,9 @@
 #               the gpt-4o comp file) with $TUNE_VERDICTS if set, until $TUNE_LIMIT seconds
 #               (default 380) of the script; then bench/tune_rocm_recovery.py on the K-th share
 #               of $ROCM_TASKS (default: the 12 default tasks) until $ROCM_LIMIT (default 400)
-#   tests       tests/evaluator/test_gpu.py on GPU 0 and recipes/quickstart-tuned.toml on GPU 1,
-#               side by side
+#   tests       the tests that run on a GPU (tests/evaluator/test_gpu.py, test_eager.py,
+#               tests/agent/test_geak_modules.py) on GPU 0 and recipes/quickstart-tuned.toml on
+#               GPU 1, side by side
 #   kbx         per GPU K of N: bench/kernelbenchx_references.py --shard K/N over $KBX_DATA (a
 #               KernelBench-X checkout) until $KBX_LIMIT seconds (default 540) of the script, the
 #               host's memory split between the lanes (resumable: run again with the same $OUT)
@@ -90,7 +91,8 @@ for part in "$@"; do
       tail -n 3 "$OUT"/lane-tune*.log ;;
     tests)
       set -- $GPUS
-      lane "$1" gpu-tests timeout 230 python -m pytest -q tests/evaluator/test_gpu.py -p no:cacheprovider &
+      lane "$1" gpu-tests timeout 300 python -m pytest -q tests/evaluator/test_gpu.py tests/evaluator/test_eager.py \
+        tests/agent/test_geak_modules.py -p no:cacheprovider &
       lane "${2:-$1}" quickstart-tuned timeout 230 geak-core run recipes/quickstart-tuned.toml &
       wait
       tail -n 3 "$OUT"/lane-gpu-tests.log "$OUT"/lane-quickstart-tuned.log ;;
