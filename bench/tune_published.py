@@ -135,16 +135,16 @@ def status_of(row: dict[str, Any]) -> str:
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     rows = [{**r, "status": status_of(r)} for r in rows]
     tuned = [r for r in rows if r["status"] == "tuned"]
-    judged = [r for r in rows if r["status"] in ("tuned", "not timed", "not correct")
-              or (r["status"] == "no tunable knobs" and "variants_judged" in r)]
+    # judged correct, and nothing to vary in it (a row without knobs found is not judged at all)
+    knobless = [r for r in rows if r["status"] == "no tunable knobs" and "variants_judged" in r]
+    judged = [r for r in rows if r["status"] in ("tuned", "not timed", "not correct")] + knobless
     improvement = tune_results.geometric_mean(r["improvement"] for r in tuned)
     return {
         "records": len(rows),
         "with_knobs": sum(bool(r["knobs"]) for r in rows),
         "left_out_by_verdicts": sum(r["status"] == "not correct (verdicts)" for r in rows),
         "judged": len(judged),
-        "correct": sum(r["status"] in ("tuned", "not timed") or (r["status"] == "no tunable knobs"
-                                                                 and "variants_judged" in r) for r in rows),
+        "correct": sum(r["status"] in ("tuned", "not timed") for r in rows) + len(knobless),
         "not_timed": sum(r["status"] == "not timed" for r in rows),
         "judge_errors": sum(r["status"] == "judge error" for r in rows),
         "tuned": len(tuned),
