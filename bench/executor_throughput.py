@@ -2,10 +2,12 @@
 
 For each N of ``--workers`` this judges the same candidates twice over with
 
-* **local**: one judge in this process with N worker slots (``[evaluator]
-  workers = N``: N GPUs, each taking several candidates, or N interpreter
-  children on a CPU), as ``geak-core eval`` and ``geak-core run`` judge by
-  default;
+* **local**: the ``local`` executor as ``geak-core eval`` and ``geak-core run``
+  judge by default, on N GPUs (``[evaluator] workers = N``): one judge process
+  per GPU where N > 1, the judge in this process on one GPU; on a CPU, one
+  judge with N interpreter children;
+* **one-process**: the ``local`` executor with ``judges = 1``: one judge in this
+  process for all N GPUs (the layout before judge processes);
 * **ray**: the ``ray`` executor with N judges (``judges = N``), each holding one
   GPU (``--gpus-per-judge``), or ``--cpus-per-judge`` CPUs and that many
   interpreter children on a machine without GPUs.
@@ -56,7 +58,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                         help="candidates per batch (two batches, cold and warm, per configuration)")
     parser.add_argument("--workers", default="1,2",
                         help="comma-separated N: local worker slots and Ray judges to compare")
-    parser.add_argument("--executors", default="local,ray", help="which of local,ray to measure")
+    parser.add_argument("--executors", default="local,ray",
+                        help="which of local,one-process,ray to measure (in that order per N)")
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"],
                         help="the judge's mode (auto: gpu where one is visible)")
     parser.add_argument("--address", default="local",
@@ -105,16 +108,22 @@ def measure(executor: str, n: int, tasks: list[Any], args: argparse.Namespace,
     from geak_core.cli.cli_eval import build_evaluator, build_executor
 
     interpreter = args.mode == "interpreter" or (args.mode == "auto" and _gpus() == 0)
+    # on GPUs, "gpu" so that ``workers = N`` is also the number of GPUs the local executor's
+    # judge processes share (under "auto" they would take every visible GPU)
+    mode = "gpu" if not interpreter else args.mode
     started = time.monotonic()
-    if executor == "local":
-        evaluator = build_evaluator("triton", {"mode": args.mode, "workers": n, "timeout_s": args.timeout})
-    else:
+    if executor in ("local", "one-process"):
+        runner = build_executor("local", ["judges=1"] if executor == "one-process" else [])
+        evaluator = build_evaluator("triton", {"mode": mode, "workers": n, "timeout_s": args.timeout}, runner)
+    elif executor == "ray":
         runner = build_executor("ray", [f"address={json.dumps(args.address)}", f"judges={n}",
                                         f"gpus_per_judge={args.gpus_per_judge}",
                                         f"cpus_per_judge={args.cpus_per_judge}"])
         workers = max(1, int(args.cpus_per_judge)) if interpreter else 0
-        evaluator = build_evaluator("triton", {"mode": args.mode, "workers": workers or None,
+        evaluator = build_evaluator("triton", {"mode": mode, "workers": workers or None,
                                                "timeout_s": args.timeout}, runner)
+    else:
+        raise SystemExit(f"unknown executor {executor!r} (local, one-process, ray)")
     start_s = time.monotonic() - started
     row: dict[str, Any] = {"executor": executor, "n": n, "candidates": args.candidates,
                            "start_s": round(start_s, 2), "max_parallel": evaluator.max_parallel}
