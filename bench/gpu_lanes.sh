@@ -8,8 +8,9 @@
 #
 # PART:
 #   throughput  bench/eval_throughput.sh over the six published TritonBench-G files on 1, 2
-#               and 4 GPUs, locally ($EXECUTORS, default "local"; add ray where it imports),
-#               after a $WARM_S-second warm-up (default 180), $WINDOW-second passes (default 60)
+#               and 4 GPUs, locally ($EXECUTORS, default "local"; add ray where it imports):
+#               the same work a GPU ($PER_GPU records, default 80, of one random order), after
+#               a warm-up of at most $WARM_S seconds (default 180) over the largest pass's records
 #   tune        per GPU K of N: bench/tune_published.py --shard K/N over $TUNE_RECORDS (default
 #               the gpt-4o comp file) with $TUNE_VERDICTS if set, until $TUNE_LIMIT seconds
 #               (default 380) of the script; then bench/tune_rocm_recovery.py on the K-th share
@@ -79,7 +80,7 @@ kbx_lane() {  # K: the K-th share of the KernelBench-X tasks
 for part in "$@"; do
   case "$part" in
     throughput)
-      OUT=$OUT/throughput RECORDS="$SIX" WARM_S=${WARM_S:-180} WINDOW=${WINDOW:-60} \
+      OUT=$OUT/throughput RECORDS="$SIX" WARM_S=${WARM_S:-180} PER_GPU=${PER_GPU:-80} \
         EXECUTORS=${EXECUTORS:-local} CALL_S=${CALL_S:-560} bash bench/eval_throughput.sh \
         > "$OUT/throughput.log" 2>&1
       tail -8 "$OUT/throughput/throughput.txt" ;;

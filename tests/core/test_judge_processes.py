@@ -1,8 +1,9 @@
 """The local executor's judge processes (``[executor] judges``): the same verdicts as the judge
-in this process, for a batch and for single jobs; a judge process killed while it judges loses
-no verdict and another starts in its place; a job out of tries is a judge error; GPUs are
-shared evenly; a judge process keeps no credentials; one that cannot build its evaluator says
-why."""
+in this process, for a batch and for single jobs; a batch is handed out as the processes have
+room, the costliest tasks first, and a process out of work takes over half of another's
+waiting jobs; a judge process killed while it judges loses no verdict and another starts in
+its place; a job out of tries is a judge error; GPUs are shared evenly; a judge process keeps
+no credentials; one that cannot build its evaluator says why."""
 
 from __future__ import annotations
 
@@ -18,9 +19,17 @@ from pathlib import Path
 import pytest
 from geak_core.api.components import EvalJob
 from geak_core.api.errors import GeakError, OptionError
-from geak_core.api.model import Candidate
+from geak_core.api.model import Candidate, EvalResult
 from geak_core.engine.builtin import LocalExecutor, LocalExecutorOptions
-from geak_core.engine.judge_processes import ProcessJudges, serve, shares
+from geak_core.engine.judge_processes import (
+    ROOM_PER_SLOT,
+    ProcessJudges,
+    _Batch,
+    _Judge,
+    expected_costs,
+    serve,
+    shares,
+)
 from geak_core.engine.plugins import PluginManager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,6 +151,111 @@ def test_a_judge_process_that_cannot_build_its_evaluator_says_why():
 
 
 # -- judging under the interpreter -------------------------------------------------------------
+
+
+class _Pipe:
+    """The calling process's end of a judge process's pipe: what was sent, nothing behind it."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple] = []
+
+    def send(self, message: tuple) -> None:
+        self.sent.append(message)
+
+
+def _dispatcher(capacities: list[int]) -> ProcessJudges:
+    """ProcessJudges over judge processes that are only pipes: what ``_dispatch`` hands out."""
+    judges = object.__new__(ProcessJudges)
+    judges._cond = threading.Condition()
+    judges._starting, judges._next_id, judges._closed = 0, 0, False
+    judges._batches, judges._max_attempts = {}, 3
+    judges._judges = [_Judge(i, None, _Pipe(), c, {}, {}) for i, c in enumerate(capacities)]
+    return judges
+
+
+def _held(judges: ProcessJudges, batch: _Batch) -> dict[int, list[str]]:
+    """Per judge process, the candidates of ``batch`` it holds and has not answered."""
+    held: dict[int, list[str]] = {j.index: [] for j in judges._judges}
+    for judge, members in batch.holders.values():
+        held[judge.index] += [batch.jobs[i].candidate.id for i in members if i not in batch.answered]
+    return held
+
+
+def _answer(judges: ProcessJudges, batch: _Batch, candidate: str) -> None:
+    """The judge process holding ``candidate`` sends its verdict."""
+    for sub, (judge, members) in list(batch.holders.items()):
+        for index in members:
+            if batch.jobs[index].candidate.id == candidate:
+                job = batch.jobs[index]
+                verdict = EvalResult(task_id=job.task.id, candidate_id=candidate).to_dict()
+                judges._batch_message(judge, "item", sub, (index, verdict))
+                if all(i in batch.answered for i in members):
+                    judges._batch_message(judge, "batch_done", sub, ())
+                return
+    raise AssertionError(f"{candidate} is held by no judge process")
+
+
+def test_a_batch_is_handed_out_as_room_frees_and_an_idle_process_takes_half_of_what_waits():
+    """Two processes of two slots (room for ROOM_PER_SLOT x 2 jobs each), a slow task of ten
+    jobs and a quick one of two: each takes a task; once the quick one's process has answered,
+    it takes half of what still waits of the slow task rather than stand idle."""
+    suite = PluginManager().build("suite", "rocm", None)
+    slow, quick = suite.get("softmax"), suite.get("test_add_kernel")
+    jobs = ([EvalJob(slow, Candidate(f"s{i}", slow.id, "")) for i in range(10)]
+            + [EvalJob(quick, Candidate(f"q{i}", quick.id, "")) for i in range(2)])
+    judges = _dispatcher([2, 2])
+    batch = _Batch(dict(enumerate(jobs)), {i: 0 for i in range(len(jobs))})
+    batch.pending = {slow.key: list(range(10)), quick.key: [10, 11]}  # the costliest first
+    judges._dispatch(batch)
+    room = ROOM_PER_SLOT * 2
+    assert _held(judges, batch) == {0: [f"s{i}" for i in range(room)], 1: ["q0", "q1"]}
+    assert sum(len(v) for v in batch.pending.values()) == 10 - room
+    for name in ("q0", "q1"):
+        _answer(judges, batch, name)
+    judges._dispatch(batch)
+    waiting = 10 - room
+    taken = -(-waiting // 2)
+    assert _held(judges, batch)[1] == [f"s{i}" for i in range(room, room + taken)]
+    assert {j.index: j.tasks for j in judges._judges} == {0: {slow.key}, 1: {quick.key, slow.key}}
+    _answer(judges, batch, "s0")  # room on process 0: more of its own task, and process 1,
+    judges._dispatch(batch)       # which holds that task now too, fills its room with it
+    assert _held(judges, batch)[0] == [f"s{i}" for i in range(1, room)] + [f"s{room + taken}"]
+    assert _held(judges, batch)[1][-1] == f"s{room + taken + 1}"
+    assert [j.assigned for j in judges._judges] == [room, room]
+    assert sum(len(v) for v in batch.pending.values()) == 10 - room - taken - 2
+    assert all(batch.tries[i] == 1 for i in batch.jobs if any(i in m for _, m in batch.holders.values()))
+
+
+def test_a_process_never_holds_more_than_its_room_and_a_busy_one_takes_nothing_of_others():
+    suite = PluginManager().build("suite", "rocm", None)
+    tasks = [suite.get(t) for t in ("softmax", "test_add_kernel", "test_kernel_sub")]
+    jobs = [EvalJob(t, Candidate(f"{t.id}-{i}", t.id, "")) for t in tasks for i in range(5)]
+    judges = _dispatcher([1, 3])
+    batch = _Batch(dict(enumerate(jobs)), {i: 0 for i in range(len(jobs))})
+    for index, job in enumerate(jobs):
+        batch.pending.setdefault(job.task.key, []).append(index)
+    judges._dispatch(batch)
+    assert [j.assigned for j in judges._judges] == [ROOM_PER_SLOT * 1, ROOM_PER_SLOT * 3]
+    held = _held(judges, batch)
+    # each process takes tasks whole while any is left that no process holds
+    assert {c.rsplit("-", 1)[0] for c in held[0]} == {"softmax"}
+    assert {c.rsplit("-", 1)[0] for c in held[1]} == {"test_add_kernel", "test_kernel_sub"}
+
+
+def test_a_judge_process_tells_the_expected_costs_its_evaluator_knows():
+    suite = PluginManager().build("suite", "rocm", None)
+    tasks = [suite.get("softmax"), suite.get("test_add_kernel")]
+    assert expected_costs(object(), tasks) == {}  # an evaluator without the method
+
+    class Raises:
+        def expected_costs(self, tasks):
+            raise RuntimeError("no device")
+
+    assert expected_costs(Raises(), tasks) == {}
+    from geak_evaluator_triton.evaluator import TritonEvaluator
+
+    costs = expected_costs(TritonEvaluator(_options()), tasks)
+    assert set(costs) == {t.key for t in tasks} and all(v > 0 for v in costs.values())
 
 
 @pytest.mark.slow

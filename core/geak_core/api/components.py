@@ -291,7 +291,11 @@ class EvaluatorBase:
     * ``set_hardware(profile)`` [ignored]: the hardware profile the run resolved
       (``[hardware] profile``, or the one matching the device), for roofline figures;
     * ``judging() -> list[(task, candidate, seconds)]`` [none]: what is being judged now,
-      longest first, for progress lines.
+      longest first, for progress lines;
+    * ``expected_costs(tasks) -> dict[task key, seconds]`` [none]: a rough guess of each
+      task's cost, for ordering only: an executor that shares a batch between several
+      judges hands out the costliest tasks first (a task it has no figure for keeps its
+      place).
     """
 
     max_parallel: int = 1
@@ -304,6 +308,9 @@ class EvaluatorBase:
 
     def judging(self) -> list[tuple[str, str, float]]:
         return []
+
+    def expected_costs(self, tasks: list[Task]) -> dict[str, float]:
+        return {}
 
 
 @runtime_checkable

@@ -14,12 +14,18 @@ Why: on a host of four GPUs, one judge for all of them scaled worse than one jud
 GPU (``bench/eval_throughput.sh``, docs/benchmarks.md): the calling process's own work
 (its threads, its child starts) is then shared by every GPU's candidates.
 
-``evaluate_many`` splits a batch by task: all the jobs of a task go to one judge process
-(its reference runs there once), each task to the process with the fewest jobs so far,
-and each process judges its share with its evaluator's own ``evaluate_many`` (its
-scheduling: costliest first, references ahead of their candidates, a slow reference
+``evaluate_many`` hands a batch out as the processes have room, never all at once: each
+process holds at most twice its slots of jobs (``ROOM_PER_SLOT``), and each time a verdict
+frees room it takes more, in this order: more of a task it judged or holds already (its
+reference runs there once), then the next task no process holds, tasks in order of their
+expected cost, the costliest first (asked of a judge process, which knows the references'
+past times); a process with free slots and nothing of its own left takes half of what
+waits of another's task (running that task's reference for itself) rather than stand
+idle while another works through a queue. Each piece is judged by the process's
+evaluator's own ``evaluate_many`` (references ahead of their candidates, a slow reference
 holding up only its own task). Verdicts are yielded as they arrive, from whichever
-process. ``evaluate`` sends one job to the process that judged its task before, else to
+process. (Sending each process its whole share up front left one GPU working through
+the costliest tasks of a file while the others stood idle.) ``evaluate`` sends one job to the process that judged its task before, else to
 the one with the most room. A judge process that dies (killed, out of memory) has the
 jobs it had not answered sent to another, up to ``max_attempts`` tries each, and a new
 process is started in its place; a job out of tries gets a judge-error verdict.
@@ -50,6 +56,10 @@ from geak_core.kit.sandbox import drop_credentials, stop_running_jobs
 log = logging.getLogger(__name__)
 
 GPU_LISTS = {"nvidia": ("CUDA_VISIBLE_DEVICES",), "amd": ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")}
+# A judge process holds at most this many jobs a slot of a batch's (running and waiting):
+# enough that its slots never wait on the calling process, few enough that the jobs still
+# waiting can go to a process that has run out of work.
+ROOM_PER_SLOT = 2
 
 
 class JudgeLost(Exception):
@@ -187,6 +197,10 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
             elif kind == "judging":
                 threading.Thread(target=answer, args=(message[1], lambda: [
                     list(item) for item in judge.judging()]), daemon=True).start()
+            elif kind == "costs":
+                _, rid, tasks = message
+                threading.Thread(target=answer, args=(rid, lambda ts=tasks: expected_costs(
+                    judge, [Task.from_dict(t) for t in ts])), daemon=True).start()
             elif kind == "unmet":
                 _, rid, task = message
                 threading.Thread(target=answer, args=(rid, lambda t=task: list(
@@ -207,6 +221,15 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
         stop_running_jobs(refuse_new=True)  # closed mid-batch (Ctrl-C): children in flight end now
         judge.close()
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def expected_costs(judge: EvaluatorBase, tasks: list[Task]) -> dict[str, float]:
+    """Each task's expected cost (seconds, for ordering only) as ``judge`` guesses it (the
+    evaluator's optional ``expected_costs``); none where it cannot tell."""
+    try:
+        return {str(k): float(v) for k, v in dict(judge.expected_costs(tasks)).items()}
+    except Exception:
+        return {}
 
 
 # -- the calling process's side ---------------------------------------------------------------
@@ -248,6 +271,7 @@ class _Batch:
 
     jobs: dict[int, EvalJob]
     tries: dict[int, int]
+    pending: dict[str, list[int]] = field(default_factory=dict)  # task key -> jobs not handed out
     out: queue.Queue[tuple[str, Any]] = field(default_factory=queue.Queue)
     holders: dict[int, tuple[_Judge, list[int]]] = field(default_factory=dict)  # sub-batch id -> who, which
     answered: set[int] = field(default_factory=set)
@@ -451,9 +475,10 @@ class ProcessJudges(EvaluatorBase):
 
     def evaluate_many(self, jobs: Iterable[EvalJob],
                       may_start: Callable[[], bool] | None = None) -> Iterator[tuple[EvalJob, EvalResult]]:
-        """Judge ``jobs``, each task's jobs in one judge process, yielding as each finishes.
-        With ``may_start``: once it answers False the processes are told to stop; each ends
-        its share at its next verdict (what is in flight then finishes and is not yielded)."""
+        """Judge ``jobs``, handed to the judge processes as they have room (see the module's
+        docstring), yielding as each finishes. With ``may_start``: once it answers False
+        nothing more is handed out and the processes are told to stop; each ends its pieces
+        at its next verdict (what is in flight then finishes)."""
         listed = list(jobs)
         if not listed:
             return
@@ -461,7 +486,11 @@ class ProcessJudges(EvaluatorBase):
         try:
             if may_start is not None and not may_start():
                 return
-            self._send_out(batch, list(batch.jobs))
+            for key in self._costliest_first(listed):
+                batch.pending[key] = []
+            for index, job in batch.jobs.items():
+                batch.pending[job.task.key].append(index)
+            self._dispatch(batch)
             while len(batch.answered) < len(batch.jobs):
                 if may_start is not None and not batch.stopped and not may_start():
                     self._stop(batch)
@@ -470,14 +499,22 @@ class ProcessJudges(EvaluatorBase):
                 except queue.Empty:
                     if batch.stopped and not batch.holders:
                         break
+                    if not batch.stopped and batch.pending:
+                        self._dispatch(batch)  # a judge process started in place of a lost one
                     continue
                 if kind == "verdict":
                     index, result = payload
+                    if not batch.stopped and batch.pending:
+                        self._dispatch(batch)  # room freed: hand out more before the caller's turn
                     yield batch.jobs[index], result
                 elif kind == "resend":
                     if batch.stopped:
                         continue
-                    self._send_out(batch, payload)
+                    for index in payload:  # ahead of the rest of its task
+                        batch.pending.setdefault(batch.jobs[index].task.key, []).insert(0, index)
+                    self._dispatch(batch)
+                elif kind == "done" and not batch.stopped and batch.pending:
+                    self._dispatch(batch)
         finally:
             with self._cond:
                 for key in [k for k, b in self._batches.items() if b is batch]:
@@ -486,44 +523,78 @@ class ProcessJudges(EvaluatorBase):
                 for _, (judge, members) in holders:  # what they still hold is no longer counted
                     judge.assigned -= sum(1 for i in members if i not in batch.answered)
                 batch.holders.clear()
+                batch.pending.clear()
             for sub, (judge, _) in holders:
                 judge.send("stop", sub)
+
+    def _costliest_first(self, jobs: list[EvalJob]) -> list[str]:
+        """The task keys of ``jobs``, the costliest first as a judge process expects them
+        (their order in ``jobs`` among equals, and where no process can tell)."""
+        tasks: dict[str, Task] = {}
+        for job in jobs:
+            tasks.setdefault(job.task.key, job.task)
+        costs: dict[str, float] = {}
+        live = self._wait_for_a_judge()
+        if len(tasks) > 1 and live:
+            try:
+                costs = dict(self._ask(live[0], "costs", [t.to_dict() for t in tasks.values()])
+                             .result(timeout=60))
+            except Exception:  # lost, slow or unable: the given order
+                costs = {}
+        return sorted(tasks, key=lambda key: -float(costs.get(key, 0.0)))
 
     def _stop(self, batch: _Batch) -> None:
         batch.stopped = True
         for sub, (judge, _) in list(batch.holders.items()):
             judge.send("stop", sub)
 
-    def _send_out(self, batch: _Batch, indices: list[int]) -> None:
-        """Send ``indices`` of ``batch``: each task's jobs to one judge, the least loaded (the
-        one that judged the task before first); with fewer tasks than judges (a tuner's
-        variants of one kernel), each task's jobs split evenly over the judges instead, each
-        part to the least loaded, so that every GPU works (each judge then runs the task's
-        reference for itself)."""
-        by_task: dict[str, list[int]] = {}
-        for index in indices:
-            by_task.setdefault(batch.jobs[index].task.key, []).append(index)
+    def _dispatch(self, batch: _Batch) -> None:
+        """Hand out what ``batch`` still holds back, as far as the live judge processes have
+        room (``ROOM_PER_SLOT`` jobs a slot, counting every batch's): first each process's
+        own tasks' jobs and the tasks no process holds, the least loaded process first; then,
+        to a process with a free slot and nothing else, half of what waits of the task with
+        the most waiting (its reference then runs there too)."""
         live = self._wait_for_a_judge()
         if not live:
-            for index in indices:
-                self._give_up(batch, index, "no judge process is left")
+            for key in list(batch.pending):
+                for index in batch.pending.pop(key):
+                    self._give_up(batch, index, "no judge process is left")
             return
-        groups = list(by_task.items())
-        split = len(groups) < len(live)
-        if split:
-            pieces = -(-len(live) // len(groups))
-            groups = [(key, members[i::pieces]) for key, members in groups for i in range(pieces)
-                      if members[i::pieces]]
         parts: dict[int, list[int]] = {}
         with self._cond:
-            for key, members in groups:
-                if split:
-                    judge = min(live, key=lambda j: (j.assigned / j.capacity, key not in j.tasks, j.index))
-                else:
-                    judge = min(live, key=lambda j: (key not in j.tasks, j.assigned / j.capacity, j.index))
+            if batch.stopped:
+                return
+
+            def room(judge: _Judge) -> int:
+                return ROOM_PER_SLOT * judge.capacity - judge.assigned
+
+            def take(judge: _Judge, key: str, count: int) -> None:
+                members = batch.pending[key][:count]
+                del batch.pending[key][:count]
+                if not batch.pending[key]:
+                    del batch.pending[key]
                 judge.assigned += len(members)
                 judge.tasks.add(key)
                 parts.setdefault(judge.index, []).extend(members)
+
+            held = set().union(*(j.tasks for j in live))
+            progress = True
+            while batch.pending and progress:
+                progress = False
+                for judge in sorted(live, key=lambda j: (j.assigned / j.capacity, j.index)):
+                    key = next((k for k in batch.pending if k in judge.tasks), None)
+                    if key is None:
+                        key = next((k for k in batch.pending if k not in held), None)
+                    if key is None or room(judge) <= 0:
+                        continue
+                    held.add(key)
+                    take(judge, key, room(judge))
+                    progress = True
+            for judge in sorted(live, key=lambda j: (j.assigned / j.capacity, j.index)):
+                if not batch.pending or judge.assigned >= judge.capacity:
+                    continue
+                key = max(batch.pending, key=lambda k: len(batch.pending[k]))
+                take(judge, key, min(room(judge), -(-len(batch.pending[key]) // 2)))
         for judge in live:
             members = parts.get(judge.index)
             if not members:
@@ -562,6 +633,7 @@ class ProcessJudges(EvaluatorBase):
             left = [i for i in holder[1] if i not in batch.answered]
             judge.assigned -= len(left)
         if not left:
+            batch.out.put(("done", sub))  # its room is free for what the batch holds back
             return
         why = (f"{judge.label} ended (exit code {judge.process.exitcode})" if kind == "lost"
                else f"{judge.label} returned no verdict for it")

@@ -522,6 +522,12 @@ class TritonEvaluator(EvaluatorBase):
             with self._lock:
                 self._batches -= 1
 
+    def expected_costs(self, tasks: list[Task]) -> dict[str, float]:
+        """Each task's expected cost in seconds, for ordering only (by ``Task.key``; empty
+        where the device cannot be resolved): the local executor's judge processes ask it
+        before they share a batch out, so that the costliest tasks start first."""
+        return self._expected_costs(tasks)
+
     def _expected_costs(self, tasks: Iterable[Task]) -> dict[str, float]:
         """Each task's ``ReferenceStore.expected_cost``, once a task (empty without a runtime)."""
         try:
