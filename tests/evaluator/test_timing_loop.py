@@ -323,6 +323,39 @@ def test_where_most_calls_stay_late_both_sides_count_them_and_the_loop_goes_on_t
     assert record["late_kept"] == {"baseline": b.calls, "candidate": o.calls}
 
 
+def test_where_late_calls_start_to_count_after_the_time_budget_is_spent_the_loop_still_goes_on():
+    """Calls slow enough that MAX_CALLS_OVER times the calls needed take longer than rep_ms:
+    once the late calls count, the loop has rep_ms again to reach its precision, instead of
+    ending with its first 40 calls a side."""
+    import random
+    import time
+
+    from geak_evaluator_triton.timing_loop import MAX_CALLS_OVER, time_case
+
+    rng = random.Random(7)
+
+    def slow_and_late(side):
+        def block(calls, hold_us, verify_p, reservoir):
+            frame = FakeSide.block(side, calls, hold_us, verify_p, reservoir)
+            time.sleep(calls * side.ms / 1e3)  # the calls take their time on the host
+            frame["latencies"] = [side.ms * (1 + rng.uniform(-0.2, 0.2)) for _ in range(calls)]
+            frame["late_at"] = list(range(calls))
+            return frame
+        return block
+
+    baseline, candidate = sides([])
+    baseline.block, candidate.block = slow_and_late(baseline), slow_and_late(candidate)
+    options = dict(OPTIONS, rep_ms=40.0, max_repetitions=100000)
+    need = options["min_repetitions"]
+    began = time.perf_counter()
+    record = time_case(baseline, candidate, "c", 1, 99, options, 0.005, 10.0)
+    b, o = record["tallies"]["baseline"], record["tallies"]["other"]
+    # 40 calls a side take 60 ms here, past rep_ms: before, the loop ended at the switch
+    assert min(b.calls, o.calls) >= MAX_CALLS_OVER * need + need
+    assert b.late_kept == b.calls and o.late_kept == o.calls
+    assert time.perf_counter() - began < 5.0  # the second budget is rep_ms too, not open-ended
+
+
 def test_an_input_the_baseline_changes_too_is_the_tasks_to_change_and_any_other_rejects():
     """An optimizer step updates its parameters in place: the candidate doing so too is not
     tampering; changing an input the baseline leaves alone still rejects it."""
