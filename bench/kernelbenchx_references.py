@@ -315,7 +315,32 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--reference-cache-mb", type=int, default=1024,
                         help="the judge's in-memory reference outputs (each task is judged once "
                              "here, so a kept reference only costs memory)")
+    parser.add_argument("--evaluator-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="another of the triton judge's options (VALUE in TOML syntax, e.g. "
+                             "pin_timing_cpus=false), repeatable; recorded in the results' "
+                             "environment (use another --json for another setting)")
     return parser.parse_args(argv)
+
+
+def evaluator_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs (VALUE in TOML syntax, a bare word a string) as the triton judge's
+    options; an unknown key or a malformed pair raises SystemExit naming it."""
+    from geak_core.engine.recipe import tomllib
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    known = {f.name for f in dataclasses.fields(TritonEvaluatorOptions)}
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or key not in known:
+            raise SystemExit(f"--evaluator-option {pair!r}: expected KEY=VALUE with KEY one of the "
+                             f"triton judge's options")
+        try:
+            values[key] = tomllib.loads(f"value = {text}")["value"]
+        except tomllib.TOMLDecodeError:
+            values[key] = text
+    return values
 
 
 def _environment(evaluator: Any, args: argparse.Namespace, suite: Any) -> dict[str, Any]:
@@ -332,6 +357,7 @@ def _environment(evaluator: Any, args: argparse.Namespace, suite: Any) -> dict[s
         "published_machines": machines,
         "published_machine": machine_for(runtime.device_name or "", machines)
         if runtime.mode == "gpu" else None,
+        "evaluator_options": evaluator_overrides(args.evaluator_option),
     }
     try:
         import torch
@@ -421,13 +447,12 @@ def main(argv: list[str] | None = None) -> int:
     # Every reference is expected correct against itself: timing is prepared up front, so
     # each task is checked and timed in one child (the judge's "auto" would check it in one
     # child first, then check and time it in a second, as it does for an agent's candidates).
-    evaluator = TritonEvaluator(TritonEvaluatorOptions(mode=args.mode, workers=args.workers,
-                                                       timeout_s=args.timeout,
-                                                       reference_timeout_s=args.timeout,
-                                                       prepare_timing="up_front",
-                                                       # the benchmark's sum of latencies
-                                                       speedup_method="sum",
-                                                       reference_cache_mb=args.reference_cache_mb))
+    overrides = evaluator_overrides(args.evaluator_option)
+    evaluator = TritonEvaluator(TritonEvaluatorOptions(**{
+        "mode": args.mode, "workers": args.workers, "timeout_s": args.timeout,
+        "reference_timeout_s": args.timeout, "prepare_timing": "up_front",
+        "speedup_method": "sum",  # the benchmark's sum of latencies
+        "reference_cache_mb": args.reference_cache_mb, **overrides}))
     started = time.monotonic()
     baselines = tempfile.mkdtemp(prefix="geak-kbx-baselines-")
     try:
@@ -443,6 +468,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"({before.get('mode')}); this is {environment['device']} "
                       f"({environment['mode']}): timings are per machine, use another file",
                       file=sys.stderr)
+                return 2
+            if before.get("evaluator_options", {}) != environment["evaluator_options"]:
+                print(f"{args.json_out} holds results judged with --evaluator-option "
+                      f"{before.get('evaluator_options', {})}; this run has "
+                      f"{environment['evaluator_options']}: use another file", file=sys.stderr)
                 return 2
             # a judge error is no verdict: judged again when asked
             data["tasks"] = [row for row in previous.get("tasks", [])

@@ -62,6 +62,19 @@ def test_references_judged_against_themselves_resumably(tmp_path):
     table = subprocess.run([sys.executable, str(SCRIPT), "--table", str(out)],
                            capture_output=True, text=True, timeout=60)
     assert "| Quantization | 1 | 1 | 1 |" in table.stdout and "| **all** | 3 | 3 | 2 |" in table.stdout
+    # the same file judged with another judge option is refused, not mixed
+    third = _run(out, "softsign", "--evaluator-option", "pin_timing_cpus=false")
+    assert third.returncode == 2 and "use another file" in third.stderr, third.stderr[-2000:]
+
+
+def test_evaluator_options_are_read_as_toml_values_and_an_unknown_key_is_refused():
+    bench = _bench()
+    assert bench.evaluator_overrides(["pin_timing_cpus=false", "rep_ms = 50.0", "speedup_method=mean"]) == {
+        "pin_timing_cpus": False, "rep_ms": 50.0, "speedup_method": "mean"}
+    with pytest.raises(SystemExit, match="pin_cpus"):
+        bench.evaluator_overrides(["pin_cpus=false"])
+    with pytest.raises(SystemExit, match="KEY=VALUE"):
+        bench.evaluator_overrides(["pin_timing_cpus"])
 
 
 def test_the_self_candidate_keeps_the_reference_and_adds_a_kernel(make_suite, tmp_path):
