@@ -292,6 +292,21 @@ def test_a_side_whose_calls_are_all_late_ends_its_loop_and_the_verdict_flags_the
     assert MAX_CALLS_OVER * 12 <= record["tallies"]["other"].calls and record["repetitions"] >= 12
 
 
+def _late_side(side, rng, spread, sleep=False):
+    """``side``'s block, every call late (it waits for the device) and its latency within
+    ``spread`` of ``side.ms``; with ``sleep``, a block also takes that long on the host."""
+    import time
+
+    def block(calls, hold_us, verify_p, reservoir):
+        frame = FakeSide.block(side, calls, hold_us, verify_p, reservoir)
+        if sleep:
+            time.sleep(calls * side.ms / 1e3)
+        frame["latencies"] = [side.ms * (1 + rng.uniform(-spread, spread)) for _ in range(calls)]
+        frame["late_at"] = list(range(calls))
+        return frame
+    return block
+
+
 def test_where_most_calls_stay_late_both_sides_count_them_and_the_loop_goes_on_to_its_precision():
     """Calls that wait for the device (masked_select's output size, a host-side solver) are
     late at any busy-wait, on both sides: past MAX_CALLS_OVER times the calls needed, the
@@ -302,17 +317,8 @@ def test_where_most_calls_stay_late_both_sides_count_them_and_the_loop_goes_on_t
     from geak_evaluator_triton.timing_loop import MAX_CALLS_OVER, time_case
 
     rng = random.Random(5)
-
-    def host_bound(side):
-        def block(calls, hold_us, verify_p, reservoir):
-            frame = FakeSide.block(side, calls, hold_us, verify_p, reservoir)
-            frame["latencies"] = [side.ms * (1 + rng.uniform(-0.1, 0.1)) for _ in range(calls)]
-            frame["late_at"] = list(range(calls))
-            return frame
-        return block
-
     baseline, candidate = sides([])
-    baseline.block, candidate.block = host_bound(baseline), host_bound(candidate)
+    baseline.block, candidate.block = _late_side(baseline, rng, 0.1), _late_side(candidate, rng, 0.1)
     record = time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.02, 10.0)
     b, o = record["tallies"]["baseline"], record["tallies"]["other"]
     need = OPTIONS["min_repetitions"]
@@ -333,18 +339,10 @@ def test_where_late_calls_start_to_count_after_the_time_budget_is_spent_the_loop
     from geak_evaluator_triton.timing_loop import MAX_CALLS_OVER, time_case
 
     rng = random.Random(7)
-
-    def slow_and_late(side):
-        def block(calls, hold_us, verify_p, reservoir):
-            frame = FakeSide.block(side, calls, hold_us, verify_p, reservoir)
-            time.sleep(calls * side.ms / 1e3)  # the calls take their time on the host
-            frame["latencies"] = [side.ms * (1 + rng.uniform(-0.2, 0.2)) for _ in range(calls)]
-            frame["late_at"] = list(range(calls))
-            return frame
-        return block
-
     baseline, candidate = sides([])
-    baseline.block, candidate.block = slow_and_late(baseline), slow_and_late(candidate)
+    # the calls take their time on the host
+    baseline.block, candidate.block = (_late_side(baseline, rng, 0.2, sleep=True),
+                                       _late_side(candidate, rng, 0.2, sleep=True))
     options = dict(OPTIONS, rep_ms=40.0, max_repetitions=100000)
     need = options["min_repetitions"]
     began = time.perf_counter()
