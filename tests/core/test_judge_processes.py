@@ -242,6 +242,32 @@ def test_a_process_never_holds_more_than_its_room_and_a_busy_one_takes_nothing_o
     assert {c.rsplit("-", 1)[0] for c in held[1]} == {"test_add_kernel", "test_kernel_sub"}
 
 
+def test_a_busy_process_takes_more_work_half_its_slots_at_a_time_and_across_tasks():
+    """A process of eight slots, all busy: a freed slot or three bring it nothing; the fourth
+    brings four jobs in one piece, spanning the tasks that wait (its judge then computes
+    their references ahead of their candidates)."""
+    suite = PluginManager().build("suite", "rocm", None)
+    tasks = [suite.get(t) for t in ("softmax", "test_add_kernel", "test_kernel_sub", "layernorm")]
+    jobs = [EvalJob(t, Candidate(f"{t.id}-{i}", t.id, "")) for t in tasks for i in range(6)]
+    judges = _dispatcher([8])
+    batch = _Batch(dict(enumerate(jobs)), {i: 0 for i in range(len(jobs))})
+    for index, job in enumerate(jobs):
+        batch.pending.setdefault(job.task.key, []).append(index)
+    judges._dispatch(batch)
+    judge = judges._judges[0]
+    assert judge.assigned == ROOM_PER_SLOT * 8 and len(batch.holders) == 1
+    held = _held(judges, batch)[0]
+    for name in held[:3]:
+        _answer(judges, batch, name)
+        judges._dispatch(batch)
+    assert judge.assigned == ROOM_PER_SLOT * 8 - 3 and len(batch.holders) == 1  # nothing new
+    _answer(judges, batch, held[3])
+    judges._dispatch(batch)
+    assert judge.assigned == ROOM_PER_SLOT * 8 and len(batch.holders) == 2
+    (_, piece), = [h for sub, h in batch.holders.items() if sub != min(batch.holders)]
+    assert len(piece) == 4 and len({batch.jobs[i].task.key for i in piece}) == 2
+
+
 def test_a_judge_process_tells_the_expected_costs_its_evaluator_knows():
     suite = PluginManager().build("suite", "rocm", None)
     tasks = [suite.get("softmax"), suite.get("test_add_kernel")]

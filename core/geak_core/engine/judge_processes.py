@@ -15,8 +15,9 @@ GPU (``bench/eval_throughput.sh``, docs/benchmarks.md): the calling process's ow
 (its threads, its child starts) is then shared by every GPU's candidates.
 
 ``evaluate_many`` hands a batch out as the processes have room, never all at once: each
-process holds at most twice its slots of jobs (``ROOM_PER_SLOT``), and each time a verdict
-frees room it takes more, in this order: more of a task it judged or holds already (its
+process holds at most twice its slots of jobs (``ROOM_PER_SLOT``), and as verdicts free room
+(half its slots' worth at a time while all its slots are busy, so that a piece spans several
+tasks and its judge computes their references ahead) it takes more, in this order: more of a task it judged or holds already (its
 reference runs there once), then the next task no process holds, tasks in order of their
 expected cost, the costliest first (asked of a judge process, which knows the references'
 past times); a process with free slots and nothing of its own left takes half of what
@@ -578,6 +579,7 @@ class ProcessJudges(EvaluatorBase):
                 parts.setdefault(judge.index, []).extend(members)
 
             held = set().union(*(j.tasks for j in live))
+            waiting = sum(len(members) for members in batch.pending.values())
             progress = True
             while batch.pending and progress:
                 progress = False
@@ -585,10 +587,17 @@ class ProcessJudges(EvaluatorBase):
                     key = next((k for k in batch.pending if k in judge.tasks), None)
                     if key is None:
                         key = next((k for k in batch.pending if k not in held), None)
-                    if key is None or room(judge) <= 0:
+                    # a busy process takes work a few jobs at a time (half its slots), so that
+                    # what it is handed spans several tasks and its judge computes their
+                    # references ahead of their candidates (a piece of one job never does)
+                    if key is None or room(judge) <= 0 or (
+                            judge.index not in parts and judge.assigned >= judge.capacity
+                            and room(judge) < min(max(1, judge.capacity // 2), waiting)):
                         continue
                     held.add(key)
+                    before = judge.assigned
                     take(judge, key, room(judge))
+                    waiting -= judge.assigned - before
                     progress = True
             for judge in sorted(live, key=lambda j: (j.assigned / j.capacity, j.index)):
                 if not batch.pending or judge.assigned >= judge.capacity:
