@@ -98,27 +98,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def evaluator_options(pairs: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs, VALUE in TOML syntax (a bare word is taken as a string)."""
+    """``--option KEY=VALUE`` pairs, VALUE in TOML syntax (a bare word is taken as a string)."""
+    from geak_evaluator_triton.options import option_pairs
+
     try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
-    from dataclasses import fields
-
-    from geak_evaluator_triton.options import TritonEvaluatorOptions
-
-    known = {f.name for f in fields(TritonEvaluatorOptions)}
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or key not in known:
-            raise SystemExit(f"--option {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
-        try:
-            options[key] = tomllib.loads(f"v = {value}")["v"]
-        except tomllib.TOMLDecodeError:
-            options[key] = value
-    return options
+        return option_pairs(pairs, "--option")
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def distinct_variant(code: str, index: int) -> str:

@@ -323,27 +323,19 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def evaluator_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs (VALUE in TOML syntax, a bare word a string) as the triton judge's
-    options; an unknown key or a malformed pair raises SystemExit naming it."""
-    from geak_core.engine.recipe import tomllib
-    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    """``--evaluator-option KEY=VALUE`` pairs as the triton judge's options (VALUE in TOML
+    syntax, a bare word a string); an unknown key or a malformed pair raises SystemExit
+    naming it."""
+    from geak_evaluator_triton.options import option_pairs
 
-    known = {f.name for f in dataclasses.fields(TritonEvaluatorOptions)}
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip()
-        if not sep or key not in known:
-            raise SystemExit(f"--evaluator-option {pair!r}: expected KEY=VALUE with KEY one of the "
-                             f"triton judge's options")
-        try:
-            values[key] = tomllib.loads(f"value = {text}")["value"]
-        except tomllib.TOMLDecodeError:
-            values[key] = text
-    return values
+    try:
+        return option_pairs(pairs, "--evaluator-option")
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
-def _environment(evaluator: Any, args: argparse.Namespace, suite: Any) -> dict[str, Any]:
+def _environment(evaluator: Any, args: argparse.Namespace, suite: Any,
+                 overrides: dict[str, Any]) -> dict[str, Any]:
     from geak_suite_kernelbenchx.published import machine_for
 
     runtime = evaluator.runtime()
@@ -357,7 +349,7 @@ def _environment(evaluator: Any, args: argparse.Namespace, suite: Any) -> dict[s
         "published_machines": machines,
         "published_machine": machine_for(runtime.device_name or "", machines)
         if runtime.mode == "gpu" else None,
-        "evaluator_options": evaluator_overrides(args.evaluator_option),
+        "evaluator_options": overrides,
     }
     try:
         import torch
@@ -456,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     baselines = tempfile.mkdtemp(prefix="geak-kbx-baselines-")
     try:
-        environment = _environment(evaluator, args, suite)
+        environment = _environment(evaluator, args, suite, overrides)
         data: dict[str, Any] = {"environment": environment, "tasks": []}
         if args.json_out and os.path.exists(args.json_out):
             with open(args.json_out, encoding="utf-8") as handle:

@@ -514,8 +514,6 @@ class ProcessJudges(EvaluatorBase):
                     for index in payload:  # ahead of the rest of its task
                         batch.pending.setdefault(batch.jobs[index].task.key, []).insert(0, index)
                     self._dispatch(batch)
-                elif kind == "done" and not batch.stopped and batch.pending:
-                    self._dispatch(batch)
         finally:
             with self._cond:
                 for key in [k for k, b in self._batches.items() if b is batch]:
@@ -569,7 +567,7 @@ class ProcessJudges(EvaluatorBase):
             def room(judge: _Judge) -> int:
                 return ROOM_PER_SLOT * judge.capacity - judge.assigned
 
-            def take(judge: _Judge, key: str, count: int) -> None:
+            def take(judge: _Judge, key: str, count: int) -> int:
                 members = batch.pending[key][:count]
                 del batch.pending[key][:count]
                 if not batch.pending[key]:
@@ -577,13 +575,17 @@ class ProcessJudges(EvaluatorBase):
                 judge.assigned += len(members)
                 judge.tasks.add(key)
                 parts.setdefault(judge.index, []).extend(members)
+                return len(members)
+
+            def least_loaded() -> list[_Judge]:
+                return sorted(live, key=lambda j: (j.assigned / j.capacity, j.index))
 
             held = set().union(*(j.tasks for j in live))
             waiting = sum(len(members) for members in batch.pending.values())
             progress = True
             while batch.pending and progress:
                 progress = False
-                for judge in sorted(live, key=lambda j: (j.assigned / j.capacity, j.index)):
+                for judge in least_loaded():
                     key = next((k for k in batch.pending if k in judge.tasks), None)
                     if key is None:
                         key = next((k for k in batch.pending if k not in held), None)
@@ -595,11 +597,9 @@ class ProcessJudges(EvaluatorBase):
                             and room(judge) < min(max(1, judge.capacity // 2), waiting)):
                         continue
                     held.add(key)
-                    before = judge.assigned
-                    take(judge, key, room(judge))
-                    waiting -= judge.assigned - before
+                    waiting -= take(judge, key, room(judge))
                     progress = True
-            for judge in sorted(live, key=lambda j: (j.assigned / j.capacity, j.index)):
+            for judge in least_loaded():
                 if not batch.pending or judge.assigned >= judge.capacity:
                     continue
                 key = max(batch.pending, key=lambda k: len(batch.pending[k]))
@@ -642,7 +642,6 @@ class ProcessJudges(EvaluatorBase):
             left = [i for i in holder[1] if i not in batch.answered]
             judge.assigned -= len(left)
         if not left:
-            batch.out.put(("done", sub))  # its room is free for what the batch holds back
             return
         why = (f"{judge.label} ended (exit code {judge.process.exitcode})" if kind == "lost"
                else f"{judge.label} returned no verdict for it")

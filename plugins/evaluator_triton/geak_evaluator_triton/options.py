@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from geak_core.api.model import DEFAULT_SPEEDUP_METHOD
 from geak_core.api.scaling import SPEEDUP_METHODS
@@ -179,3 +181,23 @@ class TritonEvaluatorOptions:
         if self.min_repetitions < 1 or self.max_repetitions < self.min_repetitions:
             problems.append("need 1 <= min_repetitions <= max_repetitions")
         return problems
+
+
+def option_pairs(pairs: Iterable[str], flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs (a bench's ``flag``, repeated) as :class:`TritonEvaluatorOptions`
+    fields, VALUE in TOML syntax (a bare word is taken as a string); ValueError naming
+    ``flag`` and the pair for one without ``=`` or whose KEY is no option."""
+    from geak_core.engine.recipe import tomllib
+
+    known = {f.name for f in fields(TritonEvaluatorOptions)}
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or key not in known:
+            raise ValueError(f"{flag} {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
+        try:
+            values[key] = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            values[key] = text
+    return values
