@@ -432,3 +432,47 @@ def test_a_side_that_ended_while_timed_says_how_its_process_ended():
     assert with_exit(reason, killed) == f"{reason} (its process {killed})"
     assert with_exit("the candidate raised ValueError while being timed", killed).endswith("timed")
     assert with_exit(reason, "") == reason and with_exit("", killed) == ""
+
+
+def test_a_timed_side_takes_its_inputs_at_each_place_in_turn_each_restored_and_each_checked():
+    """Each call's memory moves: the case's inputs are copied to further places of memory
+    before the first call (within ``PLACEMENT_BYTES``), taken in turn call by call, each
+    restored where the first call changed it, and a change made at any place is reported."""
+    import torch
+    from geak_evaluator_triton.checks.input_mutation import snapshot_inputs
+    from geak_evaluator_triton.timed_calls import PLACEMENTS, TimedSide
+
+    seen = []
+
+    class Step:
+        def allocate(self, case, inputs):
+            return {}
+
+        def run(self, module, case, inputs, outputs):
+            seen.append(inputs["arg0"].data_ptr())
+            inputs["arg0"].add_(inputs["arg1"])  # param += grad, in place
+            outputs["param"] = inputs["arg0"].clone()
+
+    side = TimedSide(Step(), None, None, 1.0)
+    side.inputs = {"seed": 3, "arg0": torch.zeros(4), "arg1": torch.ones(4)}
+    pristine = snapshot_inputs(side.inputs)
+    side._inputs_before = snapshot_inputs(side.inputs)
+    side._place_inputs(32)
+    assert len(side._places) == PLACEMENTS
+    side._call()
+    side._find_changes(pristine)
+    assert len(side._restores) == PLACEMENTS and all(len(r) == 1 for r in side._restores)
+    for _ in range(2 * PLACEMENTS):
+        spacer = side._next_place()
+        assert spacer is not None and spacer[1].numel() >= (1 << 20)
+        side._restore_inputs()
+        out = side._call()
+        assert out["param"].tolist() == [1.0] * 4  # one step at every place
+    assert len(set(seen[1:])) == PLACEMENTS and seen[1:PLACEMENTS + 1] == seen[PLACEMENTS + 1:]
+    side._places[3]["arg1"].fill_(2.0)  # an input no call of the baseline changes, at one place
+    assert side.end_case()["mutated"] == ["arg0", "arg1"]
+
+    big = TimedSide(Step(), None, None, 1.0)
+    big.inputs = {"arg0": torch.zeros(4), "arg1": torch.ones(4)}
+    big._place_inputs(200 << 20)  # two copies would pass PLACEMENT_BYTES: one place
+    assert len(big._places) == 1 and big._next_place() is not None and big.inputs is big._places[0]

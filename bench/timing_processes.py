@@ -1,0 +1,314 @@
+"""Is a self-speedup's drift a property of the processes, of the inputs, or of neither?
+
+The judge times the baseline in its timer child and the candidate in the candidate's
+child. KernelBench-X references judged against themselves read up to 5 % off on
+microsecond cases, every case of a task the same way within one run and the other
+way in another run (index_select 0.977 then 1.046 on H200s), while the same calls
+timed with both sides in one process (eager against the baseline) agree.
+
+This bench times a task's reference (the references bench's shimmed copy, as both
+sides of that bench run it) against itself with the judge's own loop
+(``timing_loop.time_case`` over ``timed_calls.TimedSide``, the judge's default loop
+settings, the baseline's instruments on both sides, every call sampled), each side
+in a spawned worker process that loads the task as the timer child does:
+
+* ``pairs``: every ordered pair of ``--workers`` processes, the other one paused
+  while the baseline runs, once with the judge's seeds (the baseline on seed 1, the
+  other on a fresh random seed: different inputs) and once with both on the same
+  fresh seed (``same``);
+* ``local``: both sides in worker 0 (as the eager child times).
+
+Each round draws every case's inputs again in every worker (new allocations). Per
+process the bench fits one offset (log speedup of pair (b, o) = a_b - a_o) over all
+pairs, cases and rounds, and reports how much of the spread the offsets explain: an
+offset that holds across rounds and pairs is the process's; spread they do not
+explain is the inputs' or noise.
+
+    python bench/timing_processes.py --data .ext/KernelBenchX --tasks index_select,mse_loss --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import secrets
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def gpu_numa(index: int) -> tuple[int, list[int]]:
+    """The NUMA node of GPU ``index`` (as nvidia-smi numbers it) and every node's CPUs, [-1, []]
+    where the host does not say."""
+    import subprocess
+
+    try:
+        bus = subprocess.run(["nvidia-smi", "-i", str(index), "--query-gpu=pci.bus_id", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.strip().lower()
+        bus = bus[4:] if len(bus.split(":")[0]) == 8 else bus  # 00000000:18:00.0 -> 0000:18:00.0
+        with open(f"/sys/bus/pci/devices/{bus}/numa_node") as handle:
+            return int(handle.read().strip()), []
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return -1, []
+
+
+def node_cpus() -> dict[int, set[int]]:
+    """CPUs per NUMA node, from sysfs."""
+    found: dict[int, set[int]] = {}
+    base = "/sys/devices/system/node"
+    for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        if name.startswith("node") and name[4:].isdigit():
+            with open(os.path.join(base, name, "cpulist")) as handle:
+                cpus: set[int] = set()
+                for part in handle.read().strip().split(","):
+                    if part:
+                        lo, _, hi = part.partition("-")
+                        cpus.update(range(int(lo), int(hi or lo) + 1))
+                found[int(name[4:])] = cpus
+    return found
+
+
+def worker(conn: Any, task_data: dict[str, Any], baseline: str, cpus: list[int], hold_us: float) -> None:
+    """Serve one side of ``task_data``'s cases: ``start``, ``block``, ``end``, and ``local``
+    (a whole case timed with both sides in this process). ``cpus``: run on these from the
+    start (before CUDA is set up); ``hold_us``: every busy-wait at least this long."""
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    import torch
+    from geak_evaluator_triton.baseline_timer import instrumented, module_file
+    from geak_evaluator_triton.child_jobs import (
+        REFERENCE_MODULE,
+        _case_table,
+        import_file,
+        load_harness,
+        load_task,
+        setup_runtime,
+    )
+    from geak_evaluator_triton.timed_calls import LocalSide, TimedSide, cycles_per_us
+    from geak_evaluator_triton.timing_loop import time_case
+
+    log = setup_runtime()
+    task = load_task(task_data)
+    harness = load_harness(task)
+    cases = {c.name: c for c in _case_table(harness, "full")}
+    module = import_file(REFERENCE_MODULE, baseline)
+    timed, drain = instrumented(task, module, log)
+    flush_bytes = 2 * torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
+    cycles = cycles_per_us()
+
+    def make_side() -> TimedSide:
+        return TimedSide(harness, timed, flush, cycles, log=log, own_file=module_file(module), sample=True,
+                         keep_samples=False)
+
+    side = make_side()
+    conn.send({"ready": True, "cases": [n for n in cases if n.startswith("perf_")]})
+    while True:
+        command, payload = conn.recv()
+        if command == "exit":
+            return
+        try:
+            if command == "start":
+                answer = side.start_case(task, cases[payload["case"]], payload["seed"], payload["warmup_ms"])
+            elif command == "block":
+                answer = side.block(payload["calls"], max(hold_us, payload["hold_us"]))
+                if drain is not None:
+                    drain()
+            elif command == "end":
+                answer = side.end_case()
+                answer.pop("outputs", None)
+            elif command == "local":
+                base = LocalSide(make_side(), task, cases)
+                other = LocalSide(make_side(), task, cases)
+                record = time_case(base, other, payload["case"], payload["seeds"][0], payload["seeds"][1],
+                                   payload["options"], payload["options"]["target_ci"], payload["warmup_ms"])
+                if drain is not None:
+                    drain()
+                answer = {"record": _summary(record)}
+            else:
+                raise ValueError(command)
+        except Exception as exc:  # the bench reports it and goes on
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        conn.send(answer)
+
+
+class _Remote:
+    """A side in a worker process; ``untrusted``: paused (SIGSTOP) while the baseline runs."""
+
+    def __init__(self, process: Any, conn: Any, untrusted: bool) -> None:
+        self.process, self.conn, self.untrusted = process, conn, untrusted
+
+    def _ask(self, command: str, payload: dict[str, Any]) -> dict[str, Any]:
+        self.conn.send((command, payload))
+        answer = self.conn.recv()
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        return answer
+
+    def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
+        return self._ask("start", {"case": case, "seed": seed, "warmup_ms": warmup_ms})
+
+    def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
+        return self._ask("block", {"calls": calls, "hold_us": hold_us})
+
+    def end_case(self) -> dict[str, Any]:
+        return self._ask("end", {})
+
+    def pause(self) -> None:
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.process.pid, signal.SIGCONT)
+
+
+def _summary(record: dict[str, Any]) -> dict[str, Any]:
+    return {"speedup": record["reference_ms"] / record["candidate_ms"],
+            "baseline_us": record["reference_ms"] * 1e3, "other_us": record["candidate_ms"] * 1e3,
+            "baseline_ci": record["reference_ci"], "other_ci": record["candidate_ci"],
+            "repetitions": record["repetitions"], "hold_us": record["hold_us"],
+            "late": record["wall_s"]["late.baseline"] + record["wall_s"]["late.candidate"],
+            "loop_s": record["wall_s"]["loop"]}
+
+
+def fit_offsets(rows: list[dict[str, Any]], workers: int) -> tuple[list[float], float, float]:
+    """Per-process offsets a_i (sum 0) with log(speedup of (b, o)) ~ a_b - a_o, least squares
+    by Gauss-Seidel; (offsets, rms of the log speedups, rms left after the offsets)."""
+    offsets = [0.0] * workers
+    logs = [(r["baseline"], r["other"], math.log(r["speedup"])) for r in rows]
+    for _ in range(200):
+        for i in range(workers):
+            terms = [(y + offsets[o]) if b == i else (offsets[b] - y) for b, o, y in logs if i in (b, o)]
+            if terms:
+                offsets[i] = statistics.fmean(terms)
+        mean = statistics.fmean(offsets)
+        offsets = [a - mean for a in offsets]
+    total = math.sqrt(statistics.fmean([y * y for _, _, y in logs])) if logs else 0.0
+    left = math.sqrt(statistics.fmean([(y - offsets[b] + offsets[o]) ** 2 for b, o, y in logs])) if logs else 0.0
+    return offsets, total, left
+
+
+def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: int, options: dict[str, Any],
+               out: dict[str, Any], save: Any, cpus: list[int], hold_us: float) -> None:
+    from geak_evaluator_triton.child_pool import task_payload
+    from geak_evaluator_triton.timing_loop import time_case
+    from kernelbenchx_references import bench_task_of
+
+    judged = bench_task_of(task, folder)
+    context = mp.get_context("spawn")
+    procs: list[tuple[Any, Any]] = []
+    for _ in range(workers):  # started together: their imports and compiles overlap
+        mine, theirs = context.Pipe()
+        process = context.Process(target=worker, args=(theirs, task_payload(judged), judged.timing_baseline, cpus, hold_us),
+                                  daemon=True)
+        process.start()
+        procs.append((process, mine))
+    started = time.perf_counter()
+    ready = [conn.recv() for _, conn in procs]
+    found: dict[str, Any] = {"start_s": round(time.perf_counter() - started, 1), "rows": []}
+    out["tasks"][task.id] = found
+    cases = ready[0]["cases"][:case_count]
+    pairs = [(b, o) for b in range(workers) for o in range(workers) if b != o]
+    try:
+        for round_number in range(rounds):
+            for case in cases:
+                for mode in ("judge", "same"):
+                    for b, o in pairs:
+                        fresh = secrets.randbelow(1 << 30)
+                        seeds = (1, fresh) if mode == "judge" else (fresh, fresh)
+                        baseline = _Remote(*procs[b], untrusted=False)
+                        other = _Remote(*procs[o], untrusted=True)
+                        try:
+                            record = _summary(time_case(baseline, other, case, seeds[0], seeds[1], options,
+                                                        options["target_ci"], options["warmup_ms"]))
+                        except RuntimeError as exc:
+                            found.setdefault("errors", []).append(f"{case} {mode} {b}-{o}: {exc}")
+                            continue
+                        found["rows"].append({"round": round_number, "case": case, "mode": mode, "baseline": b,
+                                              "other": o, **record})
+                fresh = secrets.randbelow(1 << 30)
+                procs[0][1].send(("local", {"case": case, "seeds": [fresh, fresh], "options": options,
+                                            "warmup_ms": options["warmup_ms"]}))
+                answer = procs[0][1].recv()
+                if "record" in answer:
+                    found["rows"].append({"round": round_number, "case": case, "mode": "local", "baseline": 0,
+                                          "other": 0, **answer["record"]})
+                save()
+    finally:
+        for process, conn in procs:
+            try:
+                os.kill(process.pid, signal.SIGCONT)
+                conn.send(("exit", {}))
+            except OSError:
+                pass
+            process.join(timeout=10)
+    for mode in ("judge", "same"):
+        rows = [r for r in found["rows"] if r["mode"] == mode]
+        offsets, total, left = fit_offsets(rows, workers)
+        found[mode] = {"offsets_pct": [round(100 * (math.exp(a) - 1), 2) for a in offsets],
+                       "rms_pct": round(100 * total, 2), "rms_left_pct": round(100 * left, 2),
+                       "speedups": [round(r["speedup"], 4) for r in rows]}
+        print(f"{task.id:32s} {mode:6s} offsets % {found[mode]['offsets_pct']} rms {found[mode]['rms_pct']} % "
+              f"-> {found[mode]['rms_left_pct']} % after them ({len(rows)} timings)", flush=True)
+    local = [r["speedup"] for r in found["rows"] if r["mode"] == "local"]
+    if local:
+        found["local_speedups"] = [round(s, 4) for s in local]
+        print(f"{task.id:32s} local  {found['local_speedups']}", flush=True)
+    save()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", required=True, help="a KernelBench-X checkout")
+    parser.add_argument("--tasks", required=True, help="comma-separated task ids")
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--cases", type=int, default=2, help="the first this many perf cases of each task")
+    parser.add_argument("--bind", choices=("none", "near", "far"), default="none",
+                        help="start every worker on the CPUs of the GPU's NUMA node (near), of another node "
+                             "(far), or where the system puts it (none)")
+    parser.add_argument("--hold-us", type=float, default=0.0, help="every busy-wait at least this long")
+    parser.add_argument("--json", dest="json_out", default="")
+    args = parser.parse_args(argv)
+    from geak_core.engine.store import atomic_write
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.timing_session import loop_options
+    from geak_suite_kernelbenchx.suite import KernelBenchXOptions, KernelBenchXSuite
+
+    options = dict(loop_options(TritonEvaluatorOptions(), None))
+    suite = KernelBenchXSuite(KernelBenchXOptions(path=args.data))
+    device = int((os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0])
+    node, _ = gpu_numa(device)
+    nodes = node_cpus()
+    cpus: list[int] = []
+    if args.bind == "near" and node in nodes:
+        cpus = sorted(nodes[node])
+    elif args.bind == "far":
+        others = [n for n in nodes if n != node]
+        cpus = sorted(nodes[others[0]]) if others else []
+    out: dict[str, Any] = {"options": options, "workers": args.workers, "rounds": args.rounds, "bind": args.bind,
+                           "gpu_node": node, "nodes": {n: len(c) for n, c in nodes.items()}, "cpus": cpus,
+                           "hold_us": args.hold_us, "tasks": {}}
+    print(f"GPU {device} on NUMA node {node}; nodes {out['nodes']}; bind {args.bind}: {len(cpus)} CPUs; "
+          f"hold at least {args.hold_us} us", flush=True)
+
+    def save() -> None:
+        if args.json_out:
+            atomic_write(args.json_out, json.dumps(out, indent=1), fsync=False)
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.tasks.split(","):
+            bench_task(suite.get(name), folder, args.workers, args.rounds, args.cases, options, out, save, cpus,
+                       args.hold_us)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
