@@ -18,11 +18,20 @@ in a spawned worker process that loads the task as the timer child does:
   fresh seed (``same``);
 * ``local``: both sides in worker 0 (as the eager child times).
 
-Each round draws every case's inputs again in every worker (new allocations). Per
-process the bench fits one offset (log speedup of pair (b, o) = a_b - a_o) over all
-pairs, cases and rounds, and reports how much of the spread the offsets explain: an
-offset that holds across rounds and pairs is the process's; spread they do not
-explain is the inputs' or noise.
+Each round draws every case's inputs again in every worker. Per process the bench
+fits one offset (log speedup of pair (b, o) = a_b - a_o) over all pairs, cases and
+rounds, and reports how much of the spread the offsets explain: an offset that holds
+across rounds and pairs is the process's; spread they do not explain is the inputs'
+or noise. ``--bind near|far`` starts the workers on the CPUs of the GPU's NUMA node or
+of another; ``--hold-us`` makes every busy-wait at least that long.
+
+On 4 x H200 (2026-11-27, three workers, two cases a task, docs/benchmarks.md): offsets
+of up to 4 % a process on mse_loss, fused_sum_std, RMSProp and
+fused_sigmoid_adaptive_avg_pool2d, explaining most of the spread (mse_loss: 4.4 % rms
+-> 0.7 % after them), the same with both sides on one seed as with the judge's two; not
+gone with a 200 us busy-wait, on a host of one NUMA node, nor with each side's inputs
+at eight places and a random spacer before every call's allocations; with both sides
+in one process, one task read 1.03 of itself on every case and round.
 
     python bench/timing_processes.py --data .ext/KernelBenchX --tasks index_select,mse_loss --json out.json
 """
@@ -45,9 +54,9 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def gpu_numa(index: int) -> tuple[int, list[int]]:
-    """The NUMA node of GPU ``index`` (as nvidia-smi numbers it) and every node's CPUs, [-1, []]
-    where the host does not say."""
+def gpu_numa(index: int) -> int:
+    """The NUMA node of GPU ``index`` (as nvidia-smi numbers it); -1 where the host does not
+    say."""
     import subprocess
 
     try:
@@ -55,9 +64,9 @@ def gpu_numa(index: int) -> tuple[int, list[int]]:
                              capture_output=True, text=True, timeout=30).stdout.strip().lower()
         bus = bus[4:] if len(bus.split(":")[0]) == 8 else bus  # 00000000:18:00.0 -> 0000:18:00.0
         with open(f"/sys/bus/pci/devices/{bus}/numa_node") as handle:
-            return int(handle.read().strip()), []
+            return int(handle.read().strip())
     except (OSError, ValueError, subprocess.SubprocessError):
-        return -1, []
+        return -1
 
 
 def node_cpus() -> dict[int, set[int]]:
@@ -285,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     options = dict(loop_options(TritonEvaluatorOptions(), None))
     suite = KernelBenchXSuite(KernelBenchXOptions(path=args.data))
     device = int((os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0])
-    node, _ = gpu_numa(device)
+    node = gpu_numa(device)
     nodes = node_cpus()
     cpus: list[int] = []
     if args.bind == "near" and node in nodes:

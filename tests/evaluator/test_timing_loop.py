@@ -434,45 +434,37 @@ def test_a_side_that_ended_while_timed_says_how_its_process_ended():
     assert with_exit(reason, "") == reason and with_exit("", killed) == ""
 
 
-def test_a_timed_side_takes_its_inputs_at_each_place_in_turn_each_restored_and_each_checked():
-    """Each call's memory moves: the case's inputs are copied to further places of memory
-    before the first call (within ``PLACEMENT_BYTES``), taken in turn call by call, each
-    restored where the first call changed it, and a change made at any place is reported."""
-    import torch
-    from geak_evaluator_triton.checks.input_mutation import snapshot_inputs
-    from geak_evaluator_triton.timed_calls import PLACEMENTS, TimedSide
+def test_once_late_calls_count_the_busy_wait_goes_back_to_its_first_length_and_stays():
+    """Calls late at any busy-wait: the lengthened busy-waits were most of such a loop's time
+    (masked_select on an H200: 6.4 of 8.3 s, 42-57 calls a side), so once the late calls count,
+    both sides' busy-wait is its first length again, and it is not lengthened after."""
+    import random
 
-    seen = []
+    from geak_evaluator_triton.timing_loop import MAX_CALLS_OVER, MAX_LENGTHENINGS, time_case
 
-    class Step:
-        def allocate(self, case, inputs):
-            return {}
+    rng = random.Random(11)
+    baseline, candidate = sides([])
+    holds = {"baseline": [], "candidate": []}
 
-        def run(self, module, case, inputs, outputs):
-            seen.append(inputs["arg0"].data_ptr())
-            inputs["arg0"].add_(inputs["arg1"])  # param += grad, in place
-            outputs["param"] = inputs["arg0"].clone()
+    def recording(name, block):
+        def wrapped(calls, hold_us, verify_p, reservoir):
+            frame = block(calls, hold_us, verify_p, reservoir)
+            holds[name].append((hold_us, calls))
+            return frame
+        return wrapped
 
-    side = TimedSide(Step(), None, None, 1.0)
-    side.inputs = {"seed": 3, "arg0": torch.zeros(4), "arg1": torch.ones(4)}
-    pristine = snapshot_inputs(side.inputs)
-    side._inputs_before = snapshot_inputs(side.inputs)
-    side._place_inputs(32)
-    assert len(side._places) == PLACEMENTS
-    side._call()
-    side._find_changes(pristine)
-    assert len(side._restores) == PLACEMENTS and all(len(r) == 1 for r in side._restores)
-    for _ in range(2 * PLACEMENTS):
-        spacer = side._next_place()
-        assert spacer is not None and spacer[1].numel() >= (1 << 20)
-        side._restore_inputs()
-        out = side._call()
-        assert out["param"].tolist() == [1.0] * 4  # one step at every place
-    assert len(set(seen[1:])) == PLACEMENTS and seen[1:PLACEMENTS + 1] == seen[PLACEMENTS + 1:]
-    side._places[3]["arg1"].fill_(2.0)  # an input no call of the baseline changes, at one place
-    assert side.end_case()["mutated"] == ["arg0", "arg1"]
-
-    big = TimedSide(Step(), None, None, 1.0)
-    big.inputs = {"arg0": torch.zeros(4), "arg1": torch.ones(4)}
-    big._place_inputs(200 << 20)  # two copies would pass PLACEMENT_BYTES: one place
-    assert len(big._places) == 1 and big._next_place() is not None and big.inputs is big._places[0]
+    baseline.block = recording("baseline", _late_side(baseline, rng, 0.1))
+    candidate.block = recording("candidate", _late_side(candidate, rng, 0.1))
+    record = time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.01, 10.0)
+    need = OPTIONS["min_repetitions"]
+    assert record["holds_lengthened"] == MAX_LENGTHENINGS
+    for asked in holds.values():
+        first = asked[0][0]
+        assert max(h for h, _ in asked) > first  # lengthened while the late calls did not count
+        counted, after = 0, []
+        for hold, calls in asked:
+            if counted >= MAX_CALLS_OVER * need:
+                after.append(hold)
+            counted += calls
+        assert after and set(after) == {first}  # from the switch on: the first length, kept
+    assert record["hold_us"] == round(holds["baseline"][0][0], 1)

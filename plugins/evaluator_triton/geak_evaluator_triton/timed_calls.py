@@ -11,15 +11,6 @@ checks looks different from the others:
    (``harness.run``), the end event;
 3. queued right behind it, the checks of its outputs (below).
 
-Where a call's memory lies moves from call to call, alike on every side: a case's
-inputs are copied to up to ``PLACEMENTS`` places of the device's memory (taken in
-turn), and a spacer of random size is allocated before each call's outputs and
-temporaries. With one place per side, the same reference timed against itself
-read up to 4 % off itself on microsecond calls, the same way round after round,
-as far off with both sides in one process as in two, whatever the seeds
-(``bench/timing_processes.py``): where a side's tensors happened to lie, which the
-allocator repeats call after call.
-
 Calls are queued back to back in blocks and the device is synchronised once
 per block. Work a call leaves on another stream without joining it back to
 the current one is not in what the checks queued behind it see (its outputs
@@ -63,10 +54,6 @@ MAX_HOLD_US = 5000.0
 SAMPLES_PER_TENSOR = 64  # output elements gathered at random positions after every timed call
 MAX_BLOCK_CALLS = 64  # calls in one block at most (the pinned room for positions is reused after it)
 DEFER_BYTES = 1 << 30  # whole copies a candidate side keeps for after the session, at most, in all
-PLACEMENTS = 8  # places of a timed case's inputs in device memory, taken in turn call by call
-PLACEMENT_BYTES = 256 << 20  # the inputs' copies for further places, at most, in all
-SMALL_SPACER = 1 << 20  # a call's spacers: up to this in the allocator's small pool,
-LARGE_SPACER = 2 << 20  # and this much over it in its large pool
 
 
 def warmup_for(warmup_ms: float, index: int) -> float:
@@ -212,13 +199,6 @@ class TimedSide:
         # value before any call): restored before every later call, outside the timed span.
         self.mutates: list[str] = []
         self._restore: list[tuple[Any, Any]] = []
-        # The case's inputs at each of their places (the drawn ones first), what to restore in
-        # each, the spacers that keep the places apart, and the calls so far (the next place).
-        self._places: list[Any] = []
-        self._restores: list[list[tuple[Any, Any]]] = []
-        self._spacers: list[Any] = []
-        self._turn = 0
-        self._device: Any = "cuda"
 
     def _call(self) -> Any:
         outputs = self.harness.allocate(self.case, self.inputs)
@@ -241,58 +221,13 @@ class TimedSide:
                 tensor.copy_(value)
 
     def _find_changes(self, pristine: Any) -> None:
-        """After the case's first call: which inputs it changed, kept for ``_restore_inputs``
-        (in the inputs at every place)."""
+        """After the case's first call: which inputs it changed, kept for ``_restore_inputs``."""
         from geak_evaluator_triton.checks.input_mutation import mutated_inputs
 
         self.mutates = mutated_inputs(pristine, self.inputs) if pristine is not None else []
-        before = dict(tensor_leaves(pristine))
-
-        def restore_of(inputs: Any) -> list[tuple[Any, Any]]:
-            now = dict(tensor_leaves(inputs))
-            return [(now[p], before[p]) for p in self.mutates
-                    if p in now and p in before and now[p].shape == before[p].shape]
-
-        self._restore = restore_of(self.inputs)
-        self._restores = [restore_of(inputs) for inputs in self._places]
-
-    def _place_inputs(self, size: int) -> None:
-        """Copies of the freshly drawn inputs at further places of device memory, a spacer of
-        random size before each (kept until the case ends): as many as ``PLACEMENTS`` and
-        ``PLACEMENT_BYTES`` allow. Inputs that cannot be copied (a tensor that is not a
-        leaf of autograd, an object without a deep copy) keep their one place."""
-        import copy
-
-        self._places, self._restores, self._spacers, self._turn = [self.inputs], [], [], 0
-        leaves = tensor_leaves(self.inputs)
-        self._device = leaves[0][1].device if leaves else "cuda"
-        count = min(PLACEMENTS, PLACEMENT_BYTES // max(size, 1)) if size else 1
-        try:
-            for _ in range(count - 1):
-                self._spacers.append(self._spacer())
-                self._places.append(copy.deepcopy(self.inputs))
-        except Exception:
-            self._places, self._spacers = [self.inputs], []
-
-    def _spacer(self) -> list[Any]:
-        """Device memory of random sizes (512-byte steps) in both of the caching allocator's
-        pools, allocated just before what should land somewhere new."""
-        import torch
-
-        small = 512 * secrets.randbelow(SMALL_SPACER // 512)
-        large = SMALL_SPACER + 512 * secrets.randbelow(LARGE_SPACER // 512)
-        return [torch.empty(small, dtype=torch.uint8, device=self._device),
-                torch.empty(large, dtype=torch.uint8, device=self._device)]
-
-    def _next_place(self) -> Any:
-        """Take the next place of the inputs for the coming call, and a fresh spacer for its
-        outputs and temporaries (the caller holds it until the call is queued)."""
-        if len(self._places) > 1:
-            index = self._turn % len(self._places)
-            self.inputs = self._places[index]
-            self._restore = self._restores[index] if index < len(self._restores) else []
-        self._turn += 1
-        return self._spacer() if self._places else None
+        now, before = dict(tensor_leaves(self.inputs)), dict(tensor_leaves(pristine))
+        self._restore = [(now[p], before[p]) for p in self.mutates
+                         if p in now and p in before and now[p].shape == before[p].shape]
 
     def start_case(self, task: Any, case: Any, seed: int, warmup_ms: float) -> dict[str, Any]:
         """Draw the case's inputs on ``seed``, call once (compiles, autotunes), then warm up
@@ -314,7 +249,6 @@ class TimedSide:
             pristine = snapshot_inputs(self.inputs)
         if self.check_inputs and size <= INPUT_COPY_BYTES:
             self._inputs_before = pristine
-        self._place_inputs(size)
         self._call()
         torch.cuda.synchronize()
         self._find_changes(pristine)
@@ -322,25 +256,20 @@ class TimedSide:
         host_us: list[float] = []
         walls: list[float] = []
         began = time.perf_counter()
-        while True:  # every place's first call is in the warm-up
-            spacer = self._next_place()
+        while True:
             self._restore_inputs()
             before = time.perf_counter()
             self._call()
             host_us.append((time.perf_counter() - before) * 1e6)
-            del spacer
             torch.cuda.synchronize()
             walls.append((time.perf_counter() - before) * 1e3)
-            if ((time.perf_counter() - began) * 1e3 >= warmup_ms and len(host_us) >= MIN_WARMUP_CALLS
-                    and len(host_us) >= len(self._places)):
+            if (time.perf_counter() - began) * 1e3 >= warmup_ms and len(host_us) >= MIN_WARMUP_CALLS:
                 break
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        spacer = self._next_place()
         self._restore_inputs()
         start.record()
         self._call()
         end.record()
-        del spacer
         end.synchronize()
         self._span = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         # The busy-wait is sized on the upper quartile of the host's times, not their median:
@@ -378,7 +307,6 @@ class TimedSide:
             torch.cuda._sleep(hold_cycles)
         for index in range(calls):
             start, end = self._pairs[index]
-            spacer = self._next_place()  # before the outputs: they and the call's temporaries move too
             outputs = self.harness.allocate(self.case, self.inputs)
             mark = self.log.mark() if self.log is not None else 0
             self._restore_inputs()  # before the busy-wait: outside the call's events
@@ -393,7 +321,6 @@ class TimedSide:
             if start.query():
                 late.append(index)
             end.record()
-            del spacer
             if self.own_file:
                 out["own"].append(own_launches(self.log.since(mark), self.own_file))
             if self.sample:
@@ -466,14 +393,10 @@ class TimedSide:
         if self._inputs_before is not None:
             from geak_evaluator_triton.checks.input_mutation import mutated_inputs
 
-            changed: list[str] = []
-            for inputs in self._places or [self.inputs]:  # the inputs at every place
-                changed += [p for p in mutated_inputs(self._inputs_before, inputs) if p not in changed]
-            out["mutated"] = changed
+            out["mutated"] = mutated_inputs(self._inputs_before, self.inputs)
         out["mutates"] = list(self.mutates)  # what this side's first call changed in its inputs
         self.inputs = self.last = self._inputs_before = None
         self._restore, self.mutates = [], []
-        self._places, self._restores, self._spacers, self._turn = [], [], [], 0
         torch.cuda.empty_cache()
         return out
 
@@ -550,7 +473,6 @@ def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide:
         except Exception as exc:
             side.inputs = side.last = None
             side._restore = []
-            side._places, side._restores, side._spacers = [], [], []
             channel.send(error_frame("error", exc, hide, stage="timing", case=getattr(side.case, "name", None)))
 
 

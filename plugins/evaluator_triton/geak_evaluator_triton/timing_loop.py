@@ -23,7 +23,8 @@ Per case:
    is not counted; many late calls in a block lengthen the busy-wait. Where most
    calls stay late (a call that waits for the device, a loaded host), both
    sides' late calls are counted from ``MAX_CALLS_OVER`` times the calls
-   needed on, and the loop goes on to the same stop.
+   needed on, the busy-wait goes back to its first length, and the loop goes on
+   to the same stop.
 4. An untrusted side's outputs are kept whole on ``verify_calls`` calls per
    case in expectation, at random, and on one more call picked at random from
    a last block of random length if none was; every call's outputs are also
@@ -181,6 +182,8 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
     budget_from = loop_started  # the time budget's start (again where late calls start to count)
     rounds = 0
     late = 0
+    first_hold_us = hold_us
+    counting_late = False  # both sides' late calls count (most calls stay late)
     held_s = 0.0
     while True:
         order = ("baseline", "other") if rounds % 2 == 0 else ("other", "baseline")
@@ -198,7 +201,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             held_s += (calls + 1) * hold_us / 1e6  # with the block's lead-in
         too_late = max(1, calls // LATE_SHARE)
         if (any(len(b.get("late_at", ())) > too_late for b in blocks.values()) and hold_us < MAX_HOLD_US
-                and late < MAX_LENGTHENINGS):
+                and late < MAX_LENGTHENINGS and not counting_late):
             # The host queued calls after the device had reached their start events: the
             # busy-wait is too short for this host now (another process's start-up, say).
             # Those calls are not counted (their events took in idle device time); a longer
@@ -220,11 +223,17 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             # themselves on an H200 (masked_select, min_gelu, eig). The time budget starts
             # again here: the calls before were spent finding that most stay late, and where
             # they had used up rep_ms the loop would end at once (fused_gelu_std, 0.85 of
-            # itself at 40 calls a side on an H200).
+            # itself at 40 calls a side on an H200). The busy-wait goes back to its first
+            # length, for both sides, and is not lengthened again: these calls are late at any
+            # length, and a lengthened one took most of the loop's time (KernelBench-X's
+            # masked_select on an H200: 6.4 of its 8.3 s busy-waiting, 42-57 calls a side per
+            # case, each median known to 11-16 %).
             for tally in tallies.values():
                 tally.keep_late()
             done = min(len(t.latencies) for t in tallies.values())
             budget_from = time.perf_counter()
+            counting_late = True
+            hold_us = first_hold_us
         if fixed:
             if done >= limit:
                 break
