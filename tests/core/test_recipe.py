@@ -281,3 +281,19 @@ def test_command_line_overrides_set_keys_validated_like_the_files(tmp_path, plug
     assert found and "expected KEY=VALUE" in found[0]
     found = [p.format() for p in problems_of(path, plugins, overrides=["agent.iterations.x=1"])]
     assert found == ["--set: [agent.iterations] is not a table"]
+
+
+def test_a_command_line_key_value_pair_is_read_one_way_everywhere():
+    """``--set``, ``geak-core eval --option`` and the benches' ``--evaluator-option`` read
+    ``KEY=VALUE`` with one helper: TOML values, a bare word as the string (stripped)."""
+    from geak_core.engine.recipe import key_value
+    from geak_evaluator_triton.options import option_pairs
+
+    assert key_value("agent.iterations=5") == ("agent.iterations", 5)
+    assert key_value(' suite.tasks = ["softmax"]') == ("suite.tasks", ["softmax"])
+    assert key_value("mode= gpu ") == ("mode", "gpu")
+    assert key_value("pin_timing_cpus=false") == ("pin_timing_cpus", False)
+    assert key_value("no-equals") is None and key_value(" =5") is None
+    assert option_pairs(["rep_ms=400", "mode= gpu"], "--evaluator-option") == {"rep_ms": 400, "mode": "gpu"}
+    with pytest.raises(ValueError, match="--evaluator-option 'nonsense=1'"):
+        option_pairs(["nonsense=1"], "--evaluator-option")

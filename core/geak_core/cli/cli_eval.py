@@ -214,19 +214,16 @@ def build_with_options(kind: str, name: str, pairs: Iterable[str], flag: str) ->
     the recipe's section of that kind is."""
     from geak_core.api.components import KIND_BY_NAME
     from geak_core.api.errors import RecipeError
-    from geak_core.engine.recipe import _Source, tomllib, validate_options
+    from geak_core.engine.recipe import _Source, key_value, validate_options
 
     manager = get_plugin_manager()
     spec = manager.spec(kind, name)
     values: dict[str, Any] = {}
     for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not key.strip():
+        parsed = key_value(pair)
+        if parsed is None:
             raise InputError(f"{flag} takes KEY=VALUE, got {pair!r}")
-        try:
-            values[key.strip()] = tomllib.loads(f"value = {text}")["value"]
-        except tomllib.TOMLDecodeError:
-            values[key.strip()] = text
+        values[parsed[0]] = parsed[1]
     problems: list[Any] = []
     source = _Source({"": (flag, None)})
     options = validate_options(spec.options, values, KIND_BY_NAME[kind].section, source, problems)

@@ -485,23 +485,33 @@ def options_to_dict(options: Any) -> dict[str, Any]:
 OVERRIDE = "--set"  # where a key set on the command line comes from, in messages
 
 
+def key_value(pair: str) -> tuple[str, Any] | None:
+    """A command line's ``KEY=VALUE`` as (KEY stripped, VALUE parsed as TOML; a bare word that is
+    not TOML is the string, stripped); None without ``=`` or KEY. The one reading of such pairs:
+    ``--set`` here, ``--option`` of ``geak-core eval``, the benches' evaluator options."""
+    key, sep, text = pair.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        return None
+    try:
+        return key, tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return key, text.strip()
+
+
 def apply_overrides(data: dict[str, Any], overrides: Sequence[str], source: _Source) -> None:
     """``KEY=VALUE`` pairs set into the recipe's data (``agent.iterations=5``,
     ``suite.tasks=["softmax"]``), VALUE in TOML syntax (a bare word is a string); each key is
     then validated like the file's, its problems located at ``--set``."""
     problems = []
     for pair in overrides:
-        key, sep, text = pair.partition("=")
-        key = key.strip()
-        parts = key.split(".")
-        if not sep or not key or any(not part for part in parts):
+        parsed = key_value(pair)
+        parts = parsed[0].split(".") if parsed else []
+        if parsed is None or any(not part for part in parts):
             problems.append(RecipeProblem(OVERRIDE, None, "", f"{pair!r}: expected KEY=VALUE, KEY dotted "
                                                                "(agent.iterations=5)"))
             continue
-        try:
-            value = tomllib.loads(f"v = {text}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = text.strip()
+        key, value = parsed
         table = data
         for depth, part in enumerate(parts[:-1]):
             inner = table.setdefault(part, {})

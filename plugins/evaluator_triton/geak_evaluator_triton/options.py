@@ -187,17 +187,13 @@ def option_pairs(pairs: Iterable[str], flag: str) -> dict[str, Any]:
     """``KEY=VALUE`` pairs (a bench's ``flag``, repeated) as :class:`TritonEvaluatorOptions`
     fields, VALUE in TOML syntax (a bare word is taken as a string); ValueError naming
     ``flag`` and the pair for one without ``=`` or whose KEY is no option."""
-    from geak_core.engine.recipe import tomllib
+    from geak_core.engine.recipe import key_value
 
     known = {f.name for f in fields(TritonEvaluatorOptions)}
     values: dict[str, Any] = {}
     for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip()
-        if not sep or key not in known:
+        parsed = key_value(pair)
+        if parsed is None or parsed[0] not in known:
             raise ValueError(f"{flag} {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
-        try:
-            values[key] = tomllib.loads(f"v = {text}")["v"]
-        except tomllib.TOMLDecodeError:
-            values[key] = text
+        values[parsed[0]] = parsed[1]
     return values
