@@ -53,6 +53,8 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from timing_sides import _Remote  # noqa: E402  (a side in a worker process, paused as the judge pauses)
+
 
 def gpu_numa(index: int) -> int:
     """The NUMA node of GPU ``index`` (as nvidia-smi numbers it); -1 where the host does not
@@ -147,35 +149,6 @@ def worker(conn: Any, task_data: dict[str, Any], baseline: str, cpus: list[int],
         except Exception as exc:  # the bench reports it and goes on
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         conn.send(answer)
-
-
-class _Remote:
-    """A side in a worker process; ``untrusted``: paused (SIGSTOP) while the baseline runs."""
-
-    def __init__(self, process: Any, conn: Any, untrusted: bool) -> None:
-        self.process, self.conn, self.untrusted = process, conn, untrusted
-
-    def _ask(self, command: str, payload: dict[str, Any]) -> dict[str, Any]:
-        self.conn.send((command, payload))
-        answer = self.conn.recv()
-        if "error" in answer:
-            raise RuntimeError(answer["error"])
-        return answer
-
-    def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
-        return self._ask("start", {"case": case, "seed": seed, "warmup_ms": warmup_ms})
-
-    def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
-        return self._ask("block", {"calls": calls, "hold_us": hold_us})
-
-    def end_case(self) -> dict[str, Any]:
-        return self._ask("end", {})
-
-    def pause(self) -> None:
-        os.kill(self.process.pid, signal.SIGSTOP)
-
-    def resume(self) -> None:
-        os.kill(self.process.pid, signal.SIGCONT)
 
 
 def _summary(record: dict[str, Any]) -> dict[str, Any]:
