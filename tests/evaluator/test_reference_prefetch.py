@@ -261,7 +261,7 @@ def test_a_batch_starts_its_costliest_tasks_first_in_the_given_order_among_equal
     jobs = [EvalJob(SimpleNamespace(key=k), SimpleNamespace(id=f"{k}{i}"))
             for i, k in enumerate(["a", "b", "c", "a", "d", "b"])]
     try:
-        ordered = evaluator._costliest_first(jobs, evaluator._expected_costs(job.task for job in jobs))
+        ordered = evaluator._costliest_first(jobs, evaluator.expected_costs(job.task for job in jobs))
     finally:
         evaluator.close()
     assert [job.candidate.id for job in ordered] == ["d4", "b1", "b5", "a0", "c2", "a3"]

@@ -17,19 +17,20 @@ GPU (``bench/eval_throughput.sh``, docs/benchmarks.md): the calling process's ow
 ``evaluate_many`` hands a batch out as the processes have room, never all at once: each
 process holds at most twice its slots of jobs (``ROOM_PER_SLOT``), and as verdicts free room
 (half its slots' worth at a time while all its slots are busy, so that a piece spans several
-tasks and its judge computes their references ahead) it takes more, in this order: more of a task it judged or holds already (its
-reference runs there once), then the next task no process holds, tasks in order of their
-expected cost, the costliest first (asked of a judge process, which knows the references'
-past times); a process with free slots and nothing of its own left takes half of what
-waits of another's task (running that task's reference for itself) rather than stand
-idle while another works through a queue. Each piece is judged by the process's
-evaluator's own ``evaluate_many`` (references ahead of their candidates, a slow reference
-holding up only its own task). Verdicts are yielded as they arrive, from whichever
-process. (Sending each process its whole share up front left one GPU working through
-the costliest tasks of a file while the others stood idle.) ``evaluate`` sends one job to the process that judged its task before, else to
-the one with the most room. A judge process that dies (killed, out of memory) has the
-jobs it had not answered sent to another, up to ``max_attempts`` tries each, and a new
-process is started in its place; a job out of tries gets a judge-error verdict.
+tasks and its judge computes their references ahead) it takes more, in this order: more of a
+task it judged or holds already (its reference runs there once), then the next task no
+process holds, tasks in order of their expected cost, the costliest first (asked of a judge
+process, which knows the references' past times); a process with free slots and nothing of
+its own left takes half of what waits of another's task (running that task's reference for
+itself) rather than stand idle while another works through a queue. Each piece is judged by
+the process's evaluator's own ``evaluate_many`` (references ahead of their candidates, a
+slow reference holding up only its own task). Verdicts are yielded as they arrive, from
+whichever process. (Sending each process its whole share up front left one GPU working
+through the costliest tasks of a file while the others stood idle.) ``evaluate`` sends one
+job to the process that judged its task before, else to the one with the most room. A judge
+process that dies (killed, out of memory) has the jobs it had not answered sent to another,
+up to ``max_attempts`` tries each, and a new process is started in its place; a job out of
+tries gets a judge-error verdict.
 """
 
 from __future__ import annotations

@@ -510,7 +510,7 @@ class TritonEvaluator(EvaluatorBase):
             self._batches += 1
         prefetching = self._prefetch_count() > 0 and len({job.task.key for job in jobs}) > 1
         if prefetching:
-            costs = self._expected_costs(job.task for job in jobs)
+            costs = self.expected_costs(job.task for job in jobs)
             jobs = self._costliest_first(jobs, costs)
             threading.Thread(target=self.prefetch, args=([job.task for job in jobs], stop, costs),
                              name="geak-prefetch", daemon=True).start()
@@ -522,14 +522,11 @@ class TritonEvaluator(EvaluatorBase):
             with self._lock:
                 self._batches -= 1
 
-    def expected_costs(self, tasks: list[Task]) -> dict[str, float]:
-        """Each task's expected cost in seconds, for ordering only (by ``Task.key``; empty
-        where the device cannot be resolved): the local executor's judge processes ask it
-        before they share a batch out, so that the costliest tasks start first."""
-        return self._expected_costs(tasks)
-
-    def _expected_costs(self, tasks: Iterable[Task]) -> dict[str, float]:
-        """Each task's ``ReferenceStore.expected_cost``, once a task (empty without a runtime)."""
+    def expected_costs(self, tasks: Iterable[Task]) -> dict[str, float]:
+        """Each task's expected cost in seconds (``ReferenceStore.expected_cost``, once a task,
+        by ``Task.key``; empty where the device cannot be resolved), for ordering only: this
+        judge's own prefetch, and the local executor's judge processes before they share a
+        batch out, start the costliest tasks first."""
         try:
             runtime = self.runtime()
         except JudgeError:
@@ -582,7 +579,7 @@ class TritonEvaluator(EvaluatorBase):
         it started. A candidate of a task whose reference is still being computed shares
         that run. Each reference holds the device as it always does (shared, per run) and
         keeps to its budget; ``stop`` ends the walk (the runs started go on); ``costs``: the
-        tasks' expected costs when the caller has them (``_expected_costs``)."""
+        tasks' expected costs when the caller has them (``expected_costs``)."""
         runtime = self.runtime()
         limit = max(1, self._prefetch_count())
         timing = self.options.prepare_timing == "up_front"
@@ -591,7 +588,7 @@ class TritonEvaluator(EvaluatorBase):
         for task in tasks:
             unique.setdefault(task.key, task)
         if costs is None:
-            costs = self._expected_costs(unique.values())
+            costs = self.expected_costs(unique.values())
         order = sorted(unique.values(), key=lambda t: -costs.get(t.key, 0.0))  # stable: job order on ties
         count = 0
         for task in order:

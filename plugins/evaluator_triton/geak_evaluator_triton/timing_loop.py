@@ -183,7 +183,6 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
     rounds = 0
     late = 0
     first_hold_us = hold_us
-    counting_late = False  # both sides' late calls count (most calls stay late)
     held_s = 0.0
     while True:
         order = ("baseline", "other") if rounds % 2 == 0 else ("other", "baseline")
@@ -201,7 +200,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             held_s += (calls + 1) * hold_us / 1e6  # with the block's lead-in
         too_late = max(1, calls // LATE_SHARE)
         if (any(len(b.get("late_at", ())) > too_late for b in blocks.values()) and hold_us < MAX_HOLD_US
-                and late < MAX_LENGTHENINGS and not counting_late):
+                and late < MAX_LENGTHENINGS and not tallies["other"].count_late):  # (see below)
             # The host queued calls after the device had reached their start events: the
             # busy-wait is too short for this host now (another process's start-up, say).
             # Those calls are not counted (their events took in idle device time); a longer
@@ -232,7 +231,6 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
                 tally.keep_late()
             done = min(len(t.latencies) for t in tallies.values())
             budget_from = time.perf_counter()
-            counting_late = True
             hold_us = first_hold_us
         if fixed:
             if done >= limit:
