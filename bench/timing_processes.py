@@ -87,10 +87,57 @@ def node_cpus() -> dict[int, set[int]]:
     return found
 
 
-def worker(conn: Any, task_data: dict[str, Any], baseline: str, cpus: list[int], hold_us: float) -> None:
+class MovingFlush:
+    """The judge's cache flush (a buffer of ``size`` bytes zeroed before each timed call), each
+    call at another place: a random 2 MiB-aligned window of a buffer ``spread`` bytes larger."""
+
+    def __init__(self, size: int, spread: int) -> None:
+        import torch
+
+        self.words = size // 4
+        self.buffer = torch.empty((size + spread) // 4, dtype=torch.int32, device="cuda")
+        self.steps = spread // (2 << 20)
+
+    def zero_(self) -> None:
+        start = secrets.randbelow(self.steps + 1) * ((2 << 20) // 4)
+        self.buffer[start:start + self.words].zero_()
+
+
+class ReadFlush:
+    """A flush that reads the buffer instead of writing it: it leaves the cache holding clean
+    lines, which a timed call evicts without writing them back."""
+
+    def __init__(self, size: int) -> None:
+        import torch
+
+        self.buffer = torch.ones(size // 4, dtype=torch.int32, device="cuda")
+        self.out = torch.empty((), dtype=torch.int32, device="cuda")
+
+    def zero_(self) -> None:
+        import torch
+
+        torch.amax(self.buffer, dim=0, out=self.out)
+
+
+def make_flush(kind: str, size: int) -> Any:
+    """The flush of ``--flush``: ``write`` (the judge's), ``moving``, ``read`` or ``none``."""
+    import torch
+
+    if kind == "none":
+        return None
+    if kind == "moving":
+        return MovingFlush(size, 256 << 20)
+    if kind == "read":
+        return ReadFlush(size)
+    return torch.empty(size // 4, dtype=torch.int32, device="cuda")
+
+
+def worker(conn: Any, task_data: dict[str, Any], baseline: str, cpus: list[int], hold_us: float,
+           flush_kind: str = "write", fresh_events: bool = False) -> None:
     """Serve one side of ``task_data``'s cases: ``start``, ``block``, ``end``, and ``local``
     (a whole case timed with both sides in this process). ``cpus``: run on these from the
-    start (before CUDA is set up); ``hold_us``: every busy-wait at least this long."""
+    start (before CUDA is set up); ``hold_us``: every busy-wait at least this long;
+    ``flush_kind``: see :func:`make_flush`; ``fresh_events``: new CUDA events every block."""
     if cpus:
         os.sched_setaffinity(0, cpus)
     import torch
@@ -113,7 +160,7 @@ def worker(conn: Any, task_data: dict[str, Any], baseline: str, cpus: list[int],
     module = import_file(REFERENCE_MODULE, baseline)
     timed, drain = instrumented(task, module, log)
     flush_bytes = 2 * torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
+    flush = make_flush(flush_kind, flush_bytes)
     cycles = cycles_per_us()
 
     def make_side() -> TimedSide:
@@ -130,6 +177,8 @@ def worker(conn: Any, task_data: dict[str, Any], baseline: str, cpus: list[int],
             if command == "start":
                 answer = side.start_case(task, cases[payload["case"]], payload["seed"], payload["warmup_ms"])
             elif command == "block":
+                if fresh_events:
+                    side._pairs = []
                 answer = side.block(payload["calls"], max(hold_us, payload["hold_us"]))
                 if drain is not None:
                     drain()
@@ -178,7 +227,8 @@ def fit_offsets(rows: list[dict[str, Any]], workers: int) -> tuple[list[float], 
 
 
 def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: int, options: dict[str, Any],
-               out: dict[str, Any], save: Any, cpus: list[int], hold_us: float) -> None:
+               out: dict[str, Any], save: Any, cpus: list[int], hold_us: float, flush_kind: str = "write",
+               fresh_events: bool = False) -> None:
     from geak_evaluator_triton.child_pool import task_payload
     from geak_evaluator_triton.timing_loop import time_case
     from kernelbenchx_references import bench_task_of
@@ -188,8 +238,8 @@ def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: in
     procs: list[tuple[Any, Any]] = []
     for _ in range(workers):  # started together: their imports and compiles overlap
         mine, theirs = context.Pipe()
-        process = context.Process(target=worker, args=(theirs, task_payload(judged), judged.timing_baseline, cpus, hold_us),
-                                  daemon=True)
+        args = (theirs, task_payload(judged), judged.timing_baseline, cpus, hold_us, flush_kind, fresh_events)
+        process = context.Process(target=worker, args=args, daemon=True)
         process.start()
         procs.append((process, mine))
     started = time.perf_counter()
@@ -257,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="start every worker on the CPUs of the GPU's NUMA node (near), of another node "
                              "(far), or where the system puts it (none)")
     parser.add_argument("--hold-us", type=float, default=0.0, help="every busy-wait at least this long")
+    parser.add_argument("--flush", choices=("write", "moving", "read", "none"), default="write",
+                        help="the cache flush before each timed call: the judge's (write: a buffer twice the L2 "
+                             "zeroed), the same at a random place of a 256 MiB larger buffer each call (moving), "
+                             "a read of the buffer (read), none")
+    parser.add_argument("--fresh-events", action="store_true", help="new CUDA events for every block")
     parser.add_argument("--json", dest="json_out", default="")
     args = parser.parse_args(argv)
     from geak_core.engine.store import atomic_write
@@ -277,9 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         cpus = sorted(nodes[others[0]]) if others else []
     out: dict[str, Any] = {"options": options, "workers": args.workers, "rounds": args.rounds, "bind": args.bind,
                            "gpu_node": node, "nodes": {n: len(c) for n, c in nodes.items()}, "cpus": cpus,
-                           "hold_us": args.hold_us, "tasks": {}}
+                           "hold_us": args.hold_us, "flush": args.flush,
+                           "fresh_events": args.fresh_events, "tasks": {}}
     print(f"GPU {device} on NUMA node {node}; nodes {out['nodes']}; bind {args.bind}: {len(cpus)} CPUs; "
-          f"hold at least {args.hold_us} us", flush=True)
+          f"hold at least {args.hold_us} us; flush {args.flush}; fresh events {args.fresh_events}", flush=True)
 
     def save() -> None:
         if args.json_out:
@@ -288,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         for name in args.tasks.split(","):
             bench_task(suite.get(name), folder, args.workers, args.rounds, args.cases, options, out, save, cpus,
-                       args.hold_us)
+                       args.hold_us, args.flush, args.fresh_events)
     return 0
 
 
