@@ -468,3 +468,95 @@ def test_once_late_calls_count_the_busy_wait_goes_back_to_its_first_length_and_s
             counted += calls
         assert after and set(after) == {first}  # from the switch on: the first length, kept
     assert record["hold_us"] == round(holds["baseline"][0][0], 1)
+
+
+class GapSide(FakeSide):
+    """A candidate side whose blocks outlast their device span by ``gap_ms`` a call."""
+
+    def __init__(self, name, ms, log, gap_ms):
+        super().__init__(name, ms, log, untrusted=True)
+        self.gap_ms = gap_ms
+
+    def block(self, calls, hold_us, verify_p, reservoir):
+        return {**super().block(calls, hold_us, verify_p, reservoir), "gaps": [self.gap_ms] * calls}
+
+
+def _session(candidate, log):
+    from geak_core.api.tasks import Case
+    from geak_evaluator_triton.reference_run import ReferenceRun
+    from geak_evaluator_triton.timing_session import run_session
+    from geak_evaluator_triton.verdict import Verdict
+
+    baseline = FakeSide("baseline", 1.0, log)
+    baseline.peer = candidate
+    ref = ReferenceRun([Case(name="big", bytes=1 << 20, flops=1 << 20, dtype="float32")], [], [], False, [1], {},
+                       timing_seed=7)
+    records, problem = run_session(ref, None, {**OPTIONS, "warmup_ms": 1.0, "target_ci": 0.01}, baseline,
+                                   candidate, 7, {"big": 1.0}, Verdict())
+    assert problem == "" and len(records) == 1
+    return records[0]
+
+
+def test_a_gap_that_does_not_come_back_when_the_case_is_timed_again_is_not_charged():
+    """A block outlasting its device span on the first timing only (another process's moment on
+    the device, a stalled host) gets the case timed once more, and the second timing is used:
+    no timing_mismatch. Work hidden in every call shows both times and is charged."""
+    import torch
+    from geak_evaluator_triton.checks.side_work import charged_latency, found
+
+    log: list = []
+    record = _session(_Once(GapSide("candidate", 0.5, log, gap_ms=0.8)), log)
+    assert "first" in record and found(record["first"]) and not found(record)
+    assert charged_latency(record) == (0.5, False)
+    record["first"]["tallies"]["other"].verified = [(3, {"out": torch.ones(4)})]
+    result = _apply(record)
+    assert result.correct and "timing_mismatch" not in result.flags
+    assert result.speedup == pytest.approx(2.0) and result.phases["timing.retimed_cases"] == 1
+
+    log = []
+    hidden = GapSide("candidate", 0.5, log, gap_ms=0.8)
+    record = _session(hidden, log)
+    assert "first" in record and found(record["first"]) and found(record)
+    record["first"]["tallies"]["other"].verified = [(3, {"out": torch.ones(4)})]
+    result = _apply(record)
+    assert "timing_mismatch" in result.flags and result.speedup < 1.0
+
+    log = []
+    honest = GapSide("candidate", 0.5, log, gap_ms=0.01)
+    record = _session(honest, log)
+    assert "first" not in record and [e[2] for e in log if e[1] == "start"] == ["big", "big"]
+
+
+class _Once:
+    """``side`` with its gaps only until its first case ends (the first timing of the case)."""
+
+    def __init__(self, side):
+        self.side, self.untrusted, self.ended = side, True, False
+
+    def __getattr__(self, name):
+        return getattr(self.side, name)
+
+    def block(self, calls, hold_us, verify_p, reservoir):
+        frame = self.side.block(calls, hold_us, verify_p, reservoir)
+        if self.ended:
+            frame["gaps"] = [0.01] * calls
+        return frame
+
+    def end_case(self):
+        self.ended = True
+        return self.side.end_case()
+
+
+def test_whole_copies_kept_over_two_timings_of_a_case_go_to_each_timing_in_turn():
+    """candidate_run.on_verified: the child kept the first timing's copies first."""
+    from types import SimpleNamespace
+
+    from geak_evaluator_triton.candidate_run import CandidateFrames
+
+    first, second = _record(), _record()
+    first["tallies"]["other"].deferred, second["tallies"]["other"].deferred = 1, 2
+    second["first"] = first
+    holder = SimpleNamespace(timings=[second])
+    CandidateFrames.on_verified(holder, {"cases": {"big": [(3, "a"), (5, "b"), (8, "c")]}})
+    assert first["tallies"]["other"].verified == [(3, "a")] and first["tallies"]["other"].received == 1
+    assert second["tallies"]["other"].verified == [(5, "b"), (8, "c")] and second["tallies"]["other"].received == 2

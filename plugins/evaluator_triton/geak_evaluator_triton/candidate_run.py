@@ -512,10 +512,16 @@ class CandidateFrames(FrameHandler):
         (the device is given back first); each case's record counts what arrived."""
         kept = frame.get("cases") if isinstance(frame.get("cases"), dict) else {}
         for record in self.timings:
-            arrived = kept.get(record["case"]) or []
-            tally = record["tallies"]["other"]
-            tally.verified += [(int(number), outputs) for number, outputs in arrived]
-            tally.received += len(arrived)
+            arrived = list(kept.get(record["case"]) or [])
+            # A case timed twice (timing_session.run_session): the child kept the first
+            # timing's copies first; the second takes the rest.
+            timed = [record["first"], record] if "first" in record else [record]
+            for index, part in enumerate(timed):
+                tally = part["tallies"]["other"]
+                mine = arrived if index == len(timed) - 1 else arrived[:tally.deferred]
+                arrived = arrived[len(mine):]
+                tally.verified += [(int(number), outputs) for number, outputs in mine]
+                tally.received += len(mine)
         return {"kind": "verified"}
 
     # -- a reference running beside this child ----------------------------------

@@ -207,13 +207,23 @@ def run_session(ref: ReferenceRun, options: TritonEvaluatorOptions, loop: Timing
         try:
             record = time_case(baseline, candidate, name, ref.seeds[0], timing_seed, dict(loop), aims[name],
                                warmup_for(float(loop["warmup_ms"]), index))
+            record.update(case=name, seed=timing_seed)
+            if side_work.found(record):
+                # A finding that charges a candidate must reproduce: the case is timed once
+                # more, and its latency and this check are read off the second timing (every
+                # other check off both, apply_timing). Work hidden on another stream shows in
+                # both; a moment of the host or the device outside the candidate's doing
+                # rarely does (KernelBench-X references timed against themselves on an H200:
+                # one case of a task in a few charged 0.2-0.8 ms a call, the other 15 cases
+                # not, the same tasks clean in other runs).
+                again = time_case(baseline, candidate, name, ref.seeds[0], timing_seed, dict(loop), aims[name],
+                                  warmup_for(float(loop["warmup_ms"]), 1))
+                record = {**again, "case": name, "seed": timing_seed, "first": record}
         except TimingError as exc:
             if exc.untrusted:
                 errors.fail("timing", f"timing failed on case {name!r}: {exc}", exc.error)
                 return records, ""
             return records, str(exc)
-        record["case"] = name
-        record["seed"] = timing_seed
         records.append(record)
     return records, ""
 
@@ -230,20 +240,22 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
     unverified: list[str] = []
     for record in timings:
         case = cases[record["case"]]
-        tally = record["tallies"]["other"]
         at = f"while being timed on case {case.name!r}"
-        for extra in tally.extra:
-            tampering.report(verdict, at, extra.get("violations", []))
-            torch_compute.report(verdict, at, extra.get("compute", []), task)
-        ended = record.get("ended") or {}
-        # An input the baseline changes too (an optimizer's parameters) is the task's to change.
-        allowed = set((ended.get("baseline") or {}).get("mutates") or [])
-        input_mutation.report(verdict, at, [p for p in (ended.get("other") or {}).get("mutated") or []
-                                            if p not in allowed])
-        launches.report_timed(verdict, case.name, record.get("zero_launch_calls") or 0)
-        note = timed_outputs.report(verdict, task, ref, case, record, run_child)
-        if note:
-            unverified.append(note)
+        # A case timed twice (side_work found in the first: run_session) is checked on both
+        # timings; its latency comes from the second.
+        for timed in ([record["first"], record] if "first" in record else [record]):
+            for extra in timed["tallies"]["other"].extra:
+                tampering.report(verdict, at, extra.get("violations", []))
+                torch_compute.report(verdict, at, extra.get("compute", []), task)
+            ended = timed.get("ended") or {}
+            # An input the baseline changes too (an optimizer's parameters) is the task's to change.
+            allowed = set((ended.get("baseline") or {}).get("mutates") or [])
+            input_mutation.report(verdict, at, [p for p in (ended.get("other") or {}).get("mutated") or []
+                                                if p not in allowed])
+            launches.report_timed(verdict, case.name, timed.get("zero_launch_calls") or 0)
+            note = timed_outputs.report(verdict, task, ref, case, timed, run_child)
+            if note:
+                unverified.append(note)
         late_calls.report(verdict, record)
         latency = side_work.report(verdict, record)
         shape = shape_result(case, {**record, "candidate_ms": latency}, profile)
@@ -272,10 +284,14 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         result.performance_measured = False
         result.performance_note = f"not measured: {first.reason}"
         return
-    parts = {part for r in timings for part in (r.get("wall_s") or {})}
-    for part in sorted(parts):  # where the timing phase went, over all cases (timing_loop.time_case)
+    every = [r["first"] for r in timings if "first" in r] + list(timings)
+    parts = {part for r in every for part in (r.get("wall_s") or {})}
+    for part in sorted(parts):  # where the timing phase went, over all timings (timing_loop.time_case)
         result.phases[f"timing.{part}"] = round(sum(float((r.get("wall_s") or {}).get(part, 0.0))
-                                                    for r in timings), 3)
+                                                    for r in every), 3)
+    retimed = sum(1 for r in timings if "first" in r)
+    if retimed:
+        result.phases["timing.retimed_cases"] = retimed
     result.performance_measured = True
     set_speedups(result, options.speedup_method)  # every aggregate, the configured one the headline
     fractions = [s.roofline_fraction for s in shapes if s.roofline_fraction is not None]
