@@ -97,16 +97,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def evaluator_options(pairs: list[str]) -> dict[str, Any]:
-    """``--option KEY=VALUE`` pairs, VALUE in TOML syntax (a bare word is taken as a string)."""
-    from geak_evaluator_triton.options import option_pairs
-
-    try:
-        return option_pairs(pairs, "--option")
-    except ValueError as exc:
-        raise SystemExit(str(exc)) from None
-
-
 def distinct_variant(code: str, index: int) -> str:
     """``code`` with a comment line inside the body of each decorated function (Triton's
     kernels, their autotune and heuristics wrappers included): the kernels' sources, and
@@ -231,7 +221,9 @@ def bench_task(task: Any, code: str, args: argparse.Namespace,
     def copy(i: int) -> Candidate:  # distinct sources, same kernels
         return Candidate(id=f"c{i}", task_id=task.id, code=code + f"\n# copy {i}\n")
 
-    options = evaluator_options(args.options)
+    from geak_evaluator_triton.options import option_flags
+
+    options = option_flags(args.options, "--option")
     judge = get_plugin_manager().build("evaluator", "triton", TritonEvaluatorOptions(mode=args.mode, **options))
     row: dict[str, Any] = {"task": task.id, "options": options, "complete": False}
 

@@ -322,18 +322,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def evaluator_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``--evaluator-option KEY=VALUE`` pairs as the triton judge's options (VALUE in TOML
-    syntax, a bare word a string); an unknown key or a malformed pair raises SystemExit
-    naming it."""
-    from geak_evaluator_triton.options import option_pairs
-
-    try:
-        return option_pairs(pairs, "--evaluator-option")
-    except ValueError as exc:
-        raise SystemExit(str(exc)) from None
-
-
 def _environment(evaluator: Any, args: argparse.Namespace, suite: Any,
                  overrides: dict[str, Any]) -> dict[str, Any]:
     from geak_suite_kernelbenchx.published import machine_for
@@ -428,18 +416,23 @@ def main(argv: list[str] | None = None) -> int:
         print("--data: give the KernelBench-X checkout (or set GEAK_KERNELBENCHX_DATA)",
               file=sys.stderr)
         return 2
+    from geak_core.api.errors import InputError
     from geak_core.api.model import Candidate
     from geak_evaluator_triton.evaluator import TritonEvaluator
-    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.options import TritonEvaluatorOptions, option_flags
     from geak_suite_kernelbenchx.suite import KernelBenchXOptions, KernelBenchXSuite
 
-    suite = KernelBenchXSuite(KernelBenchXOptions(path=args.data))
-    wanted = [t for t in args.tasks.split(",") if t]
-    tasks = ([suite.get(t) for t in wanted] if wanted else suite.tasks())[shard::shards]
+    overrides = option_flags(args.evaluator_option, "--evaluator-option")
+    try:
+        suite = KernelBenchXSuite(KernelBenchXOptions(path=args.data))
+        wanted = [t for t in args.tasks.split(",") if t]
+        tasks = ([suite.get(t) for t in wanted] if wanted else suite.tasks())[shard::shards]
+    except InputError as exc:
+        print(f"--data {args.data} --tasks {args.tasks or '(all)'}: {exc}", file=sys.stderr)
+        return 2
     # Every reference is expected correct against itself: timing is prepared up front, so
     # each task is checked and timed in one child (the judge's "auto" would check it in one
     # child first, then check and time it in a second, as it does for an agent's candidates).
-    overrides = evaluator_overrides(args.evaluator_option)
     evaluator = TritonEvaluator(TritonEvaluatorOptions(**{
         "mode": args.mode, "workers": args.workers, "timeout_s": args.timeout,
         "reference_timeout_s": args.timeout, "prepare_timing": "up_front",

@@ -31,7 +31,11 @@ fused_sigmoid_adaptive_avg_pool2d, explaining most of the spread (mse_loss: 4.4 
 -> 0.7 % after them), the same with both sides on one seed as with the judge's two; not
 gone with a 200 us busy-wait, on a host of one NUMA node, nor with each side's inputs
 at eight places and a random spacer before every call's allocations; with both sides
-in one process, one task read 1.03 of itself on every case and round.
+in one process, one task read 1.03 of itself on every case and round. Nor is it the
+cache flush (``--flush``, 4 x H200 the same day; a task's largest offset, four tasks,
+one run each): 0.8-2.6 % with no flush at all, 1.2-2.7 % with the flush at a random
+place each call, 0.6-3.2 % with a read instead of a write, 1.8-3.3 % with the judge's.
+``--fresh-events`` (new CUDA events every block) was not run.
 
     python bench/timing_processes.py --data .ext/KernelBenchX --tasks index_select,mse_loss --json out.json
 """

@@ -70,3 +70,21 @@ def test_the_sandbox_bench_reports_what_each_variant_could_touch(tmp_path):
             own = [path for path in writes if "geak-probe-cache-" in path]
             assert [writes[p] for p in own] == ["written"]
             assert all(outcome.startswith("refused") for path, outcome in writes.items() if path not in own)
+
+
+def test_the_process_bench_finds_each_process_offset_from_the_pairs_it_timed():
+    """bench/timing_processes.py: log speedup of (baseline b, other o) = a_b - a_o; the fit
+    recovers offsets that hold across pairs and leaves the noise."""
+    import math
+    import random
+
+    from geak_evaluator_triton.child_jobs import import_file
+
+    fit_offsets = import_file("timing_processes_bench", str(BENCH / "timing_processes.py")).fit_offsets
+    truth = [0.03, -0.01, -0.02]
+    rng = random.Random(5)
+    rows = [{"baseline": b, "other": o, "speedup": math.exp(truth[b] - truth[o] + rng.gauss(0, 0.002))}
+            for _ in range(8) for b in range(3) for o in range(3) if b != o]
+    offsets, total, left = fit_offsets(rows, 3)
+    assert [round(a, 2) for a in offsets] == truth
+    assert total > 0.03 and left < 0.003

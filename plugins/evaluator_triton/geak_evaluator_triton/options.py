@@ -197,3 +197,12 @@ def option_pairs(pairs: Iterable[str], flag: str) -> dict[str, Any]:
             raise ValueError(f"{flag} {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
         values[parsed[0]] = parsed[1]
     return values
+
+
+def option_flags(pairs: Iterable[str], flag: str) -> dict[str, Any]:
+    """:func:`option_pairs` for a bench's command line: a bad pair ends the program
+    (SystemExit) with the message naming it."""
+    try:
+        return option_pairs(pairs, flag)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None

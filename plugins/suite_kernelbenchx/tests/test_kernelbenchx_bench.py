@@ -68,13 +68,22 @@ def test_references_judged_against_themselves_resumably(tmp_path):
 
 
 def test_evaluator_options_are_read_as_toml_values_and_an_unknown_key_is_refused():
-    bench = _bench()
-    assert bench.evaluator_overrides(["pin_timing_cpus=false", "rep_ms = 50.0", "speedup_method=mean"]) == {
+    from geak_evaluator_triton.options import option_flags
+
+    flag = "--evaluator-option"
+    assert option_flags(["pin_timing_cpus=false", "rep_ms = 50.0", "speedup_method=mean"], flag) == {
         "pin_timing_cpus": False, "rep_ms": 50.0, "speedup_method": "mean"}
-    with pytest.raises(SystemExit, match="pin_cpus"):
-        bench.evaluator_overrides(["pin_cpus=false"])
+    with pytest.raises(SystemExit, match="--evaluator-option 'pin_cpus=false'"):
+        option_flags(["pin_cpus=false"], flag)
     with pytest.raises(SystemExit, match="KEY=VALUE"):
-        bench.evaluator_overrides(["pin_timing_cpus"])
+        option_flags(["pin_timing_cpus"], flag)
+    bad = subprocess.run([sys.executable, str(SCRIPT), "--data", "x", "--evaluator-option", "pin_cpus=1"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "pin_cpus" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr[-2000:]
+    nowhere = subprocess.run([sys.executable, str(SCRIPT), "--data", "no/such/folder"],
+                             capture_output=True, text=True, timeout=120)
+    assert nowhere.returncode == 2 and "is not a folder" in nowhere.stderr, nowhere.stderr[-2000:]
+    assert "Traceback" not in nowhere.stderr
 
 
 def test_the_self_candidate_keeps_the_reference_and_adds_a_kernel(make_suite, tmp_path):
