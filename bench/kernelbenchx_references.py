@@ -204,6 +204,20 @@ def _fmt(value: float | None, pattern: str = "{:.3f}") -> str:
 SELF_TOLERANCE = 0.03  # a reference timed against itself should read 1.00 within this
 
 
+def speedup_interval(row: dict[str, Any]) -> float | None:
+    """Half-width of a row's 95 % interval around its speedup (the mean of its cases'
+    ratios, the judge's default headline), from its cases' medians alone: a case's
+    ``interval`` is the larger of its two medians' relative half-widths, so its ratio's is
+    at most sqrt(2) times that, and the mean's that over the cases in quadrature, divided
+    by their number. None without cases that have one. What it leaves out is whatever
+    moves all of a timing's calls alike (a process's offset): a self-speedup outside it is
+    that, not too few calls."""
+    shapes = [s for s in row.get("shapes") or [] if s.get("speedup") and s.get("interval") is not None]
+    if not shapes:
+        return None
+    return math.sqrt(sum((s["speedup"] * math.sqrt(2) * s["interval"]) ** 2 for s in shapes)) / len(shapes)
+
+
 def merged(paths: list[str]) -> dict[str, Any]:
     """The results of several ``--json`` files (one per shard) as one: the first file's
     environment, every task's row once (a later file's row replaces an earlier one's)."""
@@ -276,10 +290,18 @@ def category_table(data: dict[str, Any]) -> str:
             lines.append(f"* {row.get('category')}/{row['task']}: {why.replace(chr(10), ' ')[:200]}")
     drifting = [r for r in rows if r.get("speedup") is not None and abs(r["speedup"] - 1.0) > SELF_TOLERANCE]
     if drifting:
-        lines += ["", f"Self-speedups outside 1.00 +- {SELF_TOLERANCE:.2f}:", ""]
+        lines += ["", f"Self-speedups outside 1.00 +- {SELF_TOLERANCE:.2f} (and the half-width of each one's 95 % "
+                  "interval from its cases' medians, speedup_interval):", ""]
         for row in sorted(drifting, key=lambda r: r["speedup"]):
             flags = ", ".join(f for f in row.get("flags", []) if f != "weak_test")
-            lines.append(f"* {row.get('category')}/{row['task']}: {row['speedup']:.3f}" + (f" ({flags})" if flags else ""))
+            half = speedup_interval(row)
+            notes = ([flags] if flags else []) + ([f"+- {half:.3f}"] if half is not None else [])
+            lines.append(f"* {row.get('category')}/{row['task']}: {row['speedup']:.3f}"
+                         + (f" ({'; '.join(notes)})" if notes else ""))
+    timed = [r for r in rows if r.get("speedup") is not None and speedup_interval(r) is not None]
+    if timed:
+        covered = sum(1 for r in timed if abs(r["speedup"] - 1.0) <= speedup_interval(r))
+        lines += ["", f"Self-speedups whose 95 % interval holds 1.00: {covered} of {len(timed)}."]
     failed = [r for r in rows if not r.get("correct")]
     if failed:
         lines += ["", "Not correct against itself:", ""]

@@ -162,3 +162,17 @@ def test_shards_merge_into_one_table_listing_the_untimed_and_the_drifting(tmp_pa
     assert "| Math | 3 | 3 |" in table
     assert "* Math/adam: the reference could not be timed" in table
     assert "* Math/avg: 0.062 (late_calls)" in table and "Math/abs: 0.990" not in table
+
+
+def test_a_self_speedups_interval_comes_from_its_cases_medians():
+    import math
+
+    bench = _bench()
+    row = {"task": "t", "category": "Math", "correct": True, "speedup": 1.05, "flags": [],
+           "shapes": [{"speedup": 1.0, "interval": 0.01}, {"speedup": 1.1, "interval": 0.02}, {"speedup": None}]}
+    half = bench.speedup_interval(row)
+    assert half == pytest.approx(math.sqrt((math.sqrt(2) * 0.01) ** 2 + (1.1 * math.sqrt(2) * 0.02) ** 2) / 2)
+    assert bench.speedup_interval({"shapes": [{"speedup": 1.0, "interval": None}]}) is None
+    table = bench.category_table({"environment": {}, "tasks": [row]})
+    assert f"* Math/t: 1.050 (+- {half:.3f})" in table
+    assert "95 % interval holds 1.00: 0 of 1" in table
