@@ -560,3 +560,24 @@ def test_whole_copies_kept_over_two_timings_of_a_case_go_to_each_timing_in_turn(
     CandidateFrames.on_verified(holder, {"cases": {"big": [(3, "a"), (5, "b"), (8, "c")]}})
     assert first["tallies"]["other"].verified == [(3, "a")] and first["tallies"]["other"].received == 1
     assert second["tallies"]["other"].verified == [(5, "b"), (8, "c")] and second["tallies"]["other"].received == 2
+
+
+def test_the_garbage_collector_is_paused_while_timed_and_left_as_it_was():
+    import gc
+
+    from geak_evaluator_triton.timed_calls import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a call that raises")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # off before: off after
+    finally:
+        gc.enable()

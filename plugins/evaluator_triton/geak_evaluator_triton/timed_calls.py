@@ -12,11 +12,12 @@ checks looks different from the others:
 3. queued right behind it, the checks of its outputs (below).
 
 Calls are queued back to back in blocks and the device is synchronised once
-per block. Work a call leaves on another stream without joining it back to
-the current one is not in what the checks queued behind it see (its outputs
-are not ready in stream order: rejected), and whatever outlasts the block's
-last event widens the block's host clock against its device span, the *gap*
-(``checks.side_work``). The judge's children run with
+per block, Python's garbage collector paused meanwhile (:func:`collector_paused`).
+Work a call leaves on another stream without joining it back to the current one
+is not in what the checks queued behind it see (its outputs are not ready in
+stream order: rejected), and whatever outlasts the block's last event widens the
+block's host clock against its device span, the *gap* (``checks.side_work``).
+The judge's children run with
 ``CUDA_DEVICE_MAX_CONNECTIONS=1`` (one hardware queue), which leaves such work
 fewer ways to overlap the busy-wait and the flush of later calls.
 
@@ -38,11 +39,14 @@ and the judge rejects a timing whose kept outputs do not all arrive.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import secrets
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from geak_evaluator_triton.checks.launches import own_launches
@@ -54,6 +58,24 @@ MAX_HOLD_US = 5000.0
 SAMPLES_PER_TENSOR = 64  # output elements gathered at random positions after every timed call
 MAX_BLOCK_CALLS = 64  # calls in one block at most (the pinned room for positions is reused after it)
 DEFER_BYTES = 1 << 30  # whole copies a candidate side keeps for after the session, at most, in all
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a timed stretch (as ``timeit`` does), and on
+    again after it if it was: a collection that falls inside a block stalls the host for as
+    long as it runs (a full one, 75 ms on the development machine with torch, Triton and
+    the judge's modules loaded), which makes the calls after it late, or, before the
+    block's first event or after its last, widens the block's host clock against its
+    device span (``checks.side_work``). Both sides' children pause it alike; what a block
+    leaves for the collector is collected after it."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def warmup_for(warmup_ms: float, index: int) -> float:
@@ -256,15 +278,16 @@ class TimedSide:
         host_us: list[float] = []
         walls: list[float] = []
         began = time.perf_counter()
-        while True:
-            self._restore_inputs()
-            before = time.perf_counter()
-            self._call()
-            host_us.append((time.perf_counter() - before) * 1e6)
-            torch.cuda.synchronize()
-            walls.append((time.perf_counter() - before) * 1e3)
-            if (time.perf_counter() - began) * 1e3 >= warmup_ms and len(host_us) >= MIN_WARMUP_CALLS:
-                break
+        with collector_paused():  # the host's times size the busy-wait of blocks timed so too
+            while True:
+                self._restore_inputs()
+                before = time.perf_counter()
+                self._call()
+                host_us.append((time.perf_counter() - before) * 1e6)
+                torch.cuda.synchronize()
+                walls.append((time.perf_counter() - before) * 1e3)
+                if (time.perf_counter() - began) * 1e3 >= warmup_ms and len(host_us) >= MIN_WARMUP_CALLS:
+                    break
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         self._restore_inputs()
         start.record()
@@ -280,6 +303,12 @@ class TimedSide:
                 "call_ms": statistics.median(walls), "wall_ms": (time.perf_counter() - entered) * 1e3}
 
     def block(self, calls: int, hold_us: float, verify_p: float = 0.0, reservoir: bool = False) -> dict[str, Any]:
+        """``calls`` timed calls (:meth:`_block`), with Python's garbage collector paused
+        (:func:`collector_paused`)."""
+        with collector_paused():
+            return self._block(calls, hold_us, verify_p, reservoir)
+
+    def _block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
         """``calls`` timed calls, queued back to back and synchronised once at the end.
 
         After each call returns, and before the next is queued, trusted code queues the
