@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 
@@ -515,7 +517,12 @@ def test_a_gap_that_does_not_come_back_when_the_case_is_timed_again_is_not_charg
 
     log = []
     hidden = GapSide("candidate", 0.5, log, gap_ms=0.8)
+    hidden.replier = _Replier(log)
     record = _session(hidden, log)
+    # the second timing is off the candidate's clock, and only it
+    waits = [i for i, e in enumerate(log) if e[0] == "judge_waiting"]
+    starts = [i for i, e in enumerate(log) if e[:2] == ("candidate", "start")]
+    assert len(waits) == 2 and waits[0] < starts[1] < waits[1] and starts[0] < waits[0]
     assert "first" in record and found(record["first"]) and found(record)
     record["first"]["tallies"]["other"].verified = [(3, {"out": torch.ones(4)})]
     result = _apply(record)
@@ -525,6 +532,19 @@ def test_a_gap_that_does_not_come_back_when_the_case_is_timed_again_is_not_charg
     honest = GapSide("candidate", 0.5, log, gap_ms=0.01)
     record = _session(honest, log)
     assert "first" not in record and [e[2] for e in log if e[1] == "start"] == ["big", "big"]
+
+
+class _Replier:
+    """What run_session asks of a candidate child's replier: the judge's waiting, logged."""
+
+    def __init__(self, log):
+        self.log = log
+
+    @contextlib.contextmanager
+    def judge_waiting(self):
+        self.log.append(("judge_waiting", "in"))
+        yield
+        self.log.append(("judge_waiting", "out"))
 
 
 class _Once:
