@@ -4,6 +4,7 @@ and its per-category table."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -176,3 +177,43 @@ def test_a_self_speedups_interval_comes_from_its_cases_medians():
     table = bench.category_table({"environment": {}, "tasks": [row]})
     assert f"* Math/t: 1.050 (+- {half:.3f})" in table
     assert "95 % interval holds 1.00: 0 of 1" in table
+
+
+def test_a_task_killed_beside_others_is_judged_again_alone_and_once():
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    bench = _bench()
+    tasks = [SimpleNamespace(id=name, category="Fusion") for name in ("big", "b", "c", "alone_killed")]
+    calls: dict[str, int] = {}
+    running: list[str] = []
+    beside: dict[tuple[str, int], list[str]] = {}
+    lock = threading.Lock()
+
+    def judge(task):
+        with lock:
+            calls[task.id] = calls.get(task.id, 0) + 1
+            beside[(task.id, calls[task.id])] = [t for t in running if t != task.id]
+            running.append(task.id)
+        time.sleep(0.05)
+        killed = (task.id == "big" and calls[task.id] == 1) or task.id == "alone_killed"
+        with lock:  # and those that started meanwhile
+            beside[(task.id, calls[task.id])] += [t for t in running if t != task.id]
+            running.remove(task.id)
+        reason = "the reference did not finish: killed by SIGKILL (often: out of host memory)" if killed else None
+        return task, SimpleNamespace(reason=reason), 0.05
+
+    recorded = []
+    need = {"big": 10.0, "b": 1.0, "c": 1.0, "alone_killed": 100.0}
+    left = bench.judge_all(list(tasks), need, 50.0, 2, math.inf, judge,
+                           lambda task, result, wall: recorded.append((task.id, result.reason)))
+    assert left == []
+    assert calls == {"big": 2, "b": 1, "c": 1, "alone_killed": 1}
+    assert beside[("big", 1)] and beside[("big", 2)] == []  # crowded first, alone the second time
+    assert beside[("alone_killed", 1)] == []  # needed more than the budget: ran alone, not retried
+    reasons = dict(recorded)
+    assert len(recorded) == 4 and reasons["big"] is None and reasons["b"] is None and reasons["c"] is None
+    assert "killed by SIGKILL" in reasons["alone_killed"]  # recorded as it ended
+    # no task starts after the deadline
+    assert bench.judge_all(list(tasks), need, 50.0, 2, 0.0, judge, lambda *a: None) == tasks
