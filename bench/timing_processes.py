@@ -35,7 +35,8 @@ in one process, one task read 1.03 of itself on every case and round. Nor is it 
 cache flush (``--flush``, 4 x H200 the same day; a task's largest offset, four tasks,
 one run each): 0.8-2.6 % with no flush at all, 1.2-2.7 % with the flush at a random
 place each call, 0.6-3.2 % with a read instead of a write, 1.8-3.3 % with the judge's.
-``--fresh-events`` (new CUDA events every block) was not run.
+``--fresh-events`` (new CUDA events every block) and ``--module-loading EAGER`` (every
+module's kernels loaded at the context's start, in one order) were not run yet.
 
     python bench/timing_processes.py --data .ext/KernelBenchX --tasks index_select,mse_loss --json out.json
 """
@@ -136,14 +137,17 @@ def make_flush(kind: str, size: int) -> Any:
     return torch.empty(size // 4, dtype=torch.int32, device="cuda")
 
 
-def worker(conn: Any, task_data: dict[str, Any], baseline: str, cpus: list[int], hold_us: float,
-           flush_kind: str = "write", fresh_events: bool = False) -> None:
+def worker(conn: Any, task_data: dict[str, Any], baseline: str, variant: dict[str, Any]) -> None:
     """Serve one side of ``task_data``'s cases: ``start``, ``block``, ``end``, and ``local``
-    (a whole case timed with both sides in this process). ``cpus``: run on these from the
-    start (before CUDA is set up); ``hold_us``: every busy-wait at least this long;
-    ``flush_kind``: see :func:`make_flush`; ``fresh_events``: new CUDA events every block."""
-    if cpus:
-        os.sched_setaffinity(0, cpus)
+    (a whole case timed with both sides in this process). ``variant``: ``cpus`` (run on these
+    from the start, before CUDA is set up), ``hold_us`` (every busy-wait at least this long),
+    ``flush`` (:func:`make_flush`), ``fresh_events`` (new CUDA events every block),
+    ``module_loading`` (CUDA_MODULE_LOADING for this process: "" leaves it as it is)."""
+    if variant["cpus"]:
+        os.sched_setaffinity(0, variant["cpus"])
+    if variant["module_loading"]:
+        os.environ["CUDA_MODULE_LOADING"] = variant["module_loading"]
+    hold_us, fresh_events = float(variant["hold_us"]), bool(variant["fresh_events"])
     import torch
     from geak_evaluator_triton.baseline_timer import instrumented, module_file
     from geak_evaluator_triton.child_jobs import (
@@ -164,7 +168,7 @@ def worker(conn: Any, task_data: dict[str, Any], baseline: str, cpus: list[int],
     module = import_file(REFERENCE_MODULE, baseline)
     timed, drain = instrumented(task, module, log)
     flush_bytes = 2 * torch.cuda.get_device_properties(0).L2_cache_size
-    flush = make_flush(flush_kind, flush_bytes)
+    flush = make_flush(variant["flush"], flush_bytes)
     cycles = cycles_per_us()
 
     def make_side() -> TimedSide:
@@ -231,8 +235,7 @@ def fit_offsets(rows: list[dict[str, Any]], workers: int) -> tuple[list[float], 
 
 
 def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: int, options: dict[str, Any],
-               out: dict[str, Any], save: Any, cpus: list[int], hold_us: float, flush_kind: str = "write",
-               fresh_events: bool = False) -> None:
+               out: dict[str, Any], save: Any, variant: dict[str, Any]) -> None:
     from geak_evaluator_triton.child_pool import task_payload
     from geak_evaluator_triton.timing_loop import time_case
     from kernelbenchx_references import bench_task_of
@@ -242,8 +245,8 @@ def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: in
     procs: list[tuple[Any, Any]] = []
     for _ in range(workers):  # started together: their imports and compiles overlap
         mine, theirs = context.Pipe()
-        args = (theirs, task_payload(judged), judged.timing_baseline, cpus, hold_us, flush_kind, fresh_events)
-        process = context.Process(target=worker, args=args, daemon=True)
+        process = context.Process(target=worker, args=(theirs, task_payload(judged), judged.timing_baseline, variant),
+                                  daemon=True)
         process.start()
         procs.append((process, mine))
     started = time.perf_counter()
@@ -316,6 +319,10 @@ def main(argv: list[str] | None = None) -> int:
                              "zeroed), the same at a random place of a 256 MiB larger buffer each call (moving), "
                              "a read of the buffer (read), none")
     parser.add_argument("--fresh-events", action="store_true", help="new CUDA events for every block")
+    parser.add_argument("--module-loading", choices=("", "LAZY", "EAGER"), default="",
+                        help="CUDA_MODULE_LOADING in the workers: EAGER loads every module's kernels when the "
+                             "context starts, in one order (each process then likely holds the same code at "
+                             "the same places); '' leaves the environment's")
     parser.add_argument("--json", dest="json_out", default="")
     args = parser.parse_args(argv)
     from geak_core.engine.store import atomic_write
@@ -334,12 +341,13 @@ def main(argv: list[str] | None = None) -> int:
     elif args.bind == "far":
         others = [n for n in nodes if n != node]
         cpus = sorted(nodes[others[0]]) if others else []
+    variant = {"cpus": cpus, "hold_us": args.hold_us, "flush": args.flush, "fresh_events": args.fresh_events,
+               "module_loading": args.module_loading}
     out: dict[str, Any] = {"options": options, "workers": args.workers, "rounds": args.rounds, "bind": args.bind,
-                           "gpu_node": node, "nodes": {n: len(c) for n, c in nodes.items()}, "cpus": cpus,
-                           "hold_us": args.hold_us, "flush": args.flush,
-                           "fresh_events": args.fresh_events, "tasks": {}}
+                           "gpu_node": node, "nodes": {n: len(c) for n, c in nodes.items()}, **variant, "tasks": {}}
     print(f"GPU {device} on NUMA node {node}; nodes {out['nodes']}; bind {args.bind}: {len(cpus)} CPUs; "
-          f"hold at least {args.hold_us} us; flush {args.flush}; fresh events {args.fresh_events}", flush=True)
+          f"hold at least {args.hold_us} us; flush {args.flush}; fresh events {args.fresh_events}; "
+          f"CUDA_MODULE_LOADING {args.module_loading or '(as set)'}", flush=True)
 
     def save() -> None:
         if args.json_out:
@@ -347,8 +355,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as folder:
         for name in args.tasks.split(","):
-            bench_task(suite.get(name), folder, args.workers, args.rounds, args.cases, options, out, save, cpus,
-                       args.hold_us, args.flush, args.fresh_events)
+            bench_task(suite.get(name), folder, args.workers, args.rounds, args.cases, options, out, save, variant)
     return 0
 
 
