@@ -510,12 +510,14 @@ class CandidateFrames(FrameHandler):
     def on_verified(self, frame: dict[str, Any]) -> Any:
         """The whole outputs the candidate kept of its timed calls, sent after the session
         (the device is given back first); each case's record counts what arrived."""
+        from geak_evaluator_triton.timing_session import timings_of
+
         kept = frame.get("cases") if isinstance(frame.get("cases"), dict) else {}
         for record in self.timings:
             arrived = list(kept.get(record["case"]) or [])
             # A case timed twice (timing_session.run_session): the child kept the first
             # timing's copies first; the second takes the rest.
-            timed = [record["first"], record] if "first" in record else [record]
+            timed = timings_of(record)
             for index, part in enumerate(timed):
                 tally = part["tallies"]["other"]
                 mine = arrived if index == len(timed) - 1 else arrived[:tally.deferred]

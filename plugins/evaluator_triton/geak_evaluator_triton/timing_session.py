@@ -232,6 +232,12 @@ def run_session(ref: ReferenceRun, options: TritonEvaluatorOptions, loop: Timing
     return records, ""
 
 
+def timings_of(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A case's timings, first to last: its record alone, or, for a case timed once more
+    (``side_work`` found in the first, :func:`run_session`), the first one's and then its."""
+    return [record["first"], record] if "first" in record else [record]
+
+
 def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], errors: Verdict,
                  completed: bool, stderr: str, profile: HardwareProfile | None,
                  options: TritonEvaluatorOptions, result: EvalResult, run_child: Any) -> None:
@@ -247,7 +253,7 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         at = f"while being timed on case {case.name!r}"
         # A case timed twice (side_work found in the first: run_session) is checked on both
         # timings; its latency comes from the second.
-        for timed in ([record["first"], record] if "first" in record else [record]):
+        for timed in timings_of(record):
             for extra in timed["tallies"]["other"].extra:
                 tampering.report(verdict, at, extra.get("violations", []))
                 torch_compute.report(verdict, at, extra.get("compute", []), task)
@@ -288,12 +294,12 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         result.performance_measured = False
         result.performance_note = f"not measured: {first.reason}"
         return
-    every = [r["first"] for r in timings if "first" in r] + list(timings)
+    every = [timed for record in timings for timed in timings_of(record)]
     parts = {part for r in every for part in (r.get("wall_s") or {})}
     for part in sorted(parts):  # where the timing phase went, over all timings (timing_loop.time_case)
         result.phases[f"timing.{part}"] = round(sum(float((r.get("wall_s") or {}).get(part, 0.0))
                                                     for r in every), 3)
-    retimed = sum(1 for r in timings if "first" in r)
+    retimed = len(every) - len(timings)
     if retimed:
         result.phases["timing.retimed_cases"] = retimed
     result.performance_measured = True
