@@ -58,7 +58,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from timing_sides import _Remote  # noqa: E402  (a side in a worker process, paused as the judge pauses)
+from timing_sides import _Remote, serve_pipe  # noqa: E402  (a side in a worker process, paused as the judge pauses; its loop)
 
 
 def gpu_numa(index: int) -> int:
@@ -176,36 +176,36 @@ def worker(conn: Any, task_data: dict[str, Any], baseline: str, variant: dict[st
                          keep_samples=False)
 
     side = make_side()
+
+    def block(payload: dict[str, Any]) -> dict[str, Any]:
+        if fresh_events:
+            side._pairs = []
+        answer = side.block(payload["calls"], max(hold_us, payload["hold_us"]))
+        if drain is not None:
+            drain()
+        return answer
+
+    def end(payload: dict[str, Any]) -> dict[str, Any]:
+        answer = side.end_case()
+        answer.pop("outputs", None)
+        return answer
+
+    def local(payload: dict[str, Any]) -> dict[str, Any]:
+        base = LocalSide(make_side(), task, cases)
+        other = LocalSide(make_side(), task, cases)
+        record = time_case(base, other, payload["case"], payload["seeds"][0], payload["seeds"][1],
+                           payload["options"], payload["options"]["target_ci"], payload["warmup_ms"])
+        if drain is not None:
+            drain()
+        return {"record": _summary(record)}
+
     conn.send({"ready": True, "cases": [n for n in cases if n.startswith("perf_")]})
-    while True:
-        command, payload = conn.recv()
-        if command == "exit":
-            return
-        try:
-            if command == "start":
-                answer = side.start_case(task, cases[payload["case"]], payload["seed"], payload["warmup_ms"])
-            elif command == "block":
-                if fresh_events:
-                    side._pairs = []
-                answer = side.block(payload["calls"], max(hold_us, payload["hold_us"]))
-                if drain is not None:
-                    drain()
-            elif command == "end":
-                answer = side.end_case()
-                answer.pop("outputs", None)
-            elif command == "local":
-                base = LocalSide(make_side(), task, cases)
-                other = LocalSide(make_side(), task, cases)
-                record = time_case(base, other, payload["case"], payload["seeds"][0], payload["seeds"][1],
-                                   payload["options"], payload["options"]["target_ci"], payload["warmup_ms"])
-                if drain is not None:
-                    drain()
-                answer = {"record": _summary(record)}
-            else:
-                raise ValueError(command)
-        except Exception as exc:  # the bench reports it and goes on
-            answer = {"error": f"{type(exc).__name__}: {exc}"}
-        conn.send(answer)
+    serve_pipe(conn, {
+        "start": lambda p: side.start_case(task, cases[p["case"]], p["seed"], p["warmup_ms"]),
+        "block": block,
+        "end": end,
+        "local": local,
+    })
 
 
 def _summary(record: dict[str, Any]) -> dict[str, Any]:

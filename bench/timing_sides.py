@@ -123,22 +123,32 @@ def worker(conn: Any, busy_us: float, sample: bool) -> None:
     flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
     side = TimedSide(Harness(busy_us), None, flush, cycles_per_us(), sample=sample, keep_samples=False)
     cases = {f"add-{n}": Case(n) for n in SIZES}
+
+    def end(payload: dict[str, Any]) -> dict[str, Any]:
+        side.inputs = None
+        return {}
+
     conn.send({"ready": True})
+    serve_pipe(conn, {
+        "start": lambda p: side.start_case(_Task(), cases[p["case"]], p["seed"], p["warmup_ms"]),
+        "block": lambda p: side.block(p["calls"], p["hold_us"]),
+        "end": end,
+    })
+
+
+def serve_pipe(conn: Any, handlers: dict[str, Any]) -> None:
+    """A worker's loop: answer each ``(command, payload)`` from ``conn`` with
+    ``handlers[command](payload)`` until ``exit``; a handler that raises, or a command
+    without one, is answered ``{"error": ...}`` (the bench reports it) and the loop goes on."""
     while True:
         command, payload = conn.recv()
         if command == "exit":
             return
         try:
-            if command == "start":
-                answer = side.start_case(_Task(), cases[payload["case"]], payload["seed"], payload["warmup_ms"])
-            elif command == "block":
-                answer = side.block(payload["calls"], payload["hold_us"])
-            elif command == "end":
-                side.inputs = None
-                answer = {}
-            else:
+            if command not in handlers:
                 raise ValueError(command)
-        except Exception as exc:  # the bench reports it and stops
+            answer = handlers[command](payload)
+        except Exception as exc:
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         conn.send(answer)
 

@@ -88,3 +88,26 @@ def test_the_process_bench_finds_each_process_offset_from_the_pairs_it_timed():
     offsets, total, left = fit_offsets(rows, 3)
     assert [round(a, 2) for a in offsets] == truth
     assert total > 0.03 and left < 0.003
+
+
+def test_the_process_benches_workers_answer_each_command_and_report_a_failing_one():
+    """bench/timing_sides.py's serve_pipe, the loop of both process benches' workers."""
+    from geak_evaluator_triton.child_jobs import import_file
+
+    serve_pipe = import_file("timing_sides_bench", str(BENCH / "timing_sides.py")).serve_pipe
+
+    class Conn:
+        def __init__(self, commands):
+            self.commands, self.sent = list(commands), []
+
+        def recv(self):
+            return self.commands.pop(0)
+
+        def send(self, answer):
+            self.sent.append(answer)
+
+    conn = Conn([("double", {"n": 2}), ("double", {}), ("nonsense", {}), ("double", {"n": 5}), ("exit", {}),
+                 ("double", {"n": 9})])
+    serve_pipe(conn, {"double": lambda payload: {"n": 2 * payload["n"]}})
+    assert conn.sent == [{"n": 4}, {"error": "KeyError: 'n'"}, {"error": "ValueError: nonsense"}, {"n": 10}]
+    assert conn.commands == [("double", {"n": 9})]  # nothing read after exit
