@@ -49,7 +49,6 @@ import math
 import multiprocessing as mp
 import os
 import secrets
-import signal
 import statistics
 import sys
 import tempfile
@@ -58,7 +57,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from timing_sides import _Remote, serve_pipe  # noqa: E402  (a side in a worker process, paused as the judge pauses; its loop)
+from timing_sides import _Remote, serve_pipe, stop_workers  # noqa: E402  (a side in a worker process, as the judge pauses it)
 
 
 def gpu_numa(index: int) -> int:
@@ -281,13 +280,7 @@ def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: in
                                           "other": 0, **answer["record"]})
                 save()
     finally:
-        for process, conn in procs:
-            try:
-                os.kill(process.pid, signal.SIGCONT)
-                conn.send(("exit", {}))
-            except OSError:
-                pass
-            process.join(timeout=10)
+        stop_workers(procs, join_s=10)
     for mode in ("judge", "same"):
         rows = [r for r in found["rows"] if r["mode"] == mode]
         offsets, total, left = fit_offsets(rows, workers)

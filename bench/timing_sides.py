@@ -153,6 +153,18 @@ def serve_pipe(conn: Any, handlers: dict[str, Any]) -> None:
         conn.send(answer)
 
 
+def stop_workers(workers: list[tuple[Any, Any]], join_s: float) -> None:
+    """End ``(process, conn)`` workers: each let go on if paused, told ``exit``, waited for up
+    to ``join_s`` seconds."""
+    for process, conn in workers:
+        try:
+            os.kill(process.pid, signal.SIGCONT)
+            conn.send(("exit", {}))
+        except OSError:
+            pass
+        process.join(timeout=join_s)
+
+
 class _Remote:
     """A side in a worker process; ``untrusted``: paused (SIGSTOP) while the other side runs."""
 
@@ -249,13 +261,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.json_out:
                 atomic_write(args.json_out, json.dumps(results, indent=1), fsync=False)
     finally:
-        for process, conn in workers.values():
-            try:
-                os.kill(process.pid, signal.SIGCONT)
-                conn.send(("exit", {}))
-            except OSError:
-                pass
-            process.join(timeout=5)
+        stop_workers(list(workers.values()), join_s=5)
     return 0
 
 
