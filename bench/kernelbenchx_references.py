@@ -300,10 +300,11 @@ def category_table(data: dict[str, Any]) -> str:
             notes = ([flags] if flags else []) + ([f"+- {half:.3f}"] if half is not None else [])
             lines.append(f"* {row.get('category')}/{row['task']}: {row['speedup']:.3f}"
                          + (f" ({'; '.join(notes)})" if notes else ""))
-    timed = [r for r in rows if r.get("speedup") is not None and speedup_interval(r) is not None]
-    if timed:
-        covered = sum(1 for r in timed if abs(r["speedup"] - 1.0) <= speedup_interval(r))
-        lines += ["", f"Self-speedups whose 95 % interval holds 1.00: {covered} of {len(timed)}."]
+    halves = [(r["speedup"], speedup_interval(r)) for r in rows if r.get("speedup") is not None]
+    halves = [(speedup, half) for speedup, half in halves if half is not None]
+    if halves:
+        covered = sum(1 for speedup, half in halves if abs(speedup - 1.0) <= half)
+        lines += ["", f"Self-speedups whose 95 % interval holds 1.00: {covered} of {len(halves)}."]
     failed = [r for r in rows if not r.get("correct")]
     if failed:
         lines += ["", "Not correct against itself:", ""]
@@ -437,8 +438,7 @@ def judge_all(queue: list[Any], need: dict[str, float], budget: float, parallel:
     judged once more with nothing beside it, after the others, and only that second
     judgement recorded (fused_instance_norm_selu_conv2d's reference on a 251 GB host, two
     lanes of judgements on it). Returns the tasks not started."""
-    need = dict(need)
-    again: set[str] = set()
+    need = dict(need)  # infinite for a task to judge again alone
     crowded: dict[str, bool] = {}
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="kbx") as pool:
         pending: dict[Future, Any] = {}
@@ -463,8 +463,7 @@ def judge_all(queue: list[Any], need: dict[str, float], budget: float, parallel:
                 del pending[future]
                 task, result, wall = future.result()
                 used -= need[task.id] if math.isfinite(need[task.id]) else 0.0
-                if (KILLED in (result.reason or "") and crowded.get(task.id) and task.id not in again):
-                    again.add(task.id)
+                if KILLED in (result.reason or "") and crowded.get(task.id) and math.isfinite(need[task.id]):
                     need[task.id] = math.inf
                     queue.append(task)
                     print(f"{task.category}/{task.id}: a child killed beside other judgements; "
