@@ -333,13 +333,12 @@ def test_where_most_calls_stay_late_both_sides_count_them_and_the_loop_goes_on_t
 
 def test_where_late_calls_start_to_count_after_the_time_budget_is_spent_the_loop_still_goes_on():
     """Calls slow enough that MAX_CALLS_OVER times the calls needed take longer than rep_ms:
-    once the late calls count, the loop has LATE_BUDGET times rep_ms to reach its precision
-    (these latencies take in the host's jitter), instead of ending with its first 40 calls
-    a side."""
+    once the late calls count, the loop has rep_ms again to reach its precision, instead of
+    ending with its first 40 calls a side."""
     import random
     import time
 
-    from geak_evaluator_triton.timing_loop import LATE_BUDGET, MAX_CALLS_OVER, time_case
+    from geak_evaluator_triton.timing_loop import MAX_CALLS_OVER, time_case
 
     rng = random.Random(7)
     baseline, candidate = sides([])
@@ -354,11 +353,7 @@ def test_where_late_calls_start_to_count_after_the_time_budget_is_spent_the_loop
     # 40 calls a side take 60 ms here, past rep_ms: before, the loop ended at the switch
     assert min(b.calls, o.calls) >= MAX_CALLS_OVER * need + need
     assert b.late_kept == b.calls and o.late_kept == o.calls
-    # the loop ran on for the longer budget (a side's calls take 1.5 ms of host time here,
-    # both sides 2.5 ms a round): at least LATE_BUDGET * rep_ms of calls after the switch
-    after_switch = (b.calls - MAX_CALLS_OVER * need) * baseline.ms + (o.calls - MAX_CALLS_OVER * need) * candidate.ms
-    assert after_switch >= 0.9 * LATE_BUDGET * options["rep_ms"] > 2 * options["rep_ms"]
-    assert time.perf_counter() - began < 5.0  # the second budget is bounded, not open-ended
+    assert time.perf_counter() - began < 5.0  # the second budget is rep_ms too, not open-ended
 
 
 def test_an_input_the_baseline_changes_too_is_the_tasks_to_change_and_any_other_rejects():

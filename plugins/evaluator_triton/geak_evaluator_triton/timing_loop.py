@@ -24,8 +24,7 @@ Per case:
    calls stay late (a call that waits for the device, a loaded host), both
    sides' late calls are counted from ``MAX_CALLS_OVER`` times the calls
    needed on, the busy-wait goes back to its first length, and the loop goes on
-   to the same stop with ``LATE_BUDGET`` times the time budget (the host's part
-   of each latency makes it noisier: more calls for the same precision).
+   to the same stop.
 4. An untrusted side's outputs are kept whole on ``verify_calls`` calls per
    case in expectation, at random, and on one more call picked at random from
    a last block of random length if none was; every call's outputs are also
@@ -50,7 +49,6 @@ LAST_BLOCK = (4, 12)  # calls of the last block that picks one call to keep, whe
 LATE_SHARE = 8  # more than 1 call in 8 of a block (and more than one) queued late: a longer busy-wait
 MAX_LENGTHENINGS = 3  # of the busy-wait, per case
 MAX_CALLS_OVER = 4  # a side's calls, kept or late, at this many times those needed: late ones count
-LATE_BUDGET = 5  # once late calls count, the loop's time budget is this many times rep_ms
 
 
 class Side(Protocol):
@@ -229,16 +227,10 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             # length, and a lengthened one took most of the loop's time (KernelBench-X's
             # masked_select on an H200: 6.4 of its 8.3 s busy-waiting, 42-57 calls a side per
             # case, each median known to 11-16 %).
-            # Each latency now takes in the host's part of the call, its jitter too: a case's
-            # median over 200 ms of such calls (60-140 calls a side) was known to 4-27 % on
-            # an H200 (masked_select, fused_log_tanh), its task's self-speedup 0.94-1.05.
-            # LATE_BUDGET times rep_ms gives the same stop (the case's precision) the calls
-            # it needs; these calls are cheap (a few tenths of a ms), so a few seconds a task.
             for tally in tallies.values():
                 tally.keep_late()
             done = min(len(t.latencies) for t in tallies.values())
             budget_from = time.perf_counter()
-            budget_s = LATE_BUDGET * float(options["rep_ms"]) / 1e3
             hold_us = first_hold_us
         if fixed:
             if done >= limit:
