@@ -331,7 +331,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                         help="start no task after this many seconds (0: no limit)")
     parser.add_argument("--timeout", type=float, default=600.0, help="per child process, seconds")
     parser.add_argument("--mode", default="auto", choices=["auto", "interpreter", "gpu"])
-    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=0,
+                        help="GPUs the judge uses, or CPU workers under the interpreter (0: every "
+                             "visible GPU; min(4, CPUs)); how many tasks are judged at once on a GPU is "
+                             "the judge's candidates_per_gpu (--evaluator-option candidates_per_gpu=1: "
+                             "one at a time) and --host-memory-gb")
     parser.add_argument("--retry-errors", action="store_true",
                         help="judge again the tasks of OUT that ended in a judge error")
     parser.add_argument("--host-memory-gb", type=float, default=0.0,
