@@ -81,8 +81,10 @@ def test_when_timing_is_off_after_all_the_prepared_child_is_stopped_and_the_time
 
 def test_both_sides_of_a_session_run_on_the_same_cpus_and_go_back_after(mini_tasks, monkeypatch):
     """The candidate's child and the baseline's timer are put on the same CPUs for the session
-    (``timing_session.timing_cpus`` of the slot's device) and back on every CPU after it, also
-    when the session fails; ``pin_timing_cpus = false`` leaves them where they are."""
+    (``timing_session.timing_cpus`` of the slot's device) but the one their calling threads
+    are asked to take alone (``calling_cpu``, sent with every case), and back on every CPU
+    after it, also when the session fails; ``pin_timing_cpus = false`` leaves them where they
+    are and asks for no CPU."""
     import os
     import queue
     import threading
@@ -111,23 +113,101 @@ def test_both_sides_of_a_session_run_on_the_same_cpus_and_go_back_after(mini_tas
         frames.timer = SimpleNamespace(lock=threading.Lock(), close=lambda: None, release=lambda: None,
                                        frames=SimpleNamespace(replier=timer_replier, inbox=inbox, estimates={}))
 
-        def session(*args, fails=fails, log=log):
+        def session(ref, options, loop, baseline, candidate, *args, fails=fails, log=log):
             log.append(("session", None, None))
+            log.append(("asked", baseline.cpu, candidate.cpu))
             if fails:
                 raise RuntimeError("lost")
             return [], ""
 
         monkeypatch.setattr(timing_session, "run_session", session)
         frames._time()
-        pins = [entry for entry in log if entry[0] in ("pin", "session")]
+        pins = [entry for entry in log if entry[0] in ("pin", "session", "asked")]
         if not pin or not hasattr(os, "sched_setaffinity"):
-            assert pins == [("session", None, None)]
+            assert pins == [("session", None, None), ("asked", None, None)]
             continue
-        cpus = sorted(timing_session.timing_cpus(env))
-        assert pins == [("pin", "timer", cpus), ("pin", "candidate", cpus), ("session", None, None),
-                        ("pin", "timer", None), ("pin", "candidate", None)], pins
+        cpus = timing_session.timing_cpus(env)
+        cpu = timing_session.calling_cpu(cpus)
+        assert cpu == min(cpus) and len(cpus) >= 2  # at least two: the calling thread's and the rest
+        rest = sorted(cpus - {cpu})
+        assert pins == [("pin", "timer", rest), ("pin", "candidate", rest), ("session", None, None),
+                        ("asked", cpu, cpu), ("pin", "timer", None), ("pin", "candidate", None)], pins
         assert frames.phases["timing.pinned_threads"] == 4.0
         assert ("lost" in frames.untimed) == fails
+
+
+def test_the_calling_cpu_is_the_sessions_first_and_none_without_a_rest():
+    from geak_evaluator_triton.timing_session import calling_cpu
+
+    assert calling_cpu({9, 4, 7}) == 4
+    assert calling_cpu({3}) is None and calling_cpu(set()) is None
+
+
+def test_a_case_asked_with_a_cpu_is_timed_from_a_thread_alone_on_it_and_the_frame_says_so():
+    """The child side (``timed_calls.serve``): a ``case`` command with ``cpu`` puts the calling
+    thread alone on that CPU before the case's inputs and warm-up; without one, nothing moves.
+    ``RemoteSide`` sends ``cpu`` only when the judge set one."""
+    import os
+    import queue
+    import threading
+
+    from geak_evaluator_triton.timed_calls import serve
+    from geak_evaluator_triton.timing_session import RemoteSide
+
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    target = max(os.sched_getaffinity(0))
+
+    class Side:
+        seen = []
+
+        def start_case(self, task, case, seed, warmup_ms):
+            self.seen.append(os.sched_getaffinity(0))
+            return {"launch_us": 1.0, "estimate_ms": 1.0, "call_ms": 1.0}
+
+    class Channel:
+        def __init__(self, commands):
+            self.commands, self.sent = list(commands), []
+
+        def receive(self):
+            return self.commands.pop(0)
+
+        def send(self, frame):
+            self.sent.append(frame)
+
+    everywhere = os.sched_getaffinity(0)
+    results = {}
+
+    def run(name, commands):
+        channel = Channel(commands)
+        results[name] = (serve(channel, Side(), None, {"c": object()}), channel.sent, os.sched_getaffinity(0))
+
+    for name, ask in (("pinned", {"cpu": target}), ("free", {})):
+        commands = [{"case": {"name": "c", "seed": 1, "warmup_ms": 0.0, **ask}}, {"done": True}]
+        thread = threading.Thread(target=run, args=(name, commands))  # its own affinity, not the test's
+        thread.start()
+        thread.join()
+    assert Side.seen == [{target}, everywhere]
+    ended, sent, after = results["pinned"]
+    assert ended == {"done": True} and sent[0]["kind"] == "case_ready" and sent[0]["calling_cpu"] == target
+    assert after == {target}  # until the judge puts the group back (pin_child(None))
+    assert results["free"][1][0]["calling_cpu"] is None
+    assert os.sched_getaffinity(0) == everywhere  # the test's own thread never moved
+
+    class Replier:
+        def __init__(self):
+            self.sent = []
+
+        def send(self, message):
+            self.sent.append(message)
+
+    for cpu in (None, 3):
+        replier, inbox = Replier(), queue.Queue()
+        inbox.put({"kind": "case_ready", "launch_us": 1.0})
+        side = RemoteSide(replier, inbox, False, "the baseline's timer")
+        side.cpu = cpu
+        side.start_case("c", 5, 1.0)
+        assert replier.sent[0]["case"].get("cpu") == cpu and ("cpu" in replier.sent[0]["case"]) == (cpu is not None)
 
 
 def test_timing_cpus_is_a_childs_share_offset_by_the_device():

@@ -453,6 +453,7 @@ class CandidateFrames(FrameHandler):
         from geak_evaluator_triton.timing_session import (
             RemoteSide,
             TimingError,
+            calling_cpu,
             run_session,
             timing_cpus,
         )
@@ -467,8 +468,13 @@ class CandidateFrames(FrameHandler):
                                       timer_answer_s(timer.frames.estimates, self.options.reference_timeout_s))
                 if self.options.pin_timing_cpus and hasattr(os, "sched_setaffinity"):
                     cpus = timing_cpus(self.gating.slot.env)
+                    cpu = calling_cpu(cpus)
                     pinned = [timer.frames.replier, self.replier]
-                    moved = sum(replier.pin_child(cpus) for replier in pinned)
+                    # every thread on the session's CPUs but the calling one's, which each
+                    # side's calling thread is asked to take alone as a case starts
+                    moved = sum(replier.pin_child(cpus - {cpu} if cpu is not None else cpus)
+                                for replier in pinned)
+                    baseline.cpu = candidate.cpu = cpu
                     self.phases["timing.cpus"] = float(len(cpus))
                     self.phases["timing.pinned_threads"] = float(moved)
                 try:

@@ -112,7 +112,9 @@ class TritonEvaluatorOptions:
     # While timed, both sides' processes run on the same few CPUs (timing_session.timing_cpus):
     # the host's part of a call (its launches, a call that waits for the device) then runs
     # on the same cores for the baseline as for the candidate, not on wherever the
-    # operating system placed each process among the judge's other children.
+    # operating system placed each process among the judge's other children; each side's
+    # calling thread runs alone on the first of them, the same core for both
+    # (timing_session.calling_cpu).
     pin_timing_cpus: bool = True
     suspicious_speedup: float = 10.0
     # How a candidate's per-shape latencies make its headline speedup (``speedup``: the figure

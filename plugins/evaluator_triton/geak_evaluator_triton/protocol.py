@@ -40,7 +40,8 @@ kind           sent by                    carries / what happens next
                                           takes timing commands until ``done``
 ``case_ready`` candidate, timer           answers ``{"case": {...}}``: inputs drawn,
                                           warm-up done (``launch_us``, ``estimate_ms``,
-                                          ``call_ms``)
+                                          ``call_ms``; ``calling_cpu``: the CPU its
+                                          calling thread took, asked by ``cpu``)
 ``block``      candidate, timer           answers ``{"block": {...}}``: :class:`BlockFrame`,
                                           the calls' latencies, gaps, own launches, sampled
                                           and kept outputs, ``late_at`` calls; the

@@ -469,12 +469,27 @@ def median_interval(ordered: list[float]) -> float:
 TIMING_COMMANDS = ("case", "block", "case_done")
 
 
+def pin_calling_thread(cpu: int) -> int | None:
+    """Run the calling thread alone on ``cpu`` (the judge's ``timing_session.calling_cpu``:
+    the same core for both sides' timed calls); the CPU, or None where it could not be set.
+    The judge puts every thread back on its CPUs after the session."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    try:
+        os.sched_setaffinity(0, {cpu})  # 0: the calling thread, on Linux
+    except (OSError, ValueError):
+        return None
+    return cpu
+
+
 def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide: dict[str, str] | None = None,
           checks: Any = None) -> dict[str, Any]:
     """Answer the judge's timing commands with ``side`` until another command comes (``done``,
     ``abort``, ``exit``), which is returned:
 
-    ``{"case": {"name", "seed", "warmup_ms"}}`` → ``case_ready`` (the warm-up's figures);
+    ``{"case": {"name", "seed", "warmup_ms", "cpu"?}}`` → ``case_ready`` (the warm-up's
+    figures; with ``cpu``, the calling thread is first put alone on that CPU,
+    :func:`pin_calling_thread`);
     ``{"block": {"calls", "hold_us", "verify_p", "reservoir"}}`` → ``block`` (the calls'
     latencies, gaps, launches, samples, kept outputs, and ``checks()``'s findings);
     ``{"case_done": True}`` → ``case_done``. A call that raises is answered with an
@@ -488,8 +503,9 @@ def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide:
         try:
             if "case" in command:
                 ask = command["case"]
+                pinned = pin_calling_thread(int(ask["cpu"])) if ask.get("cpu") is not None else None
                 info = side.start_case(task, cases[ask["name"]], int(ask["seed"]), float(ask["warmup_ms"]))
-                channel.send({"kind": "case_ready", "case": ask["name"], **info})
+                channel.send({"kind": "case_ready", "case": ask["name"], "calling_cpu": pinned, **info})
             elif "block" in command:
                 ask = command["block"]
                 found = side.block(int(ask["calls"]), float(ask["hold_us"]), float(ask.get("verify_p", 0.0)),

@@ -134,6 +134,21 @@ def timing_cpus(env: Mapping[str, str | None], available: set[int] | None = None
     return {cpus[(start + k) % len(cpus)] for k in range(wanted)}
 
 
+def calling_cpu(cpus: set[int]) -> int | None:
+    """The one CPU of a session's ``cpus`` (:func:`timing_cpus`) that each side's calling
+    thread (the one that makes the timed calls) runs on alone, the same for both sides;
+    their other threads run on the rest. None with fewer than two CPUs (no rest).
+
+    Where a call waits for the host (a synchronising call, a host-side solver), the host's
+    part of it is in the timed span, and how fast that part runs depends on the core: its
+    clock, its cache, what its SMT sibling runs. With the two sides' threads anywhere among
+    the session's CPUs, KernelBench-X references timed against themselves on an H200 read
+    0.65 of themselves on three consecutive cases and 1.01-1.04 on the next ones
+    (masked_select), each median tight: the two calling threads on different cores for a
+    while, not noise. On one core, the two sides (which never run at once) share it."""
+    return min(cpus) if len(cpus) >= 2 else None
+
+
 class TimingError(Exception):
     """A side could not go on; ``untrusted``: the candidate's side (else the baseline's timer)."""
 
@@ -156,6 +171,7 @@ class RemoteSide:
         self.untrusted = untrusted
         self.label = label
         self.deadline_s = deadline_s
+        self.cpu: int | None = None  # the CPU its calling thread is asked to run on (calling_cpu)
         self._paused_at: float | None = None
 
     def ask(self, command: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -175,7 +191,10 @@ class RemoteSide:
         return frame
 
     def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]:
-        return self.ask({"case": {"name": case, "seed": seed, "warmup_ms": warmup_ms}}, "case_ready")
+        ask: dict[str, Any] = {"name": case, "seed": seed, "warmup_ms": warmup_ms}
+        if self.cpu is not None:
+            ask["cpu"] = self.cpu
+        return self.ask({"case": ask}, "case_ready")
 
     def block(self, calls: int, hold_us: float, verify_p: float, reservoir: bool) -> dict[str, Any]:
         return self.ask({"block": {"calls": calls, "hold_us": hold_us, "verify_p": verify_p,
