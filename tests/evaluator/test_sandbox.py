@@ -155,6 +155,37 @@ def test_the_judge_puts_every_thread_and_process_of_a_child_on_chosen_cpus_and_b
         assert moved[0] >= 3 and moved[1] >= 3  # the main thread, its thread, the grandchild at least
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: no calling CPU apart from the rest")
+def test_a_childs_calling_thread_takes_its_cpu_alone_beside_the_group_on_the_rest_and_comes_back():
+    """A timing session's pinning as a confined child lives it (timing_session.calling_cpu):
+    the judge puts the child's group on the session's CPUs but one, the child's calling
+    thread takes that one alone, its other threads stay on the rest; after the session the
+    judge's pin_child(None) puts all of them back on every CPU."""
+    everywhere = sorted(os.sched_getaffinity(0))
+    one, rest = everywhere[-1], set(everywhere[:-1])
+    checked = 0
+    for isolate in [False, True] if namespaces_available() else [False]:
+        state = {"round": 0}
+
+        def answer(message, replier, state=state):
+            if message == {"kind": "ready"}:
+                if state["round"] == 0:
+                    replier.pin_child(rest)
+                    replier.send({"cpu": one})
+                else:
+                    replier.pin_child(None)
+                    replier.send("back")
+                state["round"] += 1
+
+        result = run("calling_thread", {}, on_message=answer, isolate=isolate)
+        assert result.completed, result.stderr
+        during, after = result.returned
+        assert during == {"pinned": one, "main": [one], "thread": sorted(rest)}
+        assert after == {"main": everywhere, "thread": everywhere}
+        checked += 1
+    assert checked == (2 if namespaces_available() else 1)
+
+
 def test_exit_handlers_of_the_child_cannot_add_frames():
     result = run("exit_handler")
     assert result.returned == "done"
