@@ -270,6 +270,11 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
         "wall_s": {"warmup": round(loop_started - began, 4), "warmup.baseline": round(warmed_b - began, 4),
                    "warmup.children": round(warm_children, 4), "loop.held": round(held_s, 4),
                    "holds_lengthened": late, "late.baseline": b.late, "late.candidate": o.late,
+                   # whether each side's calling thread took the session's calling CPU
+                   # (case_ready's calling_cpu; timing_session.calling_cpu): summed over the
+                   # cases, the phases say on how many
+                   "pinned.baseline": int(info_b.get("calling_cpu") is not None),
+                   "pinned.candidate": int(info_o.get("calling_cpu") is not None),
                    "loop": round(looped - loop_started, 4),
                    "loop.device": round(b.device_s + o.device_s, 4),
                    "loop.children": round(b.child_s + o.child_s, 4),
