@@ -13,9 +13,9 @@ settings, the baseline's instruments on both sides, every call sampled), each si
 in a spawned worker process that loads the task as the timer child does:
 
 * ``pairs``: every ordered pair of ``--workers`` processes, the other one paused
-  while the baseline runs, once with the judge's seeds (the baseline on seed 1, the
-  other on a fresh random seed: different inputs) and once with both on the same
-  fresh seed (``same``);
+  while the baseline runs, once with the baseline on seed 1 and the other on a fresh
+  random seed (``judge``: the judge's seeds until 2026-11-27, different inputs) and once
+  with both on the same fresh seed (``same``: the judge's since);
 * ``local``: both sides in worker 0 (as the eager child times).
 
 Each round draws every case's inputs again in every worker. Per process the bench

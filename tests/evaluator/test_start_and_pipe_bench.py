@@ -1,4 +1,4 @@
-"""The two small benchmark scripts run and report what they say they measure."""
+"""The small benchmark scripts run and report what they say they measure."""
 
 from __future__ import annotations
 
@@ -111,3 +111,18 @@ def test_the_process_benches_workers_answer_each_command_and_report_a_failing_on
     serve_pipe(conn, {"double": lambda payload: {"n": 2 * payload["n"]}})
     assert conn.sent == [{"n": 4}, {"error": "KeyError: 'n'"}, {"error": "ValueError: nonsense"}, {"n": 10}]
     assert conn.commands == [("double", {"n": 9})]  # nothing read after exit
+
+
+def test_input_dependence_reports_each_seeds_median_and_the_spread(tmp_path):
+    out = tmp_path / "dependence.json"
+    proc = subprocess.run([sys.executable, str(BENCH / "input_dependence.py"), "--op", "eig", "--sizes", "16,32",
+                           "--seeds", "3", "--rounds", "4", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(out.read_text())
+    assert sorted(found["sizes"]) == ["16", "32"]
+    for size in found["sizes"].values():
+        medians = size["medians_ms"]
+        assert len(medians) == 3 and len(size["halves_ms"]) == 3 and all(m > 0 for m in medians)
+        assert size["spread"] == max(medians) / min(medians) - 1
+    assert "across seeds" in proc.stdout

@@ -18,7 +18,7 @@ REAL_RELEASE = _real_release()
 class FakeTimer:
     """What TimerPool needs of a TimerChild, without a child."""
 
-    def __init__(self, key, children, task, runtime, slot, ref, warm_budget_s=0.0):
+    def __init__(self, key, children, task, runtime, slot, ref, warm_budget_s=0.0, timing_seed=None):
         self.key = key
         self.device = slot.label
         self.lock = threading.Lock()
@@ -158,9 +158,10 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
 
     timer = Timer()
 
-    def start(key, task, runtime, slot, run, use=False, warm_budget_s=0.0):
+    def start(key, task, runtime, slot, run, use=False, warm_budget_s=0.0, timing_seed=None):
         events.append(("timer", use))
         budgets.append(warm_budget_s)
+        seeds.append(timing_seed)
         return timer
 
     def ensure_timing(task, runtime, slot, run, phases=None, producer=None):
@@ -171,8 +172,10 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
 
     judge = TritonEvaluator(judge_options())
     judge.timers = SimpleNamespace(start=start, close=lambda: None)
+    seeds = []
     judge.references = SimpleNamespace(
         ensure_timing=ensure_timing, key=lambda task, runtime: "k", clear=lambda: None,
+        planned_timing_seed=lambda run: 7,
         times=SimpleNamespace(store_timing=lambda key, seconds: events.append("stored")))
     try:
         got, why = judge._prepare_timing(mini_tasks["rowsum"], SimpleNamespace(), SimpleNamespace(), ref)
@@ -185,6 +188,8 @@ def test_a_correct_candidates_timer_starts_beside_the_references_timed_runs(mini
     assert produced == [({("timing", "n4096", 7): "out n4096"}, {})]
     # the timer's warm-up has the reference's own budget (its time unknown here: the ceiling)
     assert budgets == [judge.options.reference_timeout_s] * 2
+    # and it draws the timing seed's inputs up front too: the sessions time it on that seed
+    assert seeds == [7, 7]
 
 
 def test_a_timers_warm_up_lets_the_device_go_while_compiling_and_has_a_budget():

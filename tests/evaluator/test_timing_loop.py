@@ -601,3 +601,19 @@ def test_the_garbage_collector_is_paused_while_timed_and_left_as_it_was():
         assert not gc.isenabled()  # off before: off after
     finally:
         gc.enable()
+
+
+def test_a_session_times_both_sides_on_the_timing_seed():
+    """The baseline draws its inputs on the timing seed as the candidate does, not on the
+    task's first seed: a call's time can depend on its values (torch.linalg.eig: 3.03-3.31 ms
+    across five random 128 x 128 matrices on one CPU), so different inputs time different
+    work. A case timed once more (side_work) is on that seed too."""
+    log = []
+    candidate = FakeSide("candidate", 0.5, log, untrusted=True)
+    _session(candidate, log)
+    starts = [(entry[0], entry[3]) for entry in log if entry[1] == "start"]
+    assert starts == [("baseline", 7), ("candidate", 7)]  # ref.seeds[0] is 1 there
+    log.clear()
+    _session(GapSide("candidate", 0.5, log, gap_ms=0.8), log)  # work hidden on every call
+    starts = [(entry[0], entry[3]) for entry in log if entry[1] == "start"]
+    assert len(starts) == 4 and {seed for _, seed in starts} == {7}  # timed twice, both on seed 7

@@ -125,7 +125,7 @@ class TimerChild:
     """One timer: its child's thread, its frames, and who is using it."""
 
     def __init__(self, key: str, children: Children, task: Task, runtime: Runtime, slot: Slot,
-                 ref: ReferenceRun, warm_budget_s: float = 0.0) -> None:
+                 ref: ReferenceRun, warm_budget_s: float = 0.0, timing_seed: int | None = None) -> None:
         self.key = key
         self.task = task
         self.device = slot.label.split(" (")[0]
@@ -137,8 +137,10 @@ class TimerChild:
         self._closed = False
         self.users = 0  # candidates given this timer whose session is not over (TimerPool's lock)
         self.pool_lock: threading.Lock | None = None
+        # seed A warms the baseline; the sessions time it on the timing seed (both sides'
+        # inputs alike, timing_session.run_session), whose host-side work it does up front too
         args = {"task": task_payload(task), "case_set": runtime.case_set, "seed": ref.seeds[0],
-                "cases": [c.name for c in ref.timed]}
+                "timing_seed": timing_seed, "cases": [c.name for c in ref.timed]}
 
         def run() -> None:
             try:
@@ -235,7 +237,7 @@ class TimerPool:
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
     def start(self, reference_key: str, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
-              use: bool = True, warm_budget_s: float = 0.0) -> TimerChild:
+              use: bool = True, warm_budget_s: float = 0.0, timing_seed: int | None = None) -> TimerChild:
         """The task's timer on ``slot``'s device, started now if there is none; with ``use``,
         in use by the caller until it calls ``release`` (else started to warm up only).
         ``warm_budget_s``: a new timer not warm by then is ended (0: no limit)."""
@@ -249,7 +251,7 @@ class TimerPool:
                 timer.users += int(use)
                 return timer
             self._timers.pop(key, None)
-            timer = TimerChild(key, self.children, task, runtime, slot, ref, warm_budget_s)
+            timer = TimerChild(key, self.children, task, runtime, slot, ref, warm_budget_s, timing_seed)
             timer.pool_lock = self._lock
             timer.users = int(use)
             self._timers[key] = timer
@@ -332,8 +334,11 @@ def timer_job(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     try:
         harness = load_harness(task)
         cases = {c.name: c for c in _case_table(harness, args["case_set"])}
+        timing_seed = args.get("timing_seed")
         for name in args["cases"]:
             prefetch(harness, cases[name], seed)
+            if timing_seed is not None and int(timing_seed) != seed:
+                prefetch(harness, cases[name], int(timing_seed))
     except Exception as exc:
         channel.send(error_frame("setup_error", exc))
         return {"ok": False}

@@ -15,7 +15,7 @@ verdict waits for it only if its own timing ends first), a child of its own (the
 the timing baseline and the eager code; no candidate code) warms the baseline
 and times eager against it with the candidate's own timing loop
 (``timing_loop.time_case``: blocks of calls alternating, caches flushed,
-medians; the baseline on seed A, eager on the secret timing seed), holding the
+medians; both on the secret timing seed), holding the
 device exclusively. Its per-case ratio eager / baseline, measured side by side, scales
 each timed shape of a verdict: ``eager_ms = reference_ms * ratio``. A shape's
 speedup against eager is thus its speedup over the baseline, measured side by
@@ -489,7 +489,8 @@ def _time(channel: Any, task: Any, harness: Any, side: Any, module: Any, cases: 
     outputs = []
     for index, case in enumerate(cases):
         try:
-            record = time_case(base, eager, case.name, seed_a, seed, loop, aims[case.name],
+            # both on the timing seed: the same inputs (timing_session.run_session says why)
+            record = time_case(base, eager, case.name, seed, seed, loop, aims[case.name],
                                warmup_for(float(loop["warmup_ms"]), index))
         except Exception as exc:
             channel.send(error_frame("error", exc, stage="timing", case=case.name, seed=seed))

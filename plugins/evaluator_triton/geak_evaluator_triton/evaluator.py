@@ -652,7 +652,7 @@ class TritonEvaluator(EvaluatorBase):
         budget, _ = candidate_budget(ref, self.options.reference_timeout_s, self.options.budget_scale,
                                      self.options.budget_floor_s)
         return self.timers.start(self.references.key(task, runtime), task, runtime, slot, ref, use=use,
-                                 warm_budget_s=budget)
+                                 warm_budget_s=budget, timing_seed=self.references.planned_timing_seed(ref))
 
     def _prepare_timing(self, task: Task, runtime: Runtime, slot: Slot, ref: ReferenceRun,
                         phases: dict[str, float] | None = None) -> tuple[Any, str]:
