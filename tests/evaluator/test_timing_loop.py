@@ -605,7 +605,7 @@ def test_the_garbage_collector_is_paused_while_timed_and_left_as_it_was():
 
 def test_a_session_times_both_sides_on_the_timing_seed():
     """The baseline draws its inputs on the timing seed as the candidate does, not on the
-    task's first seed: a call's time can depend on its values (torch.linalg.eig: 3.03-3.31 ms
+    task's first seed: a call's time can depend on its values (torch.linalg.eig: 3.03-3.30 ms
     across five random 128 x 128 matrices on one CPU), so different inputs time different
     work. A case timed once more (side_work) is on that seed too."""
     log = []
