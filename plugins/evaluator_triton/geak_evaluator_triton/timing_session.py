@@ -224,9 +224,10 @@ def run_session(ref: ReferenceRun, options: TritonEvaluatorOptions, loop: Timing
     aims = targets(estimates, names, float(loop.get("target_ci") or 0.0), str(loop.get("weighting", "sum")))
     records: list[dict[str, Any]] = []
     # Both sides draw their inputs on the timing seed: the same inputs, the same work. A
-    # call's time can depend on its values (torch.linalg.eig's LAPACK iterations: 3.03-3.30 ms
-    # across five torch.rand(128, 128) on one CPU, each median to 1.4 %: bench/input_dependence.py), and with the baseline on
-    # seed A, KernelBench-X's eig read 0.85-1.12 of itself case by case on an H200. The
+    # call's time can depend on its values (torch.linalg.eig's LAPACK iterations: 3.03-3.30
+    # ms across five torch.rand(128, 128) on one CPU, each median to 1.4 %:
+    # bench/input_dependence.py), and with the baseline on seed A, KernelBench-X's eig read
+    # 0.85-1.12 of itself case by case on an H200. The
     # baseline runs in its own trusted process, so its outputs on that seed are no more
     # within the candidate's reach than the reference's are.
     for index, name in enumerate(names):
