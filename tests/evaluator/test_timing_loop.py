@@ -617,3 +617,22 @@ def test_a_session_times_both_sides_on_the_timing_seed():
     _session(GapSide("candidate", 0.5, log, gap_ms=0.8), log)  # work hidden on every call
     starts = [(entry[0], entry[3]) for entry in log if entry[1] == "start"]
     assert len(starts) == 4 and {seed for _, seed in starts} == {7}  # timed twice, both on seed 7
+
+
+def test_a_cases_record_says_whether_each_sides_calling_thread_took_the_calling_cpu():
+    """case_ready's ``calling_cpu`` (timed_calls.serve) counted per side in the record's
+    ``wall_s`` (``pinned.baseline`` / ``pinned.candidate``), which the phases sum."""
+    from geak_evaluator_triton.timing_loop import time_case
+
+    class Answered(FakeSide):
+        def __init__(self, name, log, cpu, untrusted=False):
+            super().__init__(name, 1.0, log, untrusted=untrusted)
+            self.cpu = cpu
+
+        def start_case(self, case, seed, warmup_ms):
+            return {**super().start_case(case, seed, warmup_ms), "calling_cpu": self.cpu}
+
+    log = []
+    record = time_case(Answered("baseline", log, 3), Answered("candidate", log, None, untrusted=True), "c", 1, 1,
+                       dict(OPTIONS, repetitions=10), 0.0, 0.0)
+    assert record["wall_s"]["pinned.baseline"] == 1 and record["wall_s"]["pinned.candidate"] == 0

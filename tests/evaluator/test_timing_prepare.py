@@ -194,42 +194,14 @@ def test_a_case_asked_with_a_cpu_is_timed_from_a_thread_alone_on_it_and_the_fram
     assert results["free"][1][0]["calling_cpu"] is None
     assert os.sched_getaffinity(0) == everywhere  # the test's own thread never moved
 
-    class Replier:
-        def __init__(self):
-            self.sent = []
-
-        def send(self, message):
-            self.sent.append(message)
-
-    from geak_evaluator_triton.timing_loop import time_case
-
-    class Answered:  # a side whose case_ready says whether its calling thread took the CPU
-        untrusted = False
-
-        def __init__(self, cpu):
-            self.cpu = cpu
-
-        def start_case(self, case, seed, warmup_ms):
-            return {"launch_us": 1.0, "estimate_ms": 1.0, "call_ms": 1.0, "calling_cpu": self.cpu}
-
-        def block(self, calls, hold_us, verify_p, reservoir):
-            return {"latencies": [1.0] * calls, "gaps": [0.0] * calls, "own": [1] * calls}
-
-        def end_case(self):
-            return {}
-
-    options = {"queue_ahead_us": 10.0, "repetitions": 10, "max_repetitions": 10, "min_repetitions": 10,
-               "rep_ms": 10.0, "verify_calls": 0}
-    record = time_case(Answered(target), Answered(None), "c", 1, 2, options, 0.0, 0.0)
-    assert record["wall_s"]["pinned.baseline"] == 1 and record["wall_s"]["pinned.candidate"] == 0
-
     for cpu in (None, 3):
-        replier, inbox = Replier(), queue.Queue()
+        log, inbox = [], queue.Queue()
         inbox.put({"kind": "case_ready", "launch_us": 1.0})
-        side = RemoteSide(replier, inbox, False, "the baseline's timer")
+        side = RemoteSide(FakeReplier(log), inbox, False, "the baseline's timer")
         side.cpu = cpu
         side.start_case("c", 5, 1.0)
-        assert replier.sent[0]["case"].get("cpu") == cpu and ("cpu" in replier.sent[0]["case"]) == (cpu is not None)
+        (_, sent), = log
+        assert sent["case"].get("cpu") == cpu and ("cpu" in sent["case"]) == (cpu is not None)
 
 
 def test_timing_cpus_is_a_childs_share_offset_by_the_device():

@@ -9,8 +9,8 @@ the :class:`Side` interface: remote ones that talk to a child
 
 Per case:
 
-1. Each side draws its inputs (the baseline on seed A, the other on the secret
-   timing seed) and warms up; while the baseline does, an untrusted side is
+1. Each side draws its inputs (on the seeds given: the judge's sessions and eager's child
+   give both sides the secret timing seed) and warms up; while the baseline does, an untrusted side is
    paused (its whole process group stopped), so nothing of it runs on the device.
 2. Blocks alternate between the sides, the order flipping every round, a few
    milliseconds each (``BLOCK_MS``), the untrusted side paused during every

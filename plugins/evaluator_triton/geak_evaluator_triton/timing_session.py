@@ -99,7 +99,8 @@ def loop_options(options: TritonEvaluatorOptions, profile: HardwareProfile | Non
 
 
 def timing_request(ref: ReferenceRun, options: TritonEvaluatorOptions, profile: HardwareProfile | None) -> dict[str, Any]:
-    """What a child that will be timed is told up front: the cases, seed A (the baseline's),
+    """What a child that will be timed is told up front: the cases, seed A (the baseline's
+    warm-up, in eager's child),
     the loop's settings; ``sample``: gather outputs at random positions after every call
     (not where the harness compares outputs its own way, a permutation say)."""
     return {
