@@ -620,8 +620,8 @@ def test_a_session_times_both_sides_on_the_timing_seed():
 
 
 def test_a_cases_record_says_whether_each_sides_calling_thread_took_the_calling_cpu():
-    """case_ready's ``calling_cpu`` (timed_calls.serve) counted per side in the record's
-    ``wall_s`` (``pinned.baseline`` / ``pinned.candidate``), which the phases sum."""
+    """case_ready's ``calling_cpu`` and ``beside`` (timed_calls.serve) counted per side in
+    the record's ``wall_s`` (``pinned.*``, ``beside.*``), which the phases sum."""
     from geak_evaluator_triton.timing_loop import time_case
 
     class Answered(FakeSide):
@@ -630,9 +630,11 @@ def test_a_cases_record_says_whether_each_sides_calling_thread_took_the_calling_
             self.cpu = cpu
 
         def start_case(self, case, seed, warmup_ms):
-            return {**super().start_case(case, seed, warmup_ms), "calling_cpu": self.cpu}
+            return {**super().start_case(case, seed, warmup_ms), "calling_cpu": self.cpu,
+                    "beside": 2 if self.cpu is not None else None}
 
     log = []
     record = time_case(Answered("baseline", log, 3), Answered("candidate", log, None, untrusted=True), "c", 1, 1,
                        dict(OPTIONS, repetitions=10), 0.0, 0.0)
     assert record["wall_s"]["pinned.baseline"] == 1 and record["wall_s"]["pinned.candidate"] == 0
+    assert record["wall_s"]["beside.baseline"] == 2 and record["wall_s"]["beside.candidate"] == 0

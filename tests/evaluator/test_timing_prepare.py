@@ -144,9 +144,11 @@ def test_the_calling_cpu_is_the_sessions_first_and_none_without_a_rest():
 
 
 def test_a_case_asked_with_a_cpu_is_timed_from_a_thread_alone_on_it_and_the_frame_says_so():
-    """The child side (``timed_calls.serve``): a ``case`` command with ``cpu`` puts the calling
-    thread alone on that CPU before the case's inputs and warm-up; without one, nothing moves.
-    ``RemoteSide`` sends ``cpu`` only when the judge set one."""
+    """The child side (``timed_calls.serve``): a ``case`` command with ``cpu`` runs the case's
+    first call on the session's other CPUs, so that a thread pool it starts lands there, then
+    puts the calling thread alone on that CPU for the warm-up and the blocks (``settle``);
+    a thread started after that would share the CPU and case_ready counts it (``beside``).
+    Without ``cpu``, nothing moves. ``RemoteSide`` sends ``cpu`` only when the judge set one."""
     import os
     import queue
     import threading
@@ -157,12 +159,22 @@ def test_a_case_asked_with_a_cpu_is_timed_from_a_thread_alone_on_it_and_the_fram
     if not hasattr(os, "sched_setaffinity"):
         pytest.skip("no CPU affinity on this platform")
     target = max(os.sched_getaffinity(0))
+    everywhere = os.sched_getaffinity(0)
+    spread = (everywhere - {target}) or everywhere
+    stop = threading.Event()
 
     class Side:
         seen = []
 
-        def start_case(self, task, case, seed, warmup_ms):
-            self.seen.append(os.sched_getaffinity(0))
+        def start_case(self, task, case, seed, warmup_ms, settle=None):
+            pool = threading.Thread(target=stop.wait)  # as a first call's thread pool starts
+            pool.start()
+            self.seen.append(("first call", os.sched_getaffinity(0), os.sched_getaffinity(pool.native_id)))
+            if settle is not None:
+                settle()
+                late = threading.Thread(target=stop.wait)  # started once the thread is pinned
+                late.start()
+                self.seen.append(("warm-up", os.sched_getaffinity(0), os.sched_getaffinity(late.native_id)))
             return {"launch_us": 1.0, "estimate_ms": 1.0, "call_ms": 1.0}
 
     class Channel:
@@ -175,23 +187,30 @@ def test_a_case_asked_with_a_cpu_is_timed_from_a_thread_alone_on_it_and_the_fram
         def send(self, frame):
             self.sent.append(frame)
 
-    everywhere = os.sched_getaffinity(0)
     results = {}
 
     def run(name, commands):
         channel = Channel(commands)
         results[name] = (serve(channel, Side(), None, {"c": object()}), channel.sent, os.sched_getaffinity(0))
 
-    for name, ask in (("pinned", {"cpu": target}), ("free", {})):
-        commands = [{"case": {"name": "c", "seed": 1, "warmup_ms": 0.0, **ask}}, {"done": True}]
-        thread = threading.Thread(target=run, args=(name, commands))  # its own affinity, not the test's
-        thread.start()
-        thread.join()
-    assert Side.seen == [{target}, everywhere]
+    try:
+        for name, ask in (("pinned", {"cpu": target}), ("free", {})):
+            case = {"case": {"name": "c", "seed": 1, "warmup_ms": 0.0, **ask}}
+            commands = [case, case, {"done": True}]  # a second case starts from the pinned thread
+            thread = threading.Thread(target=run, args=(name, commands))  # its own affinity, not the test's
+            thread.start()
+            thread.join()
+    finally:
+        stop.set()
+    pinned_case = [("first call", spread, spread), ("warm-up", {target}, {target})]
+    assert Side.seen == pinned_case + pinned_case + [("first call", everywhere, everywhere)] * 2
     ended, sent, after = results["pinned"]
-    assert ended == {"done": True} and sent[0]["kind"] == "case_ready" and sent[0]["calling_cpu"] == target
+    assert ended == {"done": True} and [f["kind"] for f in sent] == ["case_ready"] * 2
+    assert all(f["calling_cpu"] == target for f in sent)
+    if os.path.isdir("/proc/self/task"):  # the thread started after the pin, counted
+        assert sent[0]["beside"] == 1 and sent[1]["beside"] == 2
     assert after == {target}  # until the judge puts the group back (pin_child(None))
-    assert results["free"][1][0]["calling_cpu"] is None
+    assert all(f["calling_cpu"] is None and f["beside"] is None for f in results["free"][1])
     assert os.sched_getaffinity(0) == everywhere  # the test's own thread never moved
 
     for cpu in (None, 3):

@@ -45,7 +45,7 @@ import os
 import secrets
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -251,10 +251,13 @@ class TimedSide:
         self._restore = [(now[p], before[p]) for p in self.mutates
                          if p in now and p in before and now[p].shape == before[p].shape]
 
-    def start_case(self, task: Any, case: Any, seed: int, warmup_ms: float) -> dict[str, Any]:
+    def start_case(self, task: Any, case: Any, seed: int, warmup_ms: float,
+                   settle: Callable[[], Any] | None = None) -> dict[str, Any]:
         """Draw the case's inputs on ``seed``, call once (compiles, autotunes), then warm up
         for ``warmup_ms``: the host time of a call (upper quartile) sizes the busy-wait, and
-        one call timed alone estimates its device time."""
+        one call timed alone estimates its device time. ``settle`` is called between the
+        first call and the warm-up (:func:`serve` pins the calling thread there, after the
+        thread pools a first call starts)."""
         import torch
 
         from geak_evaluator_triton.child_common import make_inputs
@@ -275,6 +278,8 @@ class TimedSide:
         torch.cuda.synchronize()
         self._find_changes(pristine)
         del pristine
+        if settle is not None:
+            settle()
         host_us: list[float] = []
         walls: list[float] = []
         began = time.perf_counter()
@@ -472,7 +477,11 @@ TIMING_COMMANDS = ("case", "block", "case_done")
 def pin_calling_thread(cpu: int) -> int | None:
     """Run the calling thread alone on ``cpu`` (the judge's ``timing_session.calling_cpu``:
     the same core for both sides' timed calls); the CPU, or None where it could not be set.
-    The judge puts every thread back on its CPUs after the session."""
+    The judge puts every thread back on its CPUs after the session.
+
+    A thread started from the calling thread afterwards inherits its CPUs: a thread pool
+    started lazily by a timed call (OpenMP's, a solver's) would run beside the calling
+    thread on its one core. :func:`serve` therefore pins only after a case's first call."""
     if not hasattr(os, "sched_setaffinity"):
         return None
     try:
@@ -482,20 +491,54 @@ def pin_calling_thread(cpu: int) -> int | None:
     return cpu
 
 
+def spread_calling_thread(cpus: set[int] | None) -> None:
+    """Put the calling thread back on ``cpus`` (the session's CPUs but the calling one), so
+    that the threads a case's first call starts land there and not on the calling CPU."""
+    if cpus and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, cpus)
+        except (OSError, ValueError):
+            pass
+
+
+def threads_beside(cpu: int) -> int | None:
+    """How many of this process's threads besides the calling one may run only on ``cpu``
+    (read from ``/proc/self/task``; None where that can't be read, as in some sandboxes):
+    0 once a case's calling thread has its CPU alone."""
+    wanted = str(cpu)
+    try:
+        names = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    alone = 0
+    for name in names:
+        try:
+            with open(f"/proc/self/task/{name}/status") as status:
+                for line in status:
+                    if line.startswith("Cpus_allowed_list:"):
+                        alone += line.split(":", 1)[1].strip() == wanted
+                        break
+        except OSError:
+            continue  # the thread ended meanwhile, or the file can't be read
+    return max(alone - 1, 0)
+
+
 def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide: dict[str, str] | None = None,
           checks: Any = None) -> dict[str, Any]:
     """Answer the judge's timing commands with ``side`` until another command comes (``done``,
     ``abort``, ``exit``), which is returned:
 
     ``{"case": {"name", "seed", "warmup_ms", "cpu"?}}`` → ``case_ready`` (the warm-up's
-    figures; with ``cpu``, the calling thread is first put alone on that CPU,
-    :func:`pin_calling_thread`);
+    figures; with ``cpu``, the case's first call runs on the session's other CPUs, then the
+    calling thread takes that CPU alone for the warm-up and the blocks,
+    :func:`pin_calling_thread`; ``beside``: threads left on it, :func:`threads_beside`);
     ``{"block": {"calls", "hold_us", "verify_p", "reservoir"}}`` → ``block`` (the calls'
     latencies, gaps, launches, samples, kept outputs, and ``checks()``'s findings);
     ``{"case_done": True}`` → ``case_done``. A call that raises is answered with an
     ``error`` frame (stage ``timing``) and the loop goes on waiting."""
     from geak_evaluator_triton.child_common import error_frame
 
+    spread: set[int] | None = None
     while True:
         command = channel.receive()
         if not isinstance(command, dict) or not any(k in command for k in TIMING_COMMANDS):
@@ -503,9 +546,22 @@ def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide:
         try:
             if "case" in command:
                 ask = command["case"]
-                pinned = pin_calling_thread(int(ask["cpu"])) if ask.get("cpu") is not None else None
-                info = side.start_case(task, cases[ask["name"]], int(ask["seed"]), float(ask["warmup_ms"]))
-                channel.send({"kind": "case_ready", "case": ask["name"], "calling_cpu": pinned, **info})
+                cpu = int(ask["cpu"]) if ask.get("cpu") is not None else None
+                pinned: list[int | None] = [None]
+                settle = None
+                if cpu is not None:
+                    if spread is None and hasattr(os, "sched_getaffinity"):
+                        # where the judge put the group (the session's CPUs but the calling one)
+                        spread = (os.sched_getaffinity(0) - {cpu}) or os.sched_getaffinity(0)
+                    spread_calling_thread(spread)
+
+                    def settle(cpu: int = cpu) -> None:
+                        pinned[0] = pin_calling_thread(cpu)
+                info = side.start_case(task, cases[ask["name"]], int(ask["seed"]), float(ask["warmup_ms"]),
+                                       settle)
+                crowd = threads_beside(cpu) if pinned[0] is not None and cpu is not None else None
+                channel.send({"kind": "case_ready", "case": ask["name"], "calling_cpu": pinned[0],
+                              "beside": crowd, **info})
             elif "block" in command:
                 ask = command["block"]
                 found = side.block(int(ask["calls"]), float(ask["hold_us"]), float(ask.get("verify_p", 0.0)),

@@ -275,6 +275,10 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
                    # cases, the phases say on how many
                    "pinned.baseline": int(info_b.get("calling_cpu") is not None),
                    "pinned.candidate": int(info_o.get("calling_cpu") is not None),
+                   # threads left beside each side's calling thread on its CPU after the
+                   # warm-up (case_ready's beside; 0 where it could not be read)
+                   "beside.baseline": int(info_b.get("beside") or 0),
+                   "beside.candidate": int(info_o.get("beside") or 0),
                    "loop": round(looped - loop_started, 4),
                    "loop.device": round(b.device_s + o.device_s, 4),
                    "loop.children": round(b.child_s + o.child_s, 4),
