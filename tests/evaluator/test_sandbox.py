@@ -159,8 +159,9 @@ def test_the_judge_puts_every_thread_and_process_of_a_child_on_chosen_cpus_and_b
 def test_a_childs_calling_thread_takes_its_cpu_alone_beside_the_group_on_the_rest_and_comes_back():
     """A timing session's pinning as a confined child lives it (timing_session.calling_cpu):
     the judge puts the child's group on the session's CPUs but one, the child's calling
-    thread takes that one alone, its other threads stay on the rest; after the session the
-    judge's pin_child(None) puts all of them back on every CPU."""
+    thread takes that one alone, its other threads stay on the rest (and it can count those
+    left beside it, timed_calls.threads_beside); after the session the judge's
+    pin_child(None) puts all of them back on every CPU."""
     everywhere = sorted(os.sched_getaffinity(0))
     one, rest = everywhere[-1], set(everywhere[:-1])
     checked = 0
@@ -180,7 +181,8 @@ def test_a_childs_calling_thread_takes_its_cpu_alone_beside_the_group_on_the_res
         result = run("calling_thread", {}, on_message=answer, isolate=isolate)
         assert result.completed, result.stderr
         during, after = result.returned
-        assert during == {"pinned": one, "main": [one], "thread": sorted(rest)}
+        # beside: read in the confined child too (0: its other thread is on the rest)
+        assert during == {"pinned": one, "main": [one], "thread": sorted(rest), "beside": 0}
         assert after == {"main": everywhere, "thread": everywhere}
         checked += 1
     assert checked == (2 if namespaces_available() else 1)
