@@ -638,3 +638,14 @@ def test_a_cases_record_says_whether_each_sides_calling_thread_took_the_calling_
                        dict(OPTIONS, repetitions=10), 0.0, 0.0)
     assert record["wall_s"]["pinned.baseline"] == 1 and record["wall_s"]["pinned.candidate"] == 0
     assert record["wall_s"]["beside.baseline"] == 2 and record["wall_s"]["beside.candidate"] == 0
+
+    class Junk(Answered):  # the candidate's frame is its own: no count is taken on trust
+        def start_case(self, case, seed, warmup_ms):
+            return {**super().start_case(case, seed, warmup_ms), "beside": self.junk}
+
+    for junk in ("many", -1, 1 << 40, 2.5, True, [1]):
+        candidate = Junk("candidate", log, 3, untrusted=True)
+        candidate.junk = junk
+        record = time_case(Answered("baseline", log, 3), candidate, "c", 1, 1, dict(OPTIONS, repetitions=10),
+                           0.0, 0.0)
+        assert record["wall_s"]["beside.candidate"] == 0, junk

@@ -157,6 +157,12 @@ def block_calls(call_ms: float, hold_us: float) -> int:
     return max(MIN_BLOCK, min(MAX_BLOCK, int(round(BLOCK_MS / per_call))))
 
 
+def _count(value: Any) -> int:
+    """A small count a side reported (``beside``), or 0 for anything else: a diagnostic the
+    candidate's frame carries too, so never trusted to be a number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 20 else 0
+
+
 def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, options: dict[str, Any],
               target: float, warmup_ms: float) -> dict[str, Any]:
     """Time ``other`` against ``baseline`` on one case; the record the judge keeps, with
@@ -276,9 +282,10 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
                    "pinned.baseline": int(info_b.get("calling_cpu") is not None),
                    "pinned.candidate": int(info_o.get("calling_cpu") is not None),
                    # threads left beside each side's calling thread on its CPU after the
-                   # warm-up (case_ready's beside; 0 where it could not be read)
-                   "beside.baseline": int(info_b.get("beside") or 0),
-                   "beside.candidate": int(info_o.get("beside") or 0),
+                   # warm-up (case_ready's beside; 0 where it could not be read, or the
+                   # candidate's frame said something else than a count)
+                   "beside.baseline": _count(info_b.get("beside")),
+                   "beside.candidate": _count(info_o.get("beside")),
                    "loop": round(looped - loop_started, 4),
                    "loop.device": round(b.device_s + o.device_s, 4),
                    "loop.children": round(b.child_s + o.child_s, 4),
