@@ -523,6 +523,19 @@ def threads_beside(cpu: int) -> int | None:
     return max(alone - 1, 0)
 
 
+class _Pin:
+    """``settle`` for :meth:`TimedSide.start_case`: puts the calling thread alone on ``cpu``
+    (:func:`pin_calling_thread`) when called; ``pinned``: the CPU it took, or None."""
+
+    def __init__(self, cpu: int | None) -> None:
+        self.cpu = cpu
+        self.pinned: int | None = None
+
+    def __call__(self) -> None:
+        if self.cpu is not None:
+            self.pinned = pin_calling_thread(self.cpu)
+
+
 def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide: dict[str, str] | None = None,
           checks: Any = None) -> dict[str, Any]:
     """Answer the judge's timing commands with ``side`` until another command comes (``done``,
@@ -547,20 +560,16 @@ def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide:
             if "case" in command:
                 ask = command["case"]
                 cpu = int(ask["cpu"]) if ask.get("cpu") is not None else None
-                pinned: list[int | None] = [None]
-                settle = None
+                pin = _Pin(cpu)
                 if cpu is not None:
                     if spread is None and hasattr(os, "sched_getaffinity"):
                         # where the judge put the group (the session's CPUs but the calling one)
                         spread = (os.sched_getaffinity(0) - {cpu}) or os.sched_getaffinity(0)
                     spread_calling_thread(spread)
-
-                    def settle(cpu: int = cpu) -> None:
-                        pinned[0] = pin_calling_thread(cpu)
                 info = side.start_case(task, cases[ask["name"]], int(ask["seed"]), float(ask["warmup_ms"]),
-                                       settle)
-                crowd = threads_beside(cpu) if pinned[0] is not None and cpu is not None else None
-                channel.send({"kind": "case_ready", "case": ask["name"], "calling_cpu": pinned[0],
+                                       pin if cpu is not None else None)
+                crowd = threads_beside(pin.pinned) if pin.pinned is not None else None
+                channel.send({"kind": "case_ready", "case": ask["name"], "calling_cpu": pin.pinned,
                               "beside": crowd, **info})
             elif "block" in command:
                 ask = command["block"]
