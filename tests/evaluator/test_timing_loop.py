@@ -356,6 +356,38 @@ def test_where_late_calls_start_to_count_after_the_time_budget_is_spent_the_loop
     assert time.perf_counter() - began < 5.0  # the second budget is rep_ms too, not open-ended
 
 
+def test_late_rep_ms_sets_the_budget_from_where_late_calls_count():
+    """``late_rep_ms`` (an evaluator option, 0: rep_ms) is the loop's budget once a case's
+    late calls count: the loop runs on for it after the switch, and no longer."""
+    import random
+    import time
+
+    from geak_evaluator_triton.timing_loop import MAX_CALLS_OVER, time_case
+
+    after = {}
+    for late_rep_ms in (0.0, 200.0):
+        rng = random.Random(7)
+        baseline, candidate = sides([])
+        baseline.block, candidate.block = (_late_side(baseline, rng, 0.2, sleep=True),
+                                           _late_side(candidate, rng, 0.2, sleep=True))
+        options = dict(OPTIONS, rep_ms=40.0, late_rep_ms=late_rep_ms, max_repetitions=100000)
+        need = options["min_repetitions"]
+        began = time.perf_counter()
+        record = time_case(baseline, candidate, "c", 1, 99, options, 0.0, 10.0)
+        b, o = record["tallies"]["baseline"], record["tallies"]["other"]
+        assert b.late_kept == b.calls and o.late_kept == o.calls
+        # the host time of the calls after the switch (1.5 ms a call here, both sides a round)
+        after[late_rep_ms] = ((b.calls - MAX_CALLS_OVER * need) * baseline.ms
+                              + (o.calls - MAX_CALLS_OVER * need) * candidate.ms)
+        assert time.perf_counter() - began < 5.0  # bounded
+    assert after[200.0] >= 0.9 * 200.0 > 2 * after[0.0]
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.timing_session import loop_options
+
+    assert loop_options(TritonEvaluatorOptions(late_rep_ms=1000.0), None)["late_rep_ms"] == 1000.0
+    assert "late_rep_ms must be >= 0" in "; ".join(TritonEvaluatorOptions(late_rep_ms=-1.0).validate())
+
+
 def test_an_input_the_baseline_changes_too_is_the_tasks_to_change_and_any_other_rejects():
     """An optimizer step updates its parameters in place: the candidate doing so too is not
     tampering; changing an input the baseline leaves alone still rejects it."""

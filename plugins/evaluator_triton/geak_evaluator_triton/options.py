@@ -92,6 +92,9 @@ class TritonEvaluatorOptions:
     noise_multiple: float = 4.0
     warmup_ms: float = 10.0  # per side, after the first call, on the first timed case (a quarter on later ones)
     rep_ms: float = 200.0  # the most one case's timed loop may take
+    # The same, from where a case's late calls count (calls that wait for the host: the
+    # host's jitter is in their latencies); 0: rep_ms.
+    late_rep_ms: float = 0.0
     repetitions: int = 0  # > 0: exactly this many timed repetitions per side and case
     min_repetitions: int = 10
     max_repetitions: int = 2000
@@ -150,6 +153,8 @@ class TritonEvaluatorOptions:
             problems.append("budget_scale and budget_floor_s must be >= 0")
         if self.reference_prefetch < -1:
             problems.append("reference_prefetch must be -1 (auto), 0 (off) or a count")
+        if self.late_rep_ms < 0:
+            problems.append("late_rep_ms must be >= 0 (0: rep_ms)")
         if self.timeout_s <= 0 or self.reference_timeout_s <= 0:
             problems.append("timeouts must be positive")
         if self.workers < 0:

@@ -233,10 +233,13 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             # length, and a lengthened one took most of the loop's time (KernelBench-X's
             # masked_select on an H200: 6.4 of its 8.3 s busy-waiting, 42-57 calls a side per
             # case, each median known to 11-16 %).
+            # From here the budget is late_rep_ms where set (the host's jitter is in these
+            # latencies: more calls for the same precision).
             for tally in tallies.values():
                 tally.keep_late()
             done = min(len(t.latencies) for t in tallies.values())
             budget_from = time.perf_counter()
+            budget_s = float(options.get("late_rep_ms") or options["rep_ms"]) / 1e3
             hold_us = first_hold_us
         if fixed:
             if done >= limit:

@@ -86,6 +86,7 @@ def loop_options(options: TritonEvaluatorOptions, profile: HardwareProfile | Non
     return {
         "warmup_ms": options.warmup_ms,
         "rep_ms": options.rep_ms,
+        "late_rep_ms": options.late_rep_ms,
         "repetitions": options.repetitions,
         "min_repetitions": options.min_repetitions,
         "max_repetitions": options.max_repetitions,
