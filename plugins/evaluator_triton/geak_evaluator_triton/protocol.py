@@ -41,7 +41,8 @@ kind           sent by                    carries / what happens next
 ``case_ready`` candidate, timer           answers ``{"case": {...}}``: inputs drawn,
                                           warm-up done (``launch_us``, ``estimate_ms``,
                                           ``call_ms``; ``calling_cpu``: the CPU its
-                                          calling thread took, asked by ``cpu``)
+                                          calling thread took, asked by ``cpu``;
+                                          ``beside``: threads left on that CPU)
 ``block``      candidate, timer           answers ``{"block": {...}}``: :class:`BlockFrame`,
                                           the calls' latencies, gaps, own launches, sampled
                                           and kept outputs, ``late_at`` calls; the

@@ -504,7 +504,9 @@ def spread_calling_thread(cpus: set[int] | None) -> None:
 def threads_beside(cpu: int) -> int | None:
     """How many of this process's threads besides the calling one may run only on ``cpu``
     (read from ``/proc/self/task``; None where that can't be read, as in some sandboxes):
-    0 once a case's calling thread has its CPU alone."""
+    0 once a case's calling thread has its CPU alone. Each thread's ``status`` rather than
+    ``sched_getaffinity(tid)``: in a child's own PID namespace the thread ids ``/proc``
+    lists are not the ones that call takes."""
     wanted = str(cpu)
     try:
         names = os.listdir("/proc/self/task")
@@ -527,13 +529,12 @@ class _Pin:
     """``settle`` for :meth:`TimedSide.start_case`: puts the calling thread alone on ``cpu``
     (:func:`pin_calling_thread`) when called; ``pinned``: the CPU it took, or None."""
 
-    def __init__(self, cpu: int | None) -> None:
+    def __init__(self, cpu: int) -> None:
         self.cpu = cpu
         self.pinned: int | None = None
 
     def __call__(self) -> None:
-        if self.cpu is not None:
-            self.pinned = pin_calling_thread(self.cpu)
+        self.pinned = pin_calling_thread(self.cpu)
 
 
 def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide: dict[str, str] | None = None,
@@ -559,18 +560,17 @@ def serve(channel: Any, side: TimedSide, task: Any, cases: dict[str, Any], hide:
         try:
             if "case" in command:
                 ask = command["case"]
-                cpu = int(ask["cpu"]) if ask.get("cpu") is not None else None
-                pin = _Pin(cpu)
-                if cpu is not None:
+                pin = _Pin(int(ask["cpu"])) if ask.get("cpu") is not None else None
+                if pin is not None:
                     if spread is None and hasattr(os, "sched_getaffinity"):
                         # where the judge put the group (the session's CPUs but the calling one)
-                        spread = (os.sched_getaffinity(0) - {cpu}) or os.sched_getaffinity(0)
+                        here = os.sched_getaffinity(0)
+                        spread = (here - {pin.cpu}) or here
                     spread_calling_thread(spread)
-                info = side.start_case(task, cases[ask["name"]], int(ask["seed"]), float(ask["warmup_ms"]),
-                                       pin if cpu is not None else None)
-                crowd = threads_beside(pin.pinned) if pin.pinned is not None else None
-                channel.send({"kind": "case_ready", "case": ask["name"], "calling_cpu": pin.pinned,
-                              "beside": crowd, **info})
+                info = side.start_case(task, cases[ask["name"]], int(ask["seed"]), float(ask["warmup_ms"]), pin)
+                pinned = pin.pinned if pin is not None else None
+                channel.send({"kind": "case_ready", "case": ask["name"], "calling_cpu": pinned,
+                              "beside": threads_beside(pinned) if pinned is not None else None, **info})
             elif "block" in command:
                 ask = command["block"]
                 found = side.block(int(ask["calls"]), float(ask["hold_us"]), float(ask.get("verify_p", 0.0)),
