@@ -22,7 +22,12 @@ Each round draws every case's inputs again in every worker. Per process the benc
 fits one offset (log speedup of pair (b, o) = a_b - a_o) over all pairs, cases and
 rounds, and reports how much of the spread the offsets explain: an offset that holds
 across rounds and pairs is the process's; spread they do not explain is the inputs'
-or noise. ``--bind near|far`` starts the workers on the CPUs of the GPU's NUMA node or
+or noise. Per arrangement the bench also reports the mean log speedup (``bias_pct``,
+with its standard error): the side timed as the baseline against the other, whatever the
+process. With ``--pause other`` (the judge's default) only the other side is stopped
+while the baseline runs; ``--pause both`` stops each side while the other runs (the
+judge's ``pause_baseline``); ``--pause other,both`` times every pair both ways in turn.
+``--bind near|far`` starts the workers on the CPUs of the GPU's NUMA node or
 of another; ``--hold-us`` makes every busy-wait at least that long.
 
 On 4 x H200 (2026-11-27, three workers, two cases a task, docs/benchmarks.md): offsets
@@ -236,8 +241,18 @@ def fit_offsets(rows: list[dict[str, Any]], workers: int) -> tuple[list[float], 
     return offsets, total, left
 
 
+def bias(rows: list[dict[str, Any]]) -> tuple[float, float]:
+    """The mean log speedup over ``rows`` in %, and its standard error: how much slower the
+    side timed as the baseline read than the other, whichever processes they were."""
+    logs = [math.log(r["speedup"]) for r in rows]
+    if len(logs) < 2:
+        return (100 * logs[0] if logs else 0.0), 0.0
+    return 100 * statistics.fmean(logs), 100 * statistics.stdev(logs) / math.sqrt(len(logs))
+
+
 def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: int, options: dict[str, Any],
-               out: dict[str, Any], save: Any, variant: dict[str, Any]) -> None:
+               out: dict[str, Any], save: Any, variant: dict[str, Any], modes: tuple[str, ...] = ("judge", "same"),
+               pauses: tuple[str, ...] = ("other",)) -> None:
     from geak_evaluator_triton.child_pool import task_payload
     from geak_evaluator_triton.timing_loop import time_case
     from kernelbenchx_references import bench_task_of
@@ -260,20 +275,21 @@ def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: in
     try:
         for round_number in range(rounds):
             for case in cases:
-                for mode in ("judge", "same"):
+                for mode in modes:
                     for b, o in pairs:
-                        fresh = secrets.randbelow(1 << 30)
-                        seeds = (1, fresh) if mode == "judge" else (fresh, fresh)
-                        baseline = _Remote(*procs[b], untrusted=False)
-                        other = _Remote(*procs[o], untrusted=True)
-                        try:
-                            record = _summary(time_case(baseline, other, case, seeds[0], seeds[1], options,
-                                                        options["target_ci"], options["warmup_ms"]))
-                        except RuntimeError as exc:
-                            found.setdefault("errors", []).append(f"{case} {mode} {b}-{o}: {exc}")
-                            continue
-                        found["rows"].append({"round": round_number, "case": case, "mode": mode, "baseline": b,
-                                              "other": o, **record})
+                        for pause in pauses:
+                            fresh = secrets.randbelow(1 << 30)
+                            seeds = (1, fresh) if mode == "judge" else (fresh, fresh)
+                            baseline = _Remote(*procs[b], untrusted=False, stoppable=pause == "both")
+                            other = _Remote(*procs[o], untrusted=True)
+                            try:
+                                record = _summary(time_case(baseline, other, case, seeds[0], seeds[1], options,
+                                                            options["target_ci"], options["warmup_ms"]))
+                            except RuntimeError as exc:
+                                found.setdefault("errors", []).append(f"{case} {mode} {pause} {b}-{o}: {exc}")
+                                continue
+                            found["rows"].append({"round": round_number, "case": case, "mode": mode,
+                                                  "pause": pause, "baseline": b, "other": o, **record})
                 fresh = secrets.randbelow(1 << 30)
                 procs[0][1].send(("local", {"case": case, "seeds": [fresh, fresh], "options": options,
                                             "warmup_ms": options["warmup_ms"]}))
@@ -284,14 +300,19 @@ def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: in
                 save()
     finally:
         stop_workers(procs, join_s=10)
-    for mode in ("judge", "same"):
-        rows = [r for r in found["rows"] if r["mode"] == mode]
-        offsets, total, left = fit_offsets(rows, workers)
-        found[mode] = {"offsets_pct": [round(100 * (math.exp(a) - 1), 2) for a in offsets],
-                       "rms_pct": round(100 * total, 2), "rms_left_pct": round(100 * left, 2),
-                       "speedups": [round(r["speedup"], 4) for r in rows]}
-        print(f"{task.id:32s} {mode:6s} offsets % {found[mode]['offsets_pct']} rms {found[mode]['rms_pct']} % "
-              f"-> {found[mode]['rms_left_pct']} % after them ({len(rows)} timings)", flush=True)
+    for mode in modes:
+        for pause in pauses:
+            rows = [r for r in found["rows"] if r["mode"] == mode and r.get("pause", "other") == pause]
+            offsets, total, left = fit_offsets(rows, workers)
+            mean, error = bias(rows)
+            key = mode if pauses == ("other",) else f"{mode}, pause {pause}"
+            found[key] = {"offsets_pct": [round(100 * (math.exp(a) - 1), 2) for a in offsets],
+                          "rms_pct": round(100 * total, 2), "rms_left_pct": round(100 * left, 2),
+                          "bias_pct": round(mean, 2), "bias_se_pct": round(error, 2),
+                          "speedups": [round(r["speedup"], 4) for r in rows]}
+            print(f"{task.id:32s} {key:18s} offsets % {found[key]['offsets_pct']} rms {found[key]['rms_pct']} % "
+                  f"-> {found[key]['rms_left_pct']} % after them; baseline slower by {mean:+.2f} % "
+                  f"(+- {error:.2f}) ({len(rows)} timings)", flush=True)
     local = [r["speedup"] for r in found["rows"] if r["mode"] == "local"]
     if local:
         found["local_speedups"] = [round(s, 4) for s in local]
@@ -319,8 +340,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="CUDA_MODULE_LOADING in the workers: EAGER loads every module's kernels when the "
                              "context starts, in one order (each process then likely holds the same code at "
                              "the same places); '' leaves the environment's")
+    parser.add_argument("--modes", default="judge,same",
+                        help="seed arrangements: judge (the baseline on seed 1, the other on a fresh one: the "
+                             "judge's until 2026-11-27), same (both on one fresh seed: the judge's since)")
+    parser.add_argument("--pause", default="other",
+                        help="who is stopped while the other side runs: other (the judge's default), both "
+                             "(pause_baseline), or other,both to time every pair both ways in turn")
     parser.add_argument("--json", dest="json_out", default="")
     args = parser.parse_args(argv)
+    modes = tuple(m for m in args.modes.split(",") if m)
+    pauses = tuple(p for p in args.pause.split(",") if p)
+    if not modes or set(modes) - {"judge", "same"}:
+        parser.error("--modes takes judge, same or both, comma-separated")
+    if not pauses or set(pauses) - {"other", "both"}:
+        parser.error("--pause takes other, both or other,both")
     from geak_core.engine.store import atomic_write
     from geak_evaluator_triton.options import TritonEvaluatorOptions
     from geak_evaluator_triton.timing_session import loop_options
@@ -340,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     variant = {"cpus": cpus, "hold_us": args.hold_us, "flush": args.flush, "fresh_events": args.fresh_events,
                "module_loading": args.module_loading}
     out: dict[str, Any] = {"options": options, "workers": args.workers, "rounds": args.rounds, "bind": args.bind,
+                           "modes": list(modes), "pause": list(pauses),
                            "gpu_node": node, "nodes": {n: len(c) for n, c in nodes.items()}, **variant, "tasks": {}}
     print(f"GPU {device} on NUMA node {node}; nodes {out['nodes']}; bind {args.bind}: {len(cpus)} CPUs; "
           f"hold at least {args.hold_us} us; flush {args.flush}; fresh events {args.fresh_events}; "
@@ -351,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as folder:
         for name in args.tasks.split(","):
-            bench_task(suite.get(name), folder, args.workers, args.rounds, args.cases, options, out, save, variant)
+            bench_task(suite.get(name), folder, args.workers, args.rounds, args.cases, options, out, save, variant,
+                       modes, pauses)
     return 0
 
 

@@ -166,10 +166,12 @@ def stop_workers(workers: list[tuple[Any, Any]], join_s: float) -> None:
 
 
 class _Remote:
-    """A side in a worker process; ``untrusted``: paused (SIGSTOP) while the other side runs."""
+    """A side in a worker process; ``untrusted`` or ``stoppable``: paused (SIGSTOP) while the
+    other side runs (the judge's baseline under ``pause_baseline``)."""
 
-    def __init__(self, process: Any, conn: Any, untrusted: bool) -> None:
+    def __init__(self, process: Any, conn: Any, untrusted: bool, stoppable: bool = False) -> None:
         self.process, self.conn, self.untrusted = process, conn, untrusted
+        self.stoppable = untrusted or stoppable
 
     def _ask(self, command: str, payload: dict[str, Any]) -> dict[str, Any]:
         self.conn.send((command, payload))

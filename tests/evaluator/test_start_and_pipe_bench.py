@@ -90,6 +90,26 @@ def test_the_process_bench_finds_each_process_offset_from_the_pairs_it_timed():
     assert total > 0.03 and left < 0.003
 
 
+def test_the_process_bench_reports_a_bias_by_role_that_the_offsets_cannot_show():
+    """A side read slower as the baseline than as the other, whichever process it is: the
+    offsets (centred) stay zero, the bias (mean log speedup) is that slowdown, with its
+    standard error; one row alone has no error."""
+    import math
+    import random
+
+    from geak_evaluator_triton.child_jobs import import_file
+
+    bench = import_file("timing_processes_bench", str(BENCH / "timing_processes.py"))
+    rng = random.Random(7)
+    rows = [{"baseline": b, "other": o, "speedup": math.exp(0.05 + rng.gauss(0, 0.01))}
+            for _ in range(10) for b in range(3) for o in range(3) if b != o]
+    offsets, _, _ = bench.fit_offsets(rows, 3)
+    assert max(abs(a) for a in offsets) < 0.01
+    mean, error = bench.bias(rows)
+    assert 4.5 < mean < 5.5 and 0.05 < error < 0.3
+    assert bench.bias(rows[:1])[1] == 0.0 and bench.bias([]) == (0.0, 0.0)
+
+
 def test_the_process_benches_workers_answer_each_command_and_report_a_failing_one():
     """bench/timing_sides.py's serve_pipe, the loop of both process benches' workers."""
     from geak_evaluator_triton.child_jobs import import_file

@@ -12,6 +12,7 @@ class FakeSide:
 
     def __init__(self, name, ms, log, untrusted=False, keep=True):
         self.name, self.ms, self.log, self.untrusted, self.keep = name, ms, log, untrusted, keep
+        self.stoppable = untrusted
         self.paused = False
 
     def start_case(self, case, seed, warmup_ms):
@@ -66,6 +67,45 @@ def test_blocks_alternate_and_the_candidate_is_paused_whenever_the_baseline_runs
     assert record["reference_ms"] == 1.0 and record["candidate_ms"] == 0.5
     assert record["repetitions"] >= OPTIONS["min_repetitions"]
     assert not candidate.paused
+
+
+@pytest.mark.parametrize("pause_baseline", [False, True])
+def test_a_stoppable_baseline_is_paused_whenever_the_candidate_runs_and_only_then(pause_baseline):
+    """``pause_baseline``: the baseline's side is stopped while the candidate's start, blocks,
+    last block and end run, as the candidate's is while the baseline's run, so that each
+    side comes to its blocks resumed from a stop; never while its own run. Off, the
+    baseline is never paused."""
+    from geak_evaluator_triton.timing_loop import time_case
+
+    log: list = []
+    baseline, candidate = sides(log, keep=False)
+    baseline.stoppable = pause_baseline
+    candidate.peer = baseline
+    time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.01, 10.0)
+    runs = [e for e in log if e[1] in ("start", "block")]
+    theirs = [e[-1] for e in runs if e[0] == "candidate"]
+    assert len(theirs) >= 3  # its start, its blocks, the last block that keeps a call
+    assert all(theirs) if pause_baseline else not any(theirs)
+    assert all(e[-1] for e in runs if e[0] == "baseline")  # the candidate: always
+    # never both stopped at once, and both running again at the end
+    paused = {"baseline": False, "candidate": False}
+    for entry in log:
+        if entry[1] in ("paused", "resumed"):
+            paused[entry[0]] = entry[1] == "paused"
+            assert not all(paused.values())
+    assert not baseline.paused and not candidate.paused
+    assert any(e == ("baseline", "paused") for e in log) == pause_baseline
+
+
+def test_an_untrusted_side_that_cannot_be_stopped_is_refused():
+    from geak_evaluator_triton.timing_loop import time_case
+
+    log: list = []
+    baseline, candidate = sides(log)
+    candidate.stoppable = False
+    with pytest.raises(ValueError, match="stoppable"):
+        time_case(baseline, candidate, "c", 1, 99, OPTIONS, 0.01, 10.0)
+    assert log == []
 
 
 def test_a_fixed_repetition_count_is_honoured_and_nothing_kept_means_one_more_random_block():

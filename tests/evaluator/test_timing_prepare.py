@@ -136,6 +136,61 @@ def test_both_sides_of_a_session_run_on_the_same_cpus_and_go_back_after(mini_tas
         assert ("lost" in frames.untimed) == fails
 
 
+@pytest.mark.parametrize("pause_baseline", [False, True])
+def test_the_baselines_timer_is_stopped_with_the_candidate_running_only_under_pause_baseline(
+        mini_tasks, monkeypatch, pause_baseline):
+    """The session's baseline side is stoppable under ``pause_baseline`` (else never); the
+    candidate's always. A stoppable side's pause stops its child's process group, and the
+    time stopped is not charged to its timeout."""
+    import queue
+    import threading
+
+    from geak_evaluator_triton import timing_session
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+
+    class StoppingReplier(FakeReplier):
+        excluded = 0.0
+
+        def pause_child(self):
+            self.log.append(("stopped", self.name))
+
+        def resume_child(self):
+            self.log.append(("resumed", self.name))
+
+        def exclude(self, seconds):
+            self.excluded += seconds
+
+    log = []
+    frames = _frames(mini_tasks, log)
+    frames.options = TritonEvaluatorOptions(pin_timing_cpus=False, pause_baseline=pause_baseline)
+    frames.ref.timing_seed = 7
+    frames.replier = StoppingReplier(log)
+    frames.replier.name = "candidate"
+    timer_replier = StoppingReplier(log)
+    timer_replier.name = "timer"
+    inbox = queue.Queue()
+    inbox.put({"kind": "session_ready"})
+    frames.timer = SimpleNamespace(lock=threading.Lock(), close=lambda: None, release=lambda: None,
+                                   frames=SimpleNamespace(replier=timer_replier, inbox=inbox, estimates={}))
+
+    def session(ref, options, loop, baseline, candidate, *args):
+        log.append(("stoppable", baseline.stoppable, candidate.stoppable))
+        for side in (baseline, candidate):
+            side.pause()
+            side.resume()
+        return [], ""
+
+    monkeypatch.setattr(timing_session, "run_session", session)
+    frames._time()
+    assert ("stoppable", pause_baseline, True) in log
+    stops = [entry for entry in log if entry[0] in ("stopped", "resumed")]
+    expected = [("stopped", "candidate"), ("resumed", "candidate")]
+    if pause_baseline:
+        expected = [("stopped", "timer"), ("resumed", "timer")] + expected
+    assert stops == expected, stops
+    assert timer_replier.excluded >= 0.0 and frames.untimed == ""
+
+
 def test_the_calling_cpu_is_the_sessions_first_and_none_without_a_rest():
     from geak_evaluator_triton.timing_session import calling_cpu
 

@@ -465,7 +465,8 @@ class CandidateFrames(FrameHandler):
         try:
             with timer.lock:
                 baseline = RemoteSide(timer.frames.replier, timer.frames.inbox, False, "the baseline's timer",
-                                      timer_answer_s(timer.frames.estimates, self.options.reference_timeout_s))
+                                      timer_answer_s(timer.frames.estimates, self.options.reference_timeout_s),
+                                      stoppable=self.options.pause_baseline)
                 if self.options.pin_timing_cpus and hasattr(os, "sched_setaffinity"):
                     cpus = timing_cpus(self.gating.slot.env)
                     cpu = calling_cpu(cpus)

@@ -616,6 +616,7 @@ class LocalSide:
     times eager and the baseline, both trusted, in one process)."""
 
     untrusted = False
+    stoppable = False  # both sides in this one process
 
     def __init__(self, side: TimedSide, task: Any, cases: dict[str, Any]) -> None:
         self.side = side

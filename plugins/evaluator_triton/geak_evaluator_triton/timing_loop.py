@@ -11,10 +11,14 @@ Per case:
 
 1. Each side draws its inputs (on the seeds given: the judge's sessions and eager's child
    give both sides the secret timing seed) and warms up; while the baseline does, an untrusted side is
-   paused (its whole process group stopped), so nothing of it runs on the device.
+   paused (its whole process group stopped), so nothing of it runs on the device. A side
+   is paused while the other runs where it is ``stoppable``: an untrusted side always, the
+   baseline's timer where the judge asks for it (``pause_baseline``), so that each side
+   runs its blocks as the other does, resumed from a stop.
 2. Blocks alternate between the sides, the order flipping every round, a few
    milliseconds each (``BLOCK_MS``), the untrusted side paused during every
-   baseline block. Clock and thermal drift reach both sides alike.
+   baseline block (and a stoppable baseline during every one of the other's). Clock
+   and thermal drift reach both sides alike.
 3. After at least ``min_repetitions`` calls per side, the loop stops once both
    medians are known to within the case's target (the distribution-free 95 %
    interval of a median), when it has run ``rep_ms``, or at
@@ -55,6 +59,8 @@ class Side(Protocol):
     """What :func:`time_case` needs of one side."""
 
     untrusted: bool
+    # paused (pause/resume) while the other side runs: true of every untrusted side
+    stoppable: bool
 
     def start_case(self, case: str, seed: int, warmup_ms: float) -> dict[str, Any]: ...
 
@@ -167,10 +173,12 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
               target: float, warmup_ms: float) -> dict[str, Any]:
     """Time ``other`` against ``baseline`` on one case; the record the judge keeps, with
     both sides' :class:`Tally` under ``"tallies"`` (popped by the judge)."""
+    if other.untrusted and not other.stoppable:
+        raise ValueError("an untrusted side must be stoppable: it is paused while the baseline runs")
     began = time.perf_counter()
     info_b = _quietly(other, lambda: baseline.start_case(case, seed_a, warmup_ms))
     warmed_b = time.perf_counter()
-    info_o = other.start_case(case, seed_t, warmup_ms)
+    info_o = _quietly(baseline, lambda: other.start_case(case, seed_t, warmup_ms))
     warm_children = (float(info_b.get("wall_ms", 0.0)) + float(info_o.get("wall_ms", 0.0))) / 1e3
     launch_us = max(float(info_b["launch_us"]), float(info_o["launch_us"]))
     hold_us = hold_for(launch_us, float(options.get("queue_ahead_us", 0.0)))
@@ -200,7 +208,8 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             if name == "baseline":
                 blocks[name] = _quietly(other, lambda side=side, hold=hold_us: side.block(calls, hold, 0.0, False))
             else:
-                blocks[name] = side.block(calls, hold_us, verify_p, False)
+                blocks[name] = _quietly(baseline, lambda side=side, hold=hold_us: side.block(calls, hold, verify_p,
+                                                                                               False))
             tallies[name].round_trip_s += time.perf_counter() - asked
             tallies[name].add(blocks[name])
             held_s += (calls + 1) * hold_us / 1e6  # with the block's lead-in
@@ -261,9 +270,9 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             tally.keep_late()
     if other.untrusted and not tallies["other"].verified and not tallies["other"].deferred:
         calls_last = LAST_BLOCK[0] + secrets.randbelow(LAST_BLOCK[1] - LAST_BLOCK[0] + 1)
-        tallies["other"].add(other.block(calls_last, hold_us, 0.0, True))
+        tallies["other"].add(_quietly(baseline, lambda: other.block(calls_last, hold_us, 0.0, True)))
     verified = time.perf_counter()
-    ended = {"baseline": _quietly(other, baseline.end_case), "other": other.end_case()}
+    ended = {"baseline": _quietly(other, baseline.end_case), "other": _quietly(baseline, other.end_case)}
     b, o = tallies["baseline"], tallies["other"]
     finished = time.perf_counter()
     return {
@@ -310,15 +319,16 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
     }
 
 
-def _quietly(untrusted: Side, work: Any) -> Any:
-    """Run ``work`` with ``untrusted`` paused (when it is untrusted): nothing of it runs meanwhile."""
-    if not untrusted.untrusted:
+def _quietly(peer: Side, work: Any) -> Any:
+    """Run ``work`` (the other side's) with ``peer`` paused where it is stoppable: nothing of
+    it runs meanwhile."""
+    if not peer.stoppable:
         return work()
-    untrusted.pause()
+    peer.pause()
     try:
         return work()
     finally:
-        untrusted.resume()
+        peer.resume()
 
 
 def spread(values: list[float]) -> list[float]:

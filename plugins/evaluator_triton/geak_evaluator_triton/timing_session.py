@@ -163,14 +163,16 @@ class TimingError(Exception):
 class RemoteSide:
     """A side of ``timing_loop`` that is a child: commands through its stdin (``replier``),
     answers through ``inbox`` (its frame handler puts the timing frames there). An untrusted
-    side is paused by stopping its process group; the time it spends stopped is not
-    charged to its timeout."""
+    side, and a trusted one asked to be (``stoppable``: the baseline's timer under
+    ``pause_baseline``), is paused while the other side runs by stopping its process group;
+    the time it spends stopped is not charged to its timeout."""
 
     def __init__(self, replier: Any, inbox: queue.Queue[Any], untrusted: bool, label: str,
-                 deadline_s: float | None = None) -> None:
+                 deadline_s: float | None = None, stoppable: bool = False) -> None:
         self.replier = replier
         self.inbox = inbox
         self.untrusted = untrusted
+        self.stoppable = untrusted or stoppable  # an untrusted side always
         self.label = label
         self.deadline_s = deadline_s
         self.cpu: int | None = None  # the CPU its calling thread is asked to run on (calling_cpu)
@@ -206,12 +208,12 @@ class RemoteSide:
         return self.ask({"case_done": True}, "case_done")
 
     def pause(self) -> None:
-        if self.untrusted:
+        if self.stoppable:
             self.replier.pause_child()
             self._paused_at = time.monotonic()
 
     def resume(self) -> None:
-        if self.untrusted and self._paused_at is not None:
+        if self.stoppable and self._paused_at is not None:
             self.replier.resume_child()
             self.replier.exclude(time.monotonic() - self._paused_at)
             self._paused_at = None
