@@ -51,6 +51,26 @@ def _frames(mini_tasks, log, *, prepared=(SimpleNamespace(), ""), seed=7, timing
     return frames
 
 
+def _session(mini_tasks, log, options, replier_class):
+    """Frames about to be timed (``_time``) under ``options``, the candidate's and the timer's
+    repliers of ``replier_class`` (named ``candidate`` and ``timer``); (frames, the timer's)."""
+    import queue
+    import threading
+
+    frames = _frames(mini_tasks, log)
+    frames.options = options
+    frames.ref.timing_seed = 7
+    frames.replier = replier_class(log)
+    frames.replier.name = "candidate"
+    timer_replier = replier_class(log)
+    timer_replier.name = "timer"
+    inbox = queue.Queue()
+    inbox.put({"kind": "session_ready"})
+    frames.timer = SimpleNamespace(lock=threading.Lock(), close=lambda: None, release=lambda: None,
+                                   frames=SimpleNamespace(replier=timer_replier, inbox=inbox, estimates={}))
+    return frames, timer_replier
+
+
 def test_the_prepare_goes_to_the_child_before_the_judge_waits_for_the_reference_and_timer(mini_tasks):
     log = []
     frames = _frames(mini_tasks, log)
@@ -86,8 +106,6 @@ def test_both_sides_of_a_session_run_on_the_same_cpus_and_go_back_after(mini_tas
     after it, also when the session fails; ``pin_timing_cpus = false`` leaves them where they
     are and asks for no CPU."""
     import os
-    import queue
-    import threading
 
     from geak_evaluator_triton import timing_session
     from geak_evaluator_triton.options import TritonEvaluatorOptions
@@ -100,18 +118,8 @@ def test_both_sides_of_a_session_run_on_the_same_cpus_and_go_back_after(mini_tas
     env = {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "1"}
     for pin, fails in ((True, False), (True, True), (False, False)):
         log = []
-        frames = _frames(mini_tasks, log)
-        frames.options = TritonEvaluatorOptions(pin_timing_cpus=pin)
+        frames, _ = _session(mini_tasks, log, TritonEvaluatorOptions(pin_timing_cpus=pin), PinningReplier)
         frames.gating.slot.env = env
-        frames.ref.timing_seed = 7
-        frames.replier = PinningReplier(log)
-        frames.replier.name = "candidate"
-        timer_replier = PinningReplier(log)
-        timer_replier.name = "timer"
-        inbox = queue.Queue()
-        inbox.put({"kind": "session_ready"})
-        frames.timer = SimpleNamespace(lock=threading.Lock(), close=lambda: None, release=lambda: None,
-                                       frames=SimpleNamespace(replier=timer_replier, inbox=inbox, estimates={}))
 
         def session(ref, options, loop, baseline, candidate, *args, fails=fails, log=log):
             log.append(("session", None, None))
@@ -142,15 +150,11 @@ def test_the_baselines_timer_is_stopped_with_the_candidate_running_only_under_pa
     """The session's baseline side is stoppable under ``pause_baseline`` (else never); the
     candidate's always. A stoppable side's pause stops its child's process group, and the
     time stopped is not charged to its timeout."""
-    import queue
-    import threading
 
     from geak_evaluator_triton import timing_session
     from geak_evaluator_triton.options import TritonEvaluatorOptions
 
     class StoppingReplier(FakeReplier):
-        excluded = 0.0
-
         def pause_child(self):
             self.log.append(("stopped", self.name))
 
@@ -158,20 +162,11 @@ def test_the_baselines_timer_is_stopped_with_the_candidate_running_only_under_pa
             self.log.append(("resumed", self.name))
 
         def exclude(self, seconds):
-            self.excluded += seconds
+            self.log.append(("not charged", self.name, seconds >= 0.0))
 
     log = []
-    frames = _frames(mini_tasks, log)
-    frames.options = TritonEvaluatorOptions(pin_timing_cpus=False, pause_baseline=pause_baseline)
-    frames.ref.timing_seed = 7
-    frames.replier = StoppingReplier(log)
-    frames.replier.name = "candidate"
-    timer_replier = StoppingReplier(log)
-    timer_replier.name = "timer"
-    inbox = queue.Queue()
-    inbox.put({"kind": "session_ready"})
-    frames.timer = SimpleNamespace(lock=threading.Lock(), close=lambda: None, release=lambda: None,
-                                   frames=SimpleNamespace(replier=timer_replier, inbox=inbox, estimates={}))
+    options = TritonEvaluatorOptions(pin_timing_cpus=False, pause_baseline=pause_baseline)
+    frames, _ = _session(mini_tasks, log, options, StoppingReplier)
 
     def session(ref, options, loop, baseline, candidate, *args):
         log.append(("stoppable", baseline.stoppable, candidate.stoppable))
@@ -188,7 +183,9 @@ def test_the_baselines_timer_is_stopped_with_the_candidate_running_only_under_pa
     if pause_baseline:
         expected = [("stopped", "timer"), ("resumed", "timer")] + expected
     assert stops == expected, stops
-    assert timer_replier.excluded >= 0.0 and frames.untimed == ""
+    charged = [entry for entry in log if entry[0] == "not charged"]
+    assert charged == [("not charged", "timer", True)] * pause_baseline + [("not charged", "candidate", True)]
+    assert frames.untimed == ""
 
 
 def test_the_calling_cpu_is_the_sessions_first_and_none_without_a_rest():
