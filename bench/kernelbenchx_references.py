@@ -47,7 +47,9 @@ On the GPU machine::
 
 On a machine of N GPUs, one run per GPU, each with ``--shard K/N`` and its own ``--json``
 (and ``--host-memory-gb`` splitting the host between them); the table of all of them:
-``--table a.json,b.json``.
+``--table a.json,b.json``. Where files judge a task again, the table keeps the later
+file's row, and lists every task timed more than once that read outside 1.00 +- 0.03 in
+any of its judgements, with all of them (``repeated``).
 
 On the CPU (``TRITON_INTERPRET=1``, correctness only; a smoke test)::
 
@@ -222,16 +224,42 @@ def speedup_interval(row: dict[str, Any]) -> float | None:
 
 def merged(paths: list[str]) -> dict[str, Any]:
     """The results of several ``--json`` files (one per shard) as one: the first file's
-    environment, every task's row once (a later file's row replaces an earlier one's)."""
-    data: dict[str, Any] = {"environment": {}, "tasks": []}
+    environment, every task's row once (a later file's row replaces an earlier one's), and
+    under ``judgements`` each task's self-speedups in every file, in order, with the file's
+    name: what the later row does not say of a task judged more than once."""
+    data: dict[str, Any] = {"environment": {}, "tasks": [], "judgements": {}}
     rows: dict[str, dict[str, Any]] = {}
     for path in paths:
         with open(path, encoding="utf-8") as handle:
             part = json.load(handle)
         data["environment"] = data["environment"] or part.get("environment", {})
-        rows.update({row["task"]: row for row in part.get("tasks", [])})
+        for row in part.get("tasks", []):
+            rows[row["task"]] = row
+            data["judgements"].setdefault(row["task"], []).append((os.path.basename(path), row.get("speedup")))
     data["tasks"] = list(rows.values())
     return data
+
+
+def repeated(data: dict[str, Any]) -> list[str]:
+    """Lines on the tasks ``merged`` found timed more than once: how many, and each one
+    outside 1.00 +- SELF_TOLERANCE in any of its judgements, with all of them, the row kept
+    last."""
+    rows = {row["task"]: row for row in data.get("tasks", [])}
+    timed = {task: [(name, speedup) for name, speedup in found if speedup is not None]
+             for task, found in (data.get("judgements") or {}).items()}
+    again = {task: found for task, found in timed.items() if len(found) > 1}
+    if not again:
+        return []
+    moving = {task: found for task, found in again.items()
+              if any(abs(speedup - 1.0) > SELF_TOLERANCE for _, speedup in found)}
+    lines = ["", f"Timed more than once: {len(again)} tasks, {sum(len(f) for f in again.values())} self-speedups; "
+             f"outside 1.00 +- {SELF_TOLERANCE:.2f} in at least one of them: {len(moving)}"
+             + (" (each one's self-speedups in the files' order; the table keeps the last file's row):"
+                if moving else "."), ""]
+    for task in sorted(moving, key=lambda t: (rows.get(t, {}).get("category") or "", t)):
+        values = ", ".join(f"{speedup:.3f}" for _, speedup in moving[task])
+        lines.append(f"* {rows.get(task, {}).get('category')}/{task}: {values}")
+    return lines if moving else lines[:-1]
 
 
 def category_table(data: dict[str, Any]) -> str:
@@ -305,6 +333,7 @@ def category_table(data: dict[str, Any]) -> str:
     if halves:
         covered = sum(1 for speedup, half in halves if abs(speedup - 1.0) <= half)
         lines += ["", f"Self-speedups whose 95 % interval holds 1.00: {covered} of {len(halves)}."]
+    lines += repeated(data)
     failed = [r for r in rows if not r.get("correct")]
     if failed:
         lines += ["", "Not correct against itself:", ""]

@@ -163,6 +163,16 @@ def test_shards_merge_into_one_table_listing_the_untimed_and_the_drifting(tmp_pa
     assert "| Math | 3 | 3 |" in table
     assert "* Math/adam: the reference could not be timed" in table
     assert "* Math/avg: 0.062 (late_calls)" in table and "Math/abs: 0.990" not in table
+    assert "Timed more than once: 1 tasks, 2 self-speedups; outside 1.00 +- 0.03 in at least one of them: 0." in table
+    # a task within in the row kept but outside in an earlier file is still named, with every value
+    third = tmp_path / "kbx-2.json"
+    third.write_text(json.dumps({"environment": {}, "tasks": [row("abs", 1.010), row("avg", 0.995)]}))
+    again = bench.merged([paths[1], paths[0], str(third)])
+    assert again["judgements"]["abs"] == [("kbx-1.json", 0.990), ("kbx-0.json", 1.004), ("kbx-2.json", 1.010)]
+    table = bench.category_table(again)
+    assert "Self-speedups outside" not in table  # the rows kept are all within
+    assert "Timed more than once: 2 tasks, 5 self-speedups; outside 1.00 +- 0.03 in at least one of them: 1" in table
+    assert "* Math/avg: 0.062, 0.995" in table and "* Math/abs" not in table
 
 
 def test_a_self_speedups_interval_comes_from_its_cases_medians():
