@@ -255,11 +255,13 @@ def repeated(data: dict[str, Any]) -> list[str]:
     lines = ["", f"Timed more than once: {len(again)} tasks, {sum(len(f) for f in again.values())} self-speedups; "
              f"outside 1.00 +- {SELF_TOLERANCE:.2f} in at least one of them: {len(moving)}"
              + (" (each one's self-speedups in the files' order; the table keeps the last file's row):"
-                if moving else "."), ""]
+                if moving else ".")]
+    if moving:
+        lines.append("")
     for task in sorted(moving, key=lambda t: (rows.get(t, {}).get("category") or "", t)):
         values = ", ".join(f"{speedup:.3f}" for _, speedup in moving[task])
         lines.append(f"* {rows.get(task, {}).get('category')}/{task}: {values}")
-    return lines if moving else lines[:-1]
+    return lines
 
 
 def category_table(data: dict[str, Any]) -> str:

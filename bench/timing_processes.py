@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     modes = tuple(m for m in args.modes.split(",") if m)
     pauses = tuple(p for p in args.pause.split(",") if p)
     if not modes or set(modes) - {"judge", "same"}:
-        parser.error("--modes takes judge, same or both, comma-separated")
+        parser.error("--modes takes judge, same or judge,same")
     if not pauses or set(pauses) - {"other", "both"}:
         parser.error("--pause takes other, both or other,both")
     from geak_core.engine.store import atomic_write

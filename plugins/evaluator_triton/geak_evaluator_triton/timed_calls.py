@@ -482,23 +482,25 @@ def pin_calling_thread(cpu: int) -> int | None:
     A thread started from the calling thread afterwards inherits its CPUs: a thread pool
     started lazily by a timed call (OpenMP's, a solver's) would run beside the calling
     thread on its one core. :func:`serve` therefore pins only after a case's first call."""
-    if not hasattr(os, "sched_setaffinity"):
-        return None
-    try:
-        os.sched_setaffinity(0, {cpu})  # 0: the calling thread, on Linux
-    except (OSError, ValueError):
-        return None
-    return cpu
+    return cpu if _calling_thread_on({cpu}) else None
 
 
 def spread_calling_thread(cpus: set[int] | None) -> None:
     """Put the calling thread back on ``cpus`` (the session's CPUs but the calling one), so
     that the threads a case's first call starts land there and not on the calling CPU."""
-    if cpus and hasattr(os, "sched_setaffinity"):
-        try:
-            os.sched_setaffinity(0, cpus)
-        except (OSError, ValueError):
-            pass
+    if cpus:
+        _calling_thread_on(cpus)
+
+
+def _calling_thread_on(cpus: set[int]) -> bool:
+    """Run the calling thread on ``cpus`` only; whether that could be set."""
+    if not hasattr(os, "sched_setaffinity"):
+        return False
+    try:
+        os.sched_setaffinity(0, cpus)  # 0: the calling thread, on Linux
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def threads_beside(cpu: int) -> int | None:

@@ -205,11 +205,9 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
         for name in order:
             side = sides[name]
             asked = time.perf_counter()
-            if name == "baseline":
-                blocks[name] = _quietly(other, lambda side=side, hold=hold_us: side.block(calls, hold, 0.0, False))
-            else:
-                blocks[name] = _quietly(baseline, lambda side=side, hold=hold_us: side.block(calls, hold, verify_p,
-                                                                                               False))
+            # the other side stopped meanwhile where it is stoppable; only the other's outputs kept
+            peer, keep_p = (other, 0.0) if name == "baseline" else (baseline, verify_p)
+            blocks[name] = _quietly(peer, lambda side=side, hold=hold_us, p=keep_p: side.block(calls, hold, p, False))
             tallies[name].round_trip_s += time.perf_counter() - asked
             tallies[name].add(blocks[name])
             held_s += (calls + 1) * hold_us / 1e6  # with the block's lead-in
