@@ -121,12 +121,11 @@ class TritonEvaluatorOptions:
     pin_timing_cpus: bool = True
     # The baseline's timer stopped (its process group) while the candidate's blocks run, as
     # the candidate's child always is while the baseline's run: each side resumed from a stop
-    # before its blocks. With only the other side stopped, a task's reference timed against
-    # itself in identical worker processes read the side never stopped slower on calls that
-    # wait for the host (7.2 +- 5.2 %, 2.8 +- 4.9 % with both stopped); in the judge both
-    # arrangements read host-bound references alike within their noise (docs/evaluator.md,
-    # timing step 2; docs/benchmarks.md). false: the timer is never stopped.
-    pause_baseline: bool = True
+    # before its blocks. Off until measured in the judge: with only the other side stopped, a
+    # task's reference timed against itself in identical worker processes read the side that
+    # was not stopped 4-8 % slower on calls that wait for the host (bench/timing_processes.py;
+    # docs/evaluator.md, timing step 2).
+    pause_baseline: bool = False
     suspicious_speedup: float = 10.0
     # How a candidate's per-shape latencies make its headline speedup (``speedup``: the figure
     # that picks a task's best candidate and ranks the optimizer's history): mean_ratio (the
