@@ -29,7 +29,10 @@ while the baseline runs; ``--pause both`` stops each side while the other runs (
 judge's ``pause_baseline``); ``--pause other,both`` times every pair both ways in turn.
 On H200s (2026-11-27 and 2026-11-28, the judge's stop) the baseline read 4-8 % slower on
 three tasks whose calls wait for the host (5.2 +- 1.2 % over four runs), within 0.7 % on
-six without late calls.
+six without late calls. With ``--pause other,both`` on the same processes (2 x H200,
+2026-11-28; fused_masked_select_add_gelu, masked_select, min_gelu, 36 pairings each way):
+7.2 +- 5.2 % with only the other side stopped, 2.8 +- 4.9 % with both (95 % intervals).
+The judge's lanes read no such difference between the two (docs/benchmarks.md).
 ``--bind near|far`` starts the workers on the CPUs of the GPU's NUMA node or
 of another; ``--hold-us`` makes every busy-wait at least that long.
 

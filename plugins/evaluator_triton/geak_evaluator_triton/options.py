@@ -121,10 +121,11 @@ class TritonEvaluatorOptions:
     pin_timing_cpus: bool = True
     # The baseline's timer stopped (its process group) while the candidate's blocks run, as
     # the candidate's child always is while the baseline's run: each side resumed from a stop
-    # before its blocks. Off until measured in the judge: with only the other side stopped, a
-    # task's reference timed against itself in identical worker processes read the side that
-    # was not stopped 4-8 % slower on calls that wait for the host (bench/timing_processes.py;
-    # docs/evaluator.md, timing step 2).
+    # before its blocks. Off: in identical worker processes it lessens the bias by role on
+    # calls that wait for the host (7.2 to 2.8 %, bench/timing_processes.py), but in the
+    # judge 13 host-bound references read no closer to 1.00 with it (47 of 52 self-speedups
+    # within 0.03, against 73 of 76 without; docs/evaluator.md, timing step 2;
+    # docs/benchmarks.md).
     pause_baseline: bool = False
     suspicious_speedup: float = 10.0
     # How a candidate's per-shape latencies make its headline speedup (``speedup``: the figure
