@@ -49,7 +49,8 @@ On a machine of N GPUs, one run per GPU, each with ``--shard K/N`` and its own `
 (and ``--host-memory-gb`` splitting the host between them); the table of all of them:
 ``--table a.json,b.json``. Where files judge a task again, the table keeps the later
 file's row, and lists every task timed more than once that read outside 1.00 +- 0.03 in
-any of its judgements, with all of them (``repeated``).
+any of its judgements, with all of them, and how far the repeated self-speedups lie from
+1.00 in the sd their own intervals imply (``repeated``, ``spread``).
 
 On the CPU (``TRITON_INTERPRET=1``, correctness only; a smoke test)::
 
@@ -226,7 +227,8 @@ def merged(paths: list[str]) -> dict[str, Any]:
     """The results of several ``--json`` files (one per shard) as one: the first file's
     environment, every task's row once (a later file's row replaces an earlier one's), and
     under ``judgements`` each task's self-speedups in every file, in order, with the file's
-    name: what the later row does not say of a task judged more than once."""
+    name and the half-width of its interval (``speedup_interval``, None without one): what
+    the later row does not say of a task judged more than once."""
     data: dict[str, Any] = {"environment": {}, "tasks": [], "judgements": {}}
     rows: dict[str, dict[str, Any]] = {}
     for path in paths:
@@ -235,33 +237,68 @@ def merged(paths: list[str]) -> dict[str, Any]:
         data["environment"] = data["environment"] or part.get("environment", {})
         for row in part.get("tasks", []):
             rows[row["task"]] = row
-            data["judgements"].setdefault(row["task"], []).append((os.path.basename(path), row.get("speedup")))
+            data["judgements"].setdefault(row["task"], []).append(
+                (os.path.basename(path), row.get("speedup"), speedup_interval(row)))
     data["tasks"] = list(rows.values())
     return data
 
 
 def repeated(data: dict[str, Any]) -> list[str]:
-    """Lines on the tasks ``merged`` found timed more than once: how many, and each one
-    outside 1.00 +- SELF_TOLERANCE in any of its judgements, with all of them, the row kept
-    last."""
+    """Lines on the tasks ``merged`` found timed more than once: how many, how far their
+    self-speedups lie from 1.00 in the sd each one's own interval implies (``spread``), and
+    each task outside 1.00 +- SELF_TOLERANCE in any of its judgements, with all of them, the
+    row kept last, and (judged three times or more) their rms distance from 1.00 against
+    the sd their intervals imply."""
     rows = {row["task"]: row for row in data.get("tasks", [])}
-    timed = {task: [(name, speedup) for name, speedup in found if speedup is not None]
-             for task, found in (data.get("judgements") or {}).items()}
+    timed = {task: [found[1:] for found in judged if found[1] is not None]
+             for task, judged in (data.get("judgements") or {}).items()}
     again = {task: found for task, found in timed.items() if len(found) > 1}
     if not again:
         return []
     moving = {task: found for task, found in again.items()
-              if any(abs(speedup - 1.0) > SELF_TOLERANCE for _, speedup in found)}
+              if any(abs(speedup - 1.0) > SELF_TOLERANCE for speedup, *_ in found)}
     lines = ["", f"Timed more than once: {len(again)} tasks, {sum(len(f) for f in again.values())} self-speedups; "
              f"outside 1.00 +- {SELF_TOLERANCE:.2f} in at least one of them: {len(moving)}"
              + (" (each one's self-speedups in the files' order; the table keeps the last file's row):"
                 if moving else ".")]
+    measured = spread([judged for found in again.values() for judged in found])
+    if measured:
+        lines.append(measured)
     if moving:
         lines.append("")
     for task in sorted(moving, key=lambda t: (rows.get(t, {}).get("category") or "", t)):
-        values = ", ".join(f"{speedup:.3f}" for _, speedup in moving[task])
-        lines.append(f"* {rows.get(task, {}).get('category')}/{task}: {values}")
+        values = ", ".join(f"{speedup:.3f}" for speedup, *_ in moving[task])
+        between = between_and_implied(moving[task])
+        lines.append(f"* {rows.get(task, {}).get('category')}/{task}: {values}"
+                     + (f" (rms distance from 1.00 {between[0]:.3f}; their intervals imply {between[1]:.3f})"
+                        if between else ""))
     return lines
+
+
+def spread(judgements: list[tuple[float, float | None]]) -> str:
+    """One line on self-speedups (speedup, interval half-width) with an interval: the rms of
+    their distance from 1.00 in the sd each one's 95 % interval implies (its half-width over
+    1.96; 1.0 where the intervals are right, more where something moves whole timings that
+    they leave out), and how many lie outside their own interval. Empty without any."""
+    known = [(speedup, half) for speedup, half, *_ in judgements if half]
+    if not known:
+        return ""
+    units = [(speedup - 1.0) / (half / 1.96) for speedup, half in known]
+    outside = sum(1 for speedup, half in known if abs(speedup - 1.0) > half)
+    rms = math.sqrt(sum(u * u for u in units) / len(units))
+    return (f"Their distance from 1.00 in the sd each one's own interval implies: rms {rms:.2f} over "
+            f"{len(known)} (1.00 if the intervals are right); outside their own 95 % interval: {outside}.")
+
+
+def between_and_implied(judgements: list[tuple[float, float | None]]) -> tuple[float, float] | None:
+    """For a task judged at least three times, each with an interval: the rms distance of its
+    self-speedups from 1.00 and the sd their intervals imply (rms of half-width / 1.96)."""
+    known = [(speedup, half) for speedup, half, *_ in judgements if half]
+    if len(known) < 3 or len(known) < len(judgements):
+        return None
+    between = math.sqrt(sum((speedup - 1.0) ** 2 for speedup, _ in known) / len(known))
+    implied = math.sqrt(sum((half / 1.96) ** 2 for _, half in known) / len(known))
+    return between, implied
 
 
 def category_table(data: dict[str, Any]) -> str:

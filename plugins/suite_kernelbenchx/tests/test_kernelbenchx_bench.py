@@ -168,7 +168,8 @@ def test_shards_merge_into_one_table_listing_the_untimed_and_the_drifting(tmp_pa
     third = tmp_path / "kbx-2.json"
     third.write_text(json.dumps({"environment": {}, "tasks": [row("abs", 1.010), row("avg", 0.995)]}))
     again = bench.merged([paths[1], paths[0], str(third)])
-    assert again["judgements"]["abs"] == [("kbx-1.json", 0.990), ("kbx-0.json", 1.004), ("kbx-2.json", 1.010)]
+    assert again["judgements"]["abs"] == [("kbx-1.json", 0.990, None), ("kbx-0.json", 1.004, None),
+                                          ("kbx-2.json", 1.010, None)]
     table = bench.category_table(again)
     assert "Self-speedups outside" not in table  # the rows kept are all within
     assert "Timed more than once: 2 tasks, 5 self-speedups; outside 1.00 +- 0.03 in at least one of them: 1" in table
@@ -187,6 +188,46 @@ def test_a_self_speedups_interval_comes_from_its_cases_medians():
     table = bench.category_table({"environment": {}, "tasks": [row]})
     assert f"* Math/t: 1.050 (+- {half:.3f})" in table
     assert "95 % interval holds 1.00: 0 of 1" in table
+
+
+def test_repeated_judgements_are_measured_against_their_own_intervals(tmp_path):
+    """``--table`` over files that judged the same tasks: how far the self-speedups lie from
+    1.00 in the sd each one's interval implies, and per task outside 0.03 in any file, its rms
+    distance from 1.00 against the sd its intervals imply."""
+    bench = _bench()
+
+    def row(task, speedup, interval):  # one case: the task's half-width is sqrt(2) * interval * speedup
+        return {"task": task, "category": "Fusion", "correct": True, "flags": [], "speedup": speedup,
+                "two_stages": True, "shapes": [{"speedup": speedup, "interval": interval}]}
+
+    runs = [[row("wide", 1.04, 0.03), row("tight", 1.001, 0.001)],
+            [row("wide", 0.97, 0.03), row("tight", 0.999, 0.001)],
+            [row("wide", 1.00, 0.03), row("tight", 1.010, 0.001)]]
+    paths = []
+    for number, tasks in enumerate(runs):
+        path = tmp_path / f"lane-{number}.json"
+        path.write_text(json.dumps({"environment": {}, "tasks": tasks}))
+        paths.append(str(path))
+    data = bench.merged(paths)
+    half = {name: [j[2] for j in data["judgements"][name]] for name in ("wide", "tight")}
+    assert half["wide"][0] == pytest.approx(1.04 * math.sqrt(2) * 0.03)
+    judged = [(speedup, h) for found in data["judgements"].values() for _, speedup, h in found]
+    units = [(speedup - 1.0) / (h / 1.96) for speedup, h in judged]
+    rms = math.sqrt(sum(u * u for u in units) / len(units))
+    outside = sum(1 for speedup, h in judged if abs(speedup - 1.0) > h)
+    assert outside == 1  # tight's 1.010, outside its +- 0.0014; wide's all inside theirs (+- 0.04)
+    table = bench.category_table(data)
+    assert (f"Their distance from 1.00 in the sd each one's own interval implies: rms {rms:.2f} over 6 "
+            f"(1.00 if the intervals are right); outside their own 95 % interval: {outside}.") in table
+    between = math.sqrt((0.04 ** 2 + 0.03 ** 2 + 0.0) / 3)
+    implied = math.sqrt(sum((h / 1.96) ** 2 for h in half["wide"]) / 3)
+    assert (f"* Fusion/wide: 1.040, 0.970, 1.000 (rms distance from 1.00 {between:.3f}; "
+            f"their intervals imply {implied:.3f})") in table
+    assert "Fusion/tight" not in table.split("Timed more than once")[1]  # within 0.03 in every file
+    # a task with fewer than three judgements, or one without an interval, gets no such figures
+    assert bench.between_and_implied([(1.04, 0.05), (0.97, 0.05)]) is None
+    assert bench.between_and_implied([(1.04, 0.05), (0.97, 0.05), (1.0, None)]) is None
+    assert bench.spread([(1.04, None)]) == ""
 
 
 def test_a_task_killed_beside_others_is_judged_again_alone_and_once():
