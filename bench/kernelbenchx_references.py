@@ -256,7 +256,7 @@ def repeated(data: dict[str, Any]) -> list[str]:
     if not again:
         return []
     moving = {task: found for task, found in again.items()
-              if any(abs(speedup - 1.0) > SELF_TOLERANCE for speedup, *_ in found)}
+              if any(abs(speedup - 1.0) > SELF_TOLERANCE for speedup, _ in found)}
     lines = ["", f"Timed more than once: {len(again)} tasks, {sum(len(f) for f in again.values())} self-speedups; "
              f"outside 1.00 +- {SELF_TOLERANCE:.2f} in at least one of them: {len(moving)}"
              + (" (each one's self-speedups in the files' order; the table keeps the last file's row):"
@@ -267,7 +267,7 @@ def repeated(data: dict[str, Any]) -> list[str]:
     if moving:
         lines.append("")
     for task in sorted(moving, key=lambda t: (rows.get(t, {}).get("category") or "", t)):
-        values = ", ".join(f"{speedup:.3f}" for speedup, *_ in moving[task])
+        values = ", ".join(f"{speedup:.3f}" for speedup, _ in moving[task])
         between = between_and_implied(moving[task])
         lines.append(f"* {rows.get(task, {}).get('category')}/{task}: {values}"
                      + (f" (rms distance from 1.00 {between[0]:.3f}; their intervals imply {between[1]:.3f})"
@@ -280,7 +280,7 @@ def spread(judgements: list[tuple[float, float | None]]) -> str:
     their distance from 1.00 in the sd each one's 95 % interval implies (its half-width over
     1.96; 1.0 where the intervals are right, more where something moves whole timings that
     they leave out), and how many lie outside their own interval. Empty without any."""
-    known = [(speedup, half) for speedup, half, *_ in judgements if half]
+    known = [(speedup, half) for speedup, half in judgements if half]
     if not known:
         return ""
     units = [(speedup - 1.0) / (half / 1.96) for speedup, half in known]
@@ -293,7 +293,7 @@ def spread(judgements: list[tuple[float, float | None]]) -> str:
 def between_and_implied(judgements: list[tuple[float, float | None]]) -> tuple[float, float] | None:
     """For a task judged at least three times, each with an interval: the rms distance of its
     self-speedups from 1.00 and the sd their intervals imply (rms of half-width / 1.96)."""
-    known = [(speedup, half) for speedup, half, *_ in judgements if half]
+    known = [(speedup, half) for speedup, half in judgements if half]
     if len(known) < 3 or len(known) < len(judgements):
         return None
     between = math.sqrt(sum((speedup - 1.0) ** 2 for speedup, _ in known) / len(known))
