@@ -391,7 +391,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                         help="results file, replaced after every task; resumed when it exists")
     parser.add_argument("--table", default="",
                         help="print the table of this results file (or of several, comma-separated: "
-                             "one --shard each), exit")
+                             "one --shard each; a task in several gets the later file's row, and the tasks "
+                             "judged more than once are listed after the table), exit")
     parser.add_argument("--shard", default="0/1", metavar="K/N",
                         help="judge only every N-th task, from the K-th (0-based): N runs, one per GPU "
                              "(CUDA_VISIBLE_DEVICES), each with its own --json")
