@@ -150,6 +150,42 @@ def make_flush(kind: str, size: int) -> Any:
     return torch.empty(size // 4, dtype=torch.int32, device="cuda")
 
 
+def layout() -> dict[str, Any]:
+    """What makes this process unlike its siblings though it runs the same code: its string
+    hash (``PYTHONHASHSEED``), its personality (ASLR off: 0x40000 set) and where the heap, the
+    C library and the stack start."""
+    found: dict[str, Any] = {"hash": hash("geak-core"), "personality": "?"}
+    try:
+        with open("/proc/self/personality") as handle:
+            found["personality"] = handle.read().strip()
+        with open("/proc/self/maps") as handle:
+            for line in handle:
+                parts = line.split()
+                name = parts[-1] if len(parts) > 5 else ""
+                key = "heap" if name == "[heap]" else "stack" if name == "[stack]" else (
+                    "libc" if os.path.basename(name).startswith("libc.so") else "")
+                if key and key not in found:
+                    found[key] = parts[0].split("-")[0]
+    except OSError:
+        pass
+    return found
+
+
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def set_no_aslr() -> bool:
+    """Turn address-space randomisation off for the processes this one starts from now on
+    (personality(2): it takes effect at their exec). False where the system refuses."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    current = libc.personality(0xFFFFFFFF)
+    if current < 0:
+        return False
+    return libc.personality(current | ADDR_NO_RANDOMIZE) >= 0 and bool(libc.personality(0xFFFFFFFF) & ADDR_NO_RANDOMIZE)
+
+
 def worker(conn: Any, task_data: dict[str, Any], baseline: str, variant: dict[str, Any]) -> None:
     """Serve one side of ``task_data``'s cases: ``start``, ``block``, ``end``, and ``local``
     (a whole case timed with both sides in this process). ``variant``: ``cpus`` (run on these
@@ -212,7 +248,7 @@ def worker(conn: Any, task_data: dict[str, Any], baseline: str, variant: dict[st
             drain()
         return {"record": _summary(record)}
 
-    conn.send({"ready": True, "cases": [n for n in cases if n.startswith("perf_")]})
+    conn.send({"ready": True, "cases": [n for n in cases if n.startswith("perf_")], "layout": layout()})
     serve_pipe(conn, {
         "start": lambda p: side.start_case(task, cases[p["case"]], p["seed"], p["warmup_ms"]),
         "block": block,
@@ -274,7 +310,9 @@ def bench_task(task: Any, folder: str, workers: int, rounds: int, case_count: in
         procs.append((process, mine))
     started = time.perf_counter()
     ready = [conn.recv() for _, conn in procs]
-    found: dict[str, Any] = {"start_s": round(time.perf_counter() - started, 1), "rows": []}
+    found: dict[str, Any] = {"start_s": round(time.perf_counter() - started, 1), "rows": [],
+                             "layouts": [r.get("layout", {}) for r in ready]}
+    print(f"{task.id:32s} workers' layouts {found['layouts']}", flush=True)
     out["tasks"][task.id] = found
     cases = ready[0]["cases"][:case_count]
     pairs = [(b, o) for b in range(workers) for o in range(workers) if b != o]
@@ -346,6 +384,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="CUDA_MODULE_LOADING in the workers: EAGER loads every module's kernels when the "
                              "context starts, in one order (each process then likely holds the same code at "
                              "the same places); '' leaves the environment's")
+    parser.add_argument("--hash-seed", type=int, default=-1,
+                        help="PYTHONHASHSEED of every worker (-1: each its own, as the judge's children, which "
+                             "run with python -I)")
+    parser.add_argument("--no-aslr", action="store_true",
+                        help="start the workers with address-space randomisation off (personality(2)), so "
+                             "that processes running the same code hold it at the same addresses")
     parser.add_argument("--modes", default="judge,same",
                         help="seed arrangements: judge (the baseline on seed 1, the other on a fresh one: the "
                              "judge's until 2026-11-27), same (both on one fresh seed: the judge's since)")
@@ -376,14 +420,22 @@ def main(argv: list[str] | None = None) -> int:
     elif args.bind == "far":
         others = [n for n in nodes if n != node]
         cpus = sorted(nodes[others[0]]) if others else []
+    if args.hash_seed >= 0:
+        os.environ["PYTHONHASHSEED"] = str(args.hash_seed)  # spawned workers inherit the environment
+    else:
+        os.environ.pop("PYTHONHASHSEED", None)
+    no_aslr = set_no_aslr() if args.no_aslr else False
+    if args.no_aslr and not no_aslr:
+        print("--no-aslr: personality(2) refused; the workers' addresses stay random", flush=True)
     variant = {"cpus": cpus, "hold_us": args.hold_us, "flush": args.flush, "fresh_events": args.fresh_events,
-               "module_loading": args.module_loading}
+               "module_loading": args.module_loading, "hash_seed": args.hash_seed, "no_aslr": no_aslr}
     out: dict[str, Any] = {"options": options, "workers": args.workers, "rounds": args.rounds, "bind": args.bind,
                            "modes": list(modes), "pause": list(pauses),
                            "gpu_node": node, "nodes": {n: len(c) for n, c in nodes.items()}, **variant, "tasks": {}}
     print(f"GPU {device} on NUMA node {node}; nodes {out['nodes']}; bind {args.bind}: {len(cpus)} CPUs; "
           f"hold at least {args.hold_us} us; flush {args.flush}; fresh events {args.fresh_events}; "
-          f"CUDA_MODULE_LOADING {args.module_loading or '(as set)'}", flush=True)
+          f"CUDA_MODULE_LOADING {args.module_loading or '(as set)'}; hash seed {args.hash_seed}; ASLR "
+          f"{'off' if no_aslr else 'on'}", flush=True)
 
     def save() -> None:
         if args.json_out:
