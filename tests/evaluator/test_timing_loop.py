@@ -721,3 +721,48 @@ def test_a_cases_record_says_whether_each_sides_calling_thread_took_the_calling_
         record = time_case(Answered("baseline", log, 3), candidate, "c", 1, 1, dict(OPTIONS, repetitions=10),
                            0.0, 0.0)
         assert record["wall_s"]["beside.candidate"] == 0, junk
+
+
+def _holding_side(side, rng, late):
+    """``side``'s blocks, each call ``late`` or not, recording the busy-wait each block asked for."""
+    side.holds = []
+
+    def block(calls, hold_us, verify_p, reservoir):
+        side.holds.append(hold_us)
+        frame = FakeSide.block(side, calls, hold_us, verify_p, reservoir)
+        frame["latencies"] = [side.ms * (1 + rng.uniform(-0.1, 0.1)) for _ in range(calls)]
+        frame["late_at"] = list(range(calls)) if late else []
+        return frame
+    return block
+
+
+def test_late_hold_us_shortens_the_busy_wait_once_late_calls_count_only_where_the_baseline_was_late_too():
+    """``late_hold_us`` (0: the case's first busy-wait) is the busy-wait from where both sides'
+    late calls count, if the baseline's own calls were mostly late: a candidate whose calls
+    are late on purpose cannot shorten the busy-wait that keeps the baseline's launch path out
+    of its latencies."""
+    import random
+
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.timed_calls import hold_for
+    from geak_evaluator_triton.timing_loop import time_case
+    from geak_evaluator_triton.timing_session import loop_options
+
+    first = hold_for(20.0, OPTIONS["queue_ahead_us"])  # the fake sides' launch_us
+    after = {}
+    for late_hold_us, baseline_late in ((7.0, True), (7.0, False), (0.0, True)):
+        rng = random.Random(3)
+        baseline, candidate = sides([])
+        baseline.block = _holding_side(baseline, rng, baseline_late)
+        candidate.block = _holding_side(candidate, rng, True)
+        options = dict(OPTIONS, late_hold_us=late_hold_us, max_repetitions=400)
+        record = time_case(baseline, candidate, "c", 1, 99, options, 0.02, 10.0)
+        b, o = record["tallies"]["baseline"], record["tallies"]["other"]
+        assert o.late_kept > 0  # the candidate's late calls were counted: the switch happened
+        assert baseline.holds[0] == candidate.holds[0] == first
+        after[(late_hold_us, baseline_late)] = (baseline.holds[-1], candidate.holds[-1], record["hold_us"])
+    assert after[(7.0, True)] == (7.0, 7.0, 7.0)
+    assert after[(7.0, False)] == (first, first, first)
+    assert after[(0.0, True)] == (first, first, first)
+    assert loop_options(TritonEvaluatorOptions(late_hold_us=10.0), None)["late_hold_us"] == 10.0
+    assert "late_hold_us must be >= 0" in "; ".join(TritonEvaluatorOptions(late_hold_us=-1.0).validate())

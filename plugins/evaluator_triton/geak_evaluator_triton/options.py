@@ -95,6 +95,11 @@ class TritonEvaluatorOptions:
     # The same, from where a case's late calls count (calls that wait for the host: the
     # host's jitter is in their latencies); 0: rep_ms.
     late_rep_ms: float = 0.0
+    # The busy-wait before each call from where a case's late calls count, in microseconds
+    # (0: the case's first one, HOLD_MARGIN x a call's host time; timing_loop.time_case).
+    # These calls are late at any busy-wait (a call that waits for the device takes the
+    # busy-wait into its host time), so most of its length is device time spent waiting.
+    late_hold_us: float = 0.0
     repetitions: int = 0  # > 0: exactly this many timed repetitions per side and case
     min_repetitions: int = 10
     max_repetitions: int = 2000
@@ -163,6 +168,8 @@ class TritonEvaluatorOptions:
             problems.append("reference_prefetch must be -1 (auto), 0 (off) or a count")
         if self.late_rep_ms < 0:
             problems.append("late_rep_ms must be >= 0 (0: rep_ms)")
+        if self.late_hold_us < 0:
+            problems.append("late_hold_us must be >= 0 (0: the case's first busy-wait)")
         if self.timeout_s <= 0 or self.reference_timeout_s <= 0:
             problems.append("timeouts must be positive")
         if self.workers < 0:

@@ -114,6 +114,7 @@ class TimingOptions(TypedDict, total=False):
     warmup_ms: float
     rep_ms: float  # the most time one case's timed loop may take
     late_rep_ms: float  # the same once a case's late calls count (0 or absent: rep_ms)
+    late_hold_us: float  # the busy-wait once a case's late calls count (0 or absent: its first one)
     repetitions: int  # > 0: exactly this many (no adaptive stop)
     min_repetitions: int
     max_repetitions: int

@@ -87,6 +87,7 @@ def loop_options(options: TritonEvaluatorOptions, profile: HardwareProfile | Non
         "warmup_ms": options.warmup_ms,
         "rep_ms": options.rep_ms,
         "late_rep_ms": options.late_rep_ms,
+        "late_hold_us": options.late_hold_us,
         "repetitions": options.repetitions,
         "min_repetitions": options.min_repetitions,
         "max_repetitions": options.max_repetitions,
