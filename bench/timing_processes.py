@@ -152,9 +152,10 @@ def make_flush(kind: str, size: int) -> Any:
 
 def layout() -> dict[str, Any]:
     """What makes this process unlike its siblings though it runs the same code: its string
-    hash (``PYTHONHASHSEED``), its personality (ASLR off: 0x40000 set) and where the heap, the
+    hash (``PYTHONHASHSEED``), glibc's tunables (``GLIBC_TUNABLES``), its personality (ASLR off: 0x40000 set) and where the heap, the
     C library and the stack start."""
-    found: dict[str, Any] = {"hash": hash("geak-core"), "personality": "?"}
+    found: dict[str, Any] = {"hash": hash("geak-core"), "personality": "?",
+                             "glibc_tunables": os.environ.get("GLIBC_TUNABLES", "")}
     try:
         with open("/proc/self/personality") as handle:
             found["personality"] = handle.read().strip()
