@@ -51,6 +51,12 @@ order; 4 x H200 the same day, one run, three tasks): offsets of at most 0.9 % ag
 lazily beside it, but no less spread in all, and both sides in one process still 1.02-1.03 on
 fused_sum_std: not the module loading alone. ``--fresh-events`` (new CUDA events every block)
 has not finished a run yet.
+Nor the processes' hash seed and address layout (``--hash-seed 0 --no-aslr``, 2 x H200,
+2026-11-28: the three workers at the same heap, C library and stack addresses with the same
+string hash, offsets of up to 2.6 % all the same on mse_loss and fused_sum_std). On eig and
+spectral_norm_eig (the same day) one case's timing spreads 7-10 % rms with no offset per
+process to speak of, with or without glibc's malloc thresholds fixed (``GLIBC_TUNABLES``
+in the environment, which the workers inherit).
 
     python bench/timing_processes.py --data .ext/KernelBenchX --tasks index_select,mse_loss --json out.json
 """

@@ -90,6 +90,38 @@ def test_the_process_bench_finds_each_process_offset_from_the_pairs_it_timed():
     assert total > 0.03 and left < 0.003
 
 
+def test_the_process_benchs_workers_can_be_made_alike_in_hash_seed_and_address_layout():
+    """bench/timing_processes.py --hash-seed / --no-aslr: processes started after set_no_aslr
+    with one PYTHONHASHSEED report the same string hash and, where the system lets
+    personality(2) turn randomisation off, the same heap, C library and stack addresses
+    (layout(), which each worker sends with its first answer)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json, os, subprocess, sys\n"
+        f"sys.path.insert(0, {str(BENCH)!r})\n"
+        "import timing_processes as bench\n"
+        "off = bench.set_no_aslr()\n"
+        "probe = 'import sys, json; sys.path.insert(0, %r); import timing_processes as b; print(json.dumps(b.layout()))' % sys.path[0]\n"
+        "seen = [json.loads(subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True,"
+        " check=True).stdout) for _ in range(2)]\n"
+        "print(json.dumps({'off': off, 'seen': seen}))\n"
+    )
+    env = dict(os.environ, PYTHONHASHSEED="7")
+    found = json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                                      check=True, timeout=120).stdout)
+    first, second = found["seen"]
+    assert first["hash"] == second["hash"] and first["glibc_tunables"] == second["glibc_tunables"]
+    if found["off"]:
+        assert first["personality"] == second["personality"] == "00040000"
+        assert [first[k] for k in ("heap", "libc", "stack")] == [second[k] for k in ("heap", "libc", "stack")]
+    else:  # refused here: the processes' addresses stay random, and the bench says so
+        assert int(first["personality"], 16) & 0x40000 == 0
+
+
 def test_the_process_bench_reports_a_bias_by_role_that_the_offsets_cannot_show():
     """A side read slower as the baseline than as the other, whichever process it is: the
     offsets (centred) stay zero, the bias (mean log speedup) is that slowdown, with its
