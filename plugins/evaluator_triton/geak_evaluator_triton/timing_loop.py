@@ -207,7 +207,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             asked = time.perf_counter()
             # the other side stopped meanwhile where it is stoppable; only the other's outputs kept
             peer, keep_p = (other, 0.0) if name == "baseline" else (baseline, verify_p)
-            blocks[name] = _quietly(peer, lambda side=side, hold=hold_us, p=keep_p: side.block(calls, hold, p, False))
+            blocks[name] = _quietly(peer, lambda side=side, n=calls, hold=hold_us, p=keep_p: side.block(n, hold, p, False))
             tallies[name].round_trip_s += time.perf_counter() - asked
             tallies[name].add(blocks[name])
             held_s += (calls + 1) * hold_us / 1e6  # with the block's lead-in
