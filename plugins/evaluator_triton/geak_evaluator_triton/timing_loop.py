@@ -182,12 +182,13 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
     warm_children = (float(info_b.get("wall_ms", 0.0)) + float(info_o.get("wall_ms", 0.0))) / 1e3
     launch_us = max(float(info_b["launch_us"]), float(info_o["launch_us"]))
     hold_us = hold_for(launch_us, float(options.get("queue_ahead_us", 0.0)))
-    calls = block_calls(max(float(info_b["call_ms"]), float(info_o["call_ms"])), hold_us)
+    call_ms = max(float(info_b["call_ms"]), float(info_o["call_ms"]))  # the slower side's
+    calls = block_calls(call_ms, hold_us)
     fixed = int(options.get("repetitions", 0)) > 0
     limit = int(options["repetitions"]) if fixed else int(options["max_repetitions"])
     need = limit if fixed else int(options["min_repetitions"])  # latencies counted, at least
     budget_s = float(options["rep_ms"]) / 1e3
-    per_call_s = (max(float(info_b["call_ms"]), float(info_o["call_ms"])) + hold_us / 1e3) / 1e3
+    per_call_s = (call_ms + hold_us / 1e3) / 1e3
     expected = max(1.0, min(limit, budget_s / max(2 * per_call_s, 1e-6)))
     verify_p = min(1.0, float(options.get("verify_calls", 2)) / expected) if other.untrusted else 0.0
     tallies = {"baseline": Tally(), "other": Tally()}
@@ -254,7 +255,7 @@ def time_case(baseline: Side, other: Side, case: str, seed_a: int, seed_t: int, 
             budget_s = float(options.get("late_rep_ms") or options["rep_ms"]) / 1e3
             late_hold_us = float(options.get("late_hold_us") or 0.0)
             hold_us = late_hold_us if late_hold_us and baseline_late else first_hold_us
-            calls = block_calls(max(float(info_b["call_ms"]), float(info_o["call_ms"])), hold_us)
+            calls = block_calls(call_ms, hold_us)
         if fixed:
             if done >= limit:
                 break
