@@ -270,7 +270,9 @@ def repeated(data: dict[str, Any]) -> list[str]:
         values = ", ".join(f"{speedup:.3f}" for speedup, _ in moving[task])
         between = between_and_implied(moving[task])
         lines.append(f"* {rows.get(task, {}).get('category')}/{task}: {values}"
-                     + (f" (rms distance from 1.00 {between[0]:.3f}; their intervals imply {between[1]:.3f})"
+                     + (f" (rms distance from 1.00 {between[0]:.3f}; their intervals imply {between[1]:.3f}; "
+                        f"{judgements_needed(between[0]):.1f} judgements averaged would hold it within "
+                        f"{SELF_TOLERANCE:.2f} 99 % of the time)"
                         if between else ""))
     return lines
 
@@ -288,6 +290,18 @@ def spread(judgements: list[tuple[float, float | None]]) -> str:
     rms = math.sqrt(sum(u * u for u in units) / len(units))
     return (f"Their distance from 1.00 in the sd each one's own interval implies: rms {rms:.2f} over "
             f"{len(known)} (1.00 if the intervals are right); outside their own 95 % interval: {outside}.")
+
+
+HOLD_Z = 2.576  # one judgement within SELF_TOLERANCE of 1.00 99 % of the time (normal quantile)
+
+
+def judgements_needed(rms: float, tolerance: float = SELF_TOLERANCE, z: float = HOLD_Z) -> float:
+    """How many independent judgements (each its own pair of processes), averaged, a task
+    whose self-speedups lie ``rms`` from 1.00 would need for the average to land within
+    ``tolerance`` as often as ``z`` says (99 % by default): (rms z / tolerance)^2, at least 1.
+    More calls in one judgement only shrink the part of ``rms`` its own interval implies;
+    what moves a whole judgement (its processes' offset) averages only over judgements."""
+    return max(1.0, (rms * z / tolerance) ** 2)
 
 
 def between_and_implied(judgements: list[tuple[float, float | None]]) -> tuple[float, float] | None:
