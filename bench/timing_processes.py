@@ -158,10 +158,20 @@ def make_flush(kind: str, size: int) -> Any:
 
 def layout() -> dict[str, Any]:
     """What makes this process unlike its siblings though it runs the same code: its string
-    hash (``PYTHONHASHSEED``), glibc's tunables (``GLIBC_TUNABLES``), its personality (ASLR off: 0x40000 set) and where the heap, the
-    C library and the stack start."""
+    hash (``PYTHONHASHSEED``), glibc's tunables (``GLIBC_TUNABLES``), Python's allocator
+    (``PYTHONMALLOC``), its personality (ASLR off: 0x40000 set), where the heap, the C library
+    and the stack start, and how much of its memory lies on transparent huge pages
+    (``anon_huge_kb``, from /proc/self/smaps_rollup; None where unreadable)."""
     found: dict[str, Any] = {"hash": hash("geak-core"), "personality": "?",
-                             "glibc_tunables": os.environ.get("GLIBC_TUNABLES", "")}
+                             "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
+                             "pythonmalloc": os.environ.get("PYTHONMALLOC", ""), "anon_huge_kb": None}
+    try:
+        with open("/proc/self/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("AnonHugePages:"):
+                    found["anon_huge_kb"] = int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         with open("/proc/self/personality") as handle:
             found["personality"] = handle.read().strip()
