@@ -56,7 +56,11 @@ Nor the processes' hash seed and address layout (``--hash-seed 0 --no-aslr``, 2 
 string hash, offsets of up to 2.6 % all the same on mse_loss and fused_sum_std). On eig and
 spectral_norm_eig (the same day) one case's timing spreads 7-10 % rms with no offset per
 process to speak of, with or without glibc's malloc thresholds fixed (``GLIBC_TUNABLES``
-in the environment, which the workers inherit).
+in the environment, which the workers inherit). Nor where the host's memory lies
+physically: with ``PYTHONMALLOC=malloc GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` (250 MiB of
+each worker on transparent huge pages, ``anon_huge_kb``) the offsets came and went by GPU
+and run as without (2 x H200, 2026-11-28: mse_loss 4.0 / -2.3 / -1.7 % on one GPU, 0.0 /
+-0.1 / 0.1 % on the other).
 
     python bench/timing_processes.py --data .ext/KernelBenchX --tasks index_select,mse_loss --json out.json
 """
