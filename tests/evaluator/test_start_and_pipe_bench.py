@@ -179,31 +179,3 @@ def test_input_dependence_reports_each_seeds_median_and_the_spread(tmp_path):
         assert size["spread"] == max(medians) / min(medians) - 1
     assert "across seeds" in proc.stdout
 
-
-def test_the_references_table_says_how_many_judgements_a_moving_task_would_need(tmp_path):
-    """bench/kernelbenchx_references.py --table: for a task judged three times or more and
-    outside 1.00 +- 0.03 in one of them, the rms distance of its self-speedups from 1.00, the
-    sd its intervals imply, and how many independent judgements averaged would hold it
-    within 0.03 99 % of the time: (rms x 2.576 / 0.03)^2."""
-    import math
-
-    from geak_evaluator_triton.child_jobs import import_file
-
-    bench = import_file("kbx_references_bench", str(BENCH / "kernelbenchx_references.py"))
-    assert bench.judgements_needed(0.0) == 1.0
-    assert math.isclose(bench.judgements_needed(0.03), 2.576 ** 2)
-    paths = []
-    for index, speedup in enumerate((1.06, 0.98, 1.00)):
-        row = {"task": "eig", "category": "LinearAlgebra", "correct": True, "speedup": speedup, "flags": [],
-               "shapes": [{"case": "perf_0", "speedup": speedup, "interval": 0.01, "reference_ms": 1.0}]}
-        steady = {"task": "svd", "category": "LinearAlgebra", "correct": True, "speedup": 1.0, "flags": [],
-                  "shapes": [{"case": "perf_0", "speedup": 1.0, "interval": 0.01, "reference_ms": 1.0}]}
-        path = tmp_path / f"lane-{index}.json"
-        path.write_text(json.dumps({"environment": {}, "tasks": [row, steady]}))
-        paths.append(str(path))
-    lines = bench.repeated(bench.merged(paths))
-    moving = [line for line in lines if line.startswith("* ")]
-    rms = math.sqrt((0.06 ** 2 + 0.02 ** 2) / 3)
-    assert moving == [f"* LinearAlgebra/eig: 1.060, 0.980, 1.000 (rms distance from 1.00 {rms:.3f}; their "
-                      f"intervals imply {math.sqrt(2) * 0.01 / 1.96:.3f}; {(rms * 2.576 / 0.03) ** 2:.1f} "
-                      "judgements averaged would hold it within 0.03 99 % of the time)"]

@@ -193,7 +193,8 @@ def test_a_self_speedups_interval_comes_from_its_cases_medians():
 def test_repeated_judgements_are_measured_against_their_own_intervals(tmp_path):
     """``--table`` over files that judged the same tasks: how far the self-speedups lie from
     1.00 in the sd each one's interval implies, and per task outside 0.03 in any file, its rms
-    distance from 1.00 against the sd its intervals imply."""
+    distance from 1.00 against the sd its intervals imply and how many judgements averaged
+    would hold it within 0.03 ((rms x 2.576 / 0.03)^2)."""
     bench = _bench()
 
     def row(task, speedup, interval):  # one case: the task's half-width is sqrt(2) * interval * speedup
@@ -221,8 +222,13 @@ def test_repeated_judgements_are_measured_against_their_own_intervals(tmp_path):
             f"(1.00 if the intervals are right); outside their own 95 % interval: {outside}.") in table
     between = math.sqrt((0.04 ** 2 + 0.03 ** 2 + 0.0) / 3)
     implied = math.sqrt(sum((h / 1.96) ** 2 for h in half["wide"]) / 3)
+    # and how many independent judgements averaged would hold it within 0.03 99 % of the time
+    needed = (between * 2.576 / 0.03) ** 2
+    assert bench.judgements_needed(between) == pytest.approx(needed)
+    assert bench.judgements_needed(0.0) == 1.0  # never fewer than the one judgement
     assert (f"* Fusion/wide: 1.040, 0.970, 1.000 (rms distance from 1.00 {between:.3f}; "
-            f"their intervals imply {implied:.3f})") in table
+            f"their intervals imply {implied:.3f}; {needed:.1f} judgements averaged would hold it "
+            "within 0.03 99 % of the time)") in table
     assert "Fusion/tight" not in table.split("Timed more than once")[1]  # within 0.03 in every file
     # a task with fewer than three judgements, or one without an interval, gets no such figures
     assert bench.between_and_implied([(1.04, 0.05), (0.97, 0.05)]) is None
