@@ -178,4 +178,3 @@ def test_input_dependence_reports_each_seeds_median_and_the_spread(tmp_path):
         assert len(medians) == 3 and len(size["halves_ms"]) == 3 and all(m > 0 for m in medians)
         assert size["spread"] == max(medians) / min(medians) - 1
     assert "across seeds" in proc.stdout
-
