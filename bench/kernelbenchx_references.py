@@ -49,8 +49,10 @@ On a machine of N GPUs, one run per GPU, each with ``--shard K/N`` and its own `
 (and ``--host-memory-gb`` splitting the host between them); the table of all of them:
 ``--table a.json,b.json``. Where files judge a task again, the table keeps the later
 file's row, and lists every task timed more than once that read outside 1.00 +- 0.03 in
-any of its judgements, with all of them, and how far the repeated self-speedups lie from
-1.00 in the sd their own intervals imply (``repeated``, ``spread``).
+any of its judgements, with all of them, how far the repeated self-speedups lie from
+1.00 in the sd their own intervals imply (``repeated``, ``spread``), and, for such a task
+judged three times or more, how many judgements averaged would hold it within 0.03 99 % of
+the time (``judgements_needed``).
 
 On the CPU (``TRITON_INTERPRET=1``, correctness only; a smoke test)::
 
