@@ -113,6 +113,19 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool
         raise
 
 
+CACHE_ENV = "GEAK_CACHE_DIR"
+
+
+def cache_dir(name: str) -> Path:
+    """A cache folder of geak-core's: ``$GEAK_CACHE_DIR/<name>``, else under
+    ``$XDG_CACHE_HOME/geak-core`` or ``~/.cache/geak-core`` (suites keep the references they
+    write from users' data there)."""
+    base = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "geak-core"
+    )
+    return Path(base) / name
+
+
 def new_run_id(name: str) -> str:
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40] or "run"

@@ -44,13 +44,14 @@ instead of quietly timing something else.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from geak_core.engine.store import CACHE_ENV
+from geak_core.engine.store import cache_dir as shared_cache_dir
+
 SEPARATOR = "#" * 146
-CACHE_ENV = "GEAK_CACHE_DIR"
 PROVENANCE = "# geak-core: derived from "
 
 # Imports of APIs later Triton releases removed: module -> names (None: the whole module).
@@ -101,10 +102,7 @@ class Original:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "geak-core"
-    )
-    return Path(base) / "rocm-originals"
+    return shared_cache_dir("rocm-originals")
 
 
 def kernel_part(text: str, where: str) -> tuple[str, int]:

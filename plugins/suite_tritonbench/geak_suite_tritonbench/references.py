@@ -9,23 +9,12 @@ KernelBench-X's task files have the same format; its suite writes its references
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from geak_core.api.errors import InputError
+from geak_core.engine.store import CACHE_ENV, cache_dir
 
 from geak_suite_tritonbench.taskfile import TaskFile
-
-CACHE_ENV = "GEAK_CACHE_DIR"
-
-
-def cache_dir(suite: str) -> Path:
-    """The cache folder of ``suite``: ``$GEAK_CACHE_DIR/<suite>``, else under
-    ``$XDG_CACHE_HOME/geak-core`` or ``~/.cache/geak-core``."""
-    base = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "geak-core"
-    )
-    return Path(base) / suite
 
 
 def reference_folder(suite: str, tasks_dir: Path) -> Path:
@@ -40,9 +29,7 @@ def write_reference(folder: Path, task_file: TaskFile) -> Path:
     changed."""
     target = folder / task_file.path.name
     content = task_file.kernel_source
-    from geak_core.engine.store import (
-        atomic_write,  # here: the run store is not needed to load tasks
-    )
+    from geak_core.engine.store import atomic_write
 
     try:
         if not target.is_file() or target.read_text(encoding="utf-8") != content:
