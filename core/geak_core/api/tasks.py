@@ -64,12 +64,18 @@ def tolerance_for(dtype: str, overrides: dict[str, Any] | None = None) -> tuple[
     return DEFAULT_TOLERANCES.get(dtype, EXACT)
 
 
+ENTRY_KINDS = ("triton.jit", "function", "nn.Module")
+MODULE_KIND = "nn.Module"
+
+
 @dataclass(frozen=True)
 class EntryPoint:
     """A name the candidate module must define.
 
-    ``kind`` is ``"triton.jit"`` for a kernel the harness launches, or
-    ``"function"`` for a Python function (wrapper) the harness calls.
+    ``kind`` is ``"triton.jit"`` for a kernel the harness launches,
+    ``"function"`` for a Python function (wrapper) the harness calls, or
+    ``"nn.Module"`` for a ``torch.nn.Module`` subclass the harness constructs and
+    calls (KernelBench's ``ModelNew``: ``params`` are its ``forward``'s).
     ``params`` lists parameter names in order; ``constexpr`` those that must be
     ``tl.constexpr``.
     """
@@ -82,6 +88,8 @@ class EntryPoint:
 
     def signature(self) -> str:
         parts = [f"{p}: tl.constexpr" if p in self.constexpr else p for p in self.params]
+        if self.kind == MODULE_KIND:
+            return f"class {self.name}(torch.nn.Module) with forward(self, {', '.join(parts)})"
         return f"{self.name}({', '.join(parts)})"
 
 

@@ -84,6 +84,8 @@ def check_contract(module: Any, entry_points: list[Any], candidate_file: str) ->
                     f"kernel {ep.name!r} lacks parameter(s) {', '.join(missing)} "
                     f"(expected {ep.signature()})"
                 )
+        elif ep.kind == "nn.Module":
+            problems += _module_problems(ep.name, obj, candidate_file, module.__name__)
         else:
             if not callable(obj):
                 problems.append(f"entry point {ep.name!r} must be callable, not {type(obj).__name__}")
@@ -146,6 +148,32 @@ def _referenced_globals(fn: Any) -> list[tuple[Any, str]]:
         else:
             out.append((value, name))
     return out
+
+
+def _module_problems(name: str, obj: Any, candidate_file: str, module_name: str) -> list[str]:
+    """Why an ``nn.Module`` entry point is not the candidate's own module class: not a class,
+    not a ``torch.nn.Module``, defined elsewhere, or computing through a ``forward`` or
+    ``__call__`` it inherits from another file (``class ModelNew(Model): pass``)."""
+    import torch
+
+    if not inspect.isclass(obj) or not issubclass(obj, torch.nn.Module):
+        return [f"entry point {name!r} must be a torch.nn.Module subclass, not "
+                f"{type(obj).__name__ if not inspect.isclass(obj) else obj.__name__}"]
+    if getattr(obj, "__module__", None) != module_name:
+        return [f"entry point {name!r} is not defined in the candidate's own code"]
+    problems = []
+    for method in ("forward", "__call__"):
+        owner = next((c for c in obj.__mro__ if method in vars(c)), None)
+        if owner is None or owner is torch.nn.Module:
+            if method == "forward":
+                problems.append(f"entry point {name!r} defines no forward()")
+            continue
+        code = getattr(inspect.unwrap(vars(owner)[method]), "__code__", None)
+        where = os.path.abspath(code.co_filename) if code is not None else "?"
+        if where != candidate_file:
+            problems.append(f"entry point {name!r} takes its {method}() from {owner.__name__} "
+                            f"in {where}, not from the candidate's own code")
+    return problems
 
 
 def _defined_in(obj: Any, candidate_file: str, module_name: str) -> bool:

@@ -52,6 +52,8 @@ ALLOCATION_AND_VIEW_OPS = frozenset({
 COPY_OPS = frozenset({"copy_", "_to_copy", "clone", "contiguous", "_copy_from", "to",
                       "_copy_from_and_resize"})
 NUMPY_ESCAPES = frozenset({"numpy", "tolist", "__array__", "__dlpack__", "__array_wrap__"})
+# Entry points that are Python code staging data for kernels (copies allowed there).
+WRAPPER_KINDS = ("function", "nn.Module")
 
 
 class ComputeMonitor:
@@ -93,7 +95,7 @@ class ComputeMonitor:
     def for_entry_points(cls, file: str, entry_points: list[Any], gpu: bool) -> ComputeMonitor:
         """The monitor of ``file``'s ``entry_points``: copies stage data, not compute, where one
         of them is a Python wrapper function."""
-        return cls(file, allow_copies=any(ep.kind == "function" for ep in entry_points), gpu=gpu)
+        return cls(file, allow_copies=any(ep.kind in WRAPPER_KINDS for ep in entry_points), gpu=gpu)
 
     def _warm_up(self) -> None:
         """Enter the modes once: the first entry imports parts of torch that rebind functions
@@ -210,6 +212,8 @@ def guard_entry_points(module: Any, entry_points: list[Any], monitor: ComputeMon
         obj = getattr(module, ep.name)
         if ep.kind == "triton.jit":
             wrapped[ep.name] = GuardedKernel(obj, monitor)
+        elif ep.kind == "nn.Module":
+            wrapped[ep.name] = _guarded_module_class(obj, monitor)
         else:
             wrapped[ep.name] = _guarded_function(obj, monitor)
     return GuardedModule(module, wrapped)
@@ -223,6 +227,43 @@ def _guarded_function(fn: Any, monitor: ComputeMonitor) -> Any:
     guarded.__name__ = getattr(fn, "__name__", "entry")
     guarded.__wrapped__ = fn  # type: ignore[attr-defined]
     return guarded
+
+
+class GuardedModel:
+    """An instance of a candidate's ``nn.Module`` entry point as the harness holds it: every
+    call (the module's ``__call__``, hooks and ``forward``, whatever the class overrides)
+    runs under the compute monitor. Construction and ``to``/``eval`` (moving and casting
+    parameters, before any input exists) do not: initialising weights is not the task's
+    computation."""
+
+    def __init__(self, module: Any, monitor: ComputeMonitor) -> None:
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_monitor", monitor)
+
+    @property
+    def module(self) -> Any:
+        return object.__getattribute__(self, "_module")
+
+    def to(self, *args: Any, **kwargs: Any) -> GuardedModel:
+        moved = self.module.to(*args, **kwargs)
+        return GuardedModel(moved, object.__getattribute__(self, "_monitor"))
+
+    def eval(self) -> GuardedModel:
+        self.module.eval()
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with object.__getattribute__(self, "_monitor").active():
+            return self.module(*args, **kwargs)
+
+
+def _guarded_module_class(cls: Any, monitor: ComputeMonitor) -> Any:
+    def construct(*args: Any, **kwargs: Any) -> GuardedModel:
+        return GuardedModel(cls(*args, **kwargs), monitor)
+
+    construct.__name__ = getattr(cls, "__name__", "ModelNew")
+    construct.__wrapped__ = cls  # type: ignore[attr-defined]
+    return construct
 
 
 def report(verdict: Verdict, when: str, compute: list[str], task: Task) -> None:
