@@ -51,6 +51,7 @@ from geak_core.api.model import Candidate, EvalResult, pass_at_k
 from geak_core.api.tasks import Task
 from geak_core.cli.cli_options import (
     ConventionCommand,
+    build_suite,
     exit_on_bad_input,
     json_flag,
     out_option,
@@ -232,25 +233,24 @@ def build_with_options(kind: str, name: str, pairs: Iterable[str], flag: str) ->
     return spec.build(options)
 
 
-def _build_suite(name: str) -> Any:
-    manager = get_plugin_manager()
-    spec = manager.spec("suite", name)
-    options = spec.options() if spec.options is not None else None
-    return manager.build("suite", name, options)
-
-
 def read_entries(suite_name: str, paths: Iterable[str], task_id: str | None,
-                 candidates_file: str | None) -> list[_Entry]:
+                 candidates_file: str | None, suite_options: tuple[str, ...] = ()) -> list[_Entry]:
     """The candidates a command is given, as ``geak-core eval`` reads them: ``paths`` (files
     of ``task_id``, or named by their task; folders of such files) and the records of
-    ``candidates_file`` (JSONL)."""
-    inputs = _Inputs(_build_suite(suite_name))
+    ``candidates_file`` (JSONL), for the suite built with ``suite_options`` (``KEY=VALUE``)."""
+    inputs = _Inputs(build_suite(suite_name, suite_options))
     if task_id:
         inputs.task(task_id, "--task")
     entries = _from_paths(paths, task_id, inputs)
     if candidates_file:
         entries += _from_jsonl(candidates_file, inputs)
     return entries
+
+
+suite_option_flag = click.option(
+    "--suite-option", "suite_options", multiple=True, metavar="KEY=VALUE",
+    help="An option of the suite (repeatable), as in a recipe's [suite] section, e.g. "
+         "path=my_ops/ for --suite local.")
 
 
 def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -621,6 +621,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
 @click.command("eval", cls=ConventionCommand)
 @click.argument("paths", nargs=-1)
 @click.option("--suite", "suite_name", default="rocm", show_default=True, help="Registered suite.")
+@suite_option_flag
 @click.option("--task", "task_id", help="Task of the candidate files given as PATHS.")
 @click.option("--candidates", "candidates_file", help="JSONL records: task/task_id + code/predict/file.")
 @out_option("Write one record per candidate to this file (.json list or .jsonl lines), rewritten after "
@@ -633,13 +634,14 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
               help="Keep the verdicts already in -o/--out FILE (a run stopped half-way) and judge only the "
                    "rest; judge errors are judged again.")
 def eval_command(
-    paths: tuple[str, ...], suite_name: str, task_id: str | None, candidates_file: str | None,
-    out: str | None, as_json: bool, ks: tuple[int, ...], resume: bool, **judge: Any,
+    paths: tuple[str, ...], suite_name: str, suite_options: tuple[str, ...], task_id: str | None,
+    candidates_file: str | None, out: str | None, as_json: bool, ks: tuple[int, ...],
+    resume: bool, **judge: Any,
 ) -> None:
     """Judge candidates: correctness, anti-cheat checks and (on a GPU) speed."""
     speedup_method = judge["speedup_method"]
     with exit_on_bad_input():
-        entries = read_entries(suite_name, paths, task_id, candidates_file)
+        entries = read_entries(suite_name, paths, task_id, candidates_file, suite_options)
         if not entries:
             raise InputError("nothing to judge: give candidate files, a directory or --candidates")
         if resume:

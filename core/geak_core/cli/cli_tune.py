@@ -39,6 +39,7 @@ from geak_core.cli.cli_eval import (
     judge_options,
     read_entries,
     read_journal,
+    suite_option_flag,
 )
 from geak_core.cli.cli_options import (
     ConventionCommand,
@@ -168,6 +169,7 @@ def tune_one(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, 
 @click.command("tune", cls=ConventionCommand)
 @click.argument("paths", nargs=-1)
 @click.option("--suite", "suite_name", default="rocm", show_default=True, help="Registered suite.")
+@suite_option_flag
 @click.option("--task", "task_id", help="Task of the candidate files given as PATHS.")
 @click.option("--candidates", "candidates_file",
               help="JSONL records, as geak-core eval reads them: task/task_id + code/predict/file.")
@@ -186,7 +188,8 @@ def tune_one(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, 
 @click.option("--resume", is_flag=True,
               help="Keep the records already in -o/--out FILE (a run stopped half-way) and tune only the "
                    "rest; records of judge errors are done again.")
-def tune_command(paths: tuple[str, ...], suite_name: str, task_id: str | None, candidates_file: str | None,
+def tune_command(paths: tuple[str, ...], suite_name: str, suite_options: tuple[str, ...],
+                 task_id: str | None, candidates_file: str | None,
                  tuner_name: str, tuner_options: tuple[str, ...], variants: int, seconds: float,
                  out: str | None, as_json: bool, resume: bool, **judge: Any) -> None:
     """Tune the launch configuration of correct kernels (block sizes, warps, stages...): each
@@ -195,7 +198,7 @@ def tune_command(paths: tuple[str, ...], suite_name: str, task_id: str | None, c
     import json
 
     with exit_on_bad_input():
-        entries = read_entries(suite_name, paths, task_id, candidates_file)
+        entries = read_entries(suite_name, paths, task_id, candidates_file, suite_options)
         if not entries:
             raise InputError("nothing to tune: give candidate files, a directory or --candidates")
         done: dict[tuple[str, str], dict[str, Any]] = {}
