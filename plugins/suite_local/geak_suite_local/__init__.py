@@ -1,0 +1,1 @@
+"""Your own operators as a geak-core suite: files in KernelBench's format."""
