@@ -51,7 +51,7 @@ from geak_core.api.model import Candidate, EvalResult, pass_at_k
 from geak_core.api.tasks import Task
 from geak_core.cli.cli_options import (
     ConventionCommand,
-    build_suite,
+    build_with_options,
     exit_on_bad_input,
     json_flag,
     out_option,
@@ -89,7 +89,13 @@ class _Inputs:
         return tasks[task_id]
 
     def task_of_file(self, path: Path) -> Task:
+        """The task a file is named for: ``<task_id>.py``, ``<task_id>__anything.py``, or a
+        name the suite's ``resolve_record`` knows (KernelBench's sample files)."""
         stem = path.stem.split("__", 1)[0]
+        if stem not in self.tasks():
+            known = self.suite.resolve_record({"file": path.name})
+            if known in self.tasks():
+                stem = known
         return self.task(stem, str(path))
 
 
@@ -209,36 +215,12 @@ def build_executor(name: str, pairs: Iterable[str]) -> Any:
     return build_with_options("executor", name, pairs, "--executor-option")
 
 
-def build_with_options(kind: str, name: str, pairs: Iterable[str], flag: str) -> Any:
-    """The registered ``kind`` component ``name`` with the ``KEY=VALUE`` options given by
-    ``flag`` (VALUE in TOML syntax; a bare word is a string), checked against its options as
-    the recipe's section of that kind is."""
-    from geak_core.api.components import KIND_BY_NAME
-    from geak_core.api.errors import RecipeError
-    from geak_core.engine.recipe import _Source, key_value, validate_options
-
-    manager = get_plugin_manager()
-    spec = manager.spec(kind, name)
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        parsed = key_value(pair)
-        if parsed is None:
-            raise InputError(f"{flag} takes KEY=VALUE, got {pair!r}")
-        values[parsed[0]] = parsed[1]
-    problems: list[Any] = []
-    source = _Source({"": (flag, None)})
-    options = validate_options(spec.options, values, KIND_BY_NAME[kind].section, source, problems)
-    if problems:
-        raise RecipeError(problems)
-    return spec.build(options)
-
-
 def read_entries(suite_name: str, paths: Iterable[str], task_id: str | None,
                  candidates_file: str | None, suite_options: tuple[str, ...] = ()) -> list[_Entry]:
     """The candidates a command is given, as ``geak-core eval`` reads them: ``paths`` (files
     of ``task_id``, or named by their task; folders of such files) and the records of
     ``candidates_file`` (JSONL), for the suite built with ``suite_options`` (``KEY=VALUE``)."""
-    inputs = _Inputs(build_suite(suite_name, suite_options))
+    inputs = _Inputs(build_with_options("suite", suite_name, suite_options, "--suite-option"))
     if task_id:
         inputs.task(task_id, "--task")
     entries = _from_paths(paths, task_id, inputs)

@@ -10,7 +10,7 @@ with an error that names the current one instead of being read as something else
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -77,20 +77,29 @@ def progress_echo(as_json: bool) -> Any:
 def build_suite(name: str, options_kv: tuple[str, ...] = ()) -> Any:
     """The suite ``name``, built with its options given as ``KEY=VALUE`` (``--option``),
     checked like a recipe's: ``tasks``, ``task show`` and ``corpus audit`` take them."""
+    return build_with_options("suite", name, options_kv, "--option")
+
+
+def build_with_options(kind: str, name: str, pairs: Iterable[str], flag: str) -> Any:
+    """The registered ``kind`` component ``name`` with the ``KEY=VALUE`` options given by
+    ``flag`` (VALUE in TOML syntax; a bare word is a string), checked against its options as
+    the recipe's section of that kind is."""
+    from geak_core.api.components import KIND_BY_NAME
     from geak_core.api.errors import InputError, RecipeError
     from geak_core.engine.plugins import get_plugin_manager
-    from geak_core.engine.recipe import _Source, validate_options
+    from geak_core.engine.recipe import _Source, key_value, validate_options
 
     manager = get_plugin_manager()
-    spec = manager.spec("suite", name)
+    spec = manager.spec(kind, name)
     values: dict[str, Any] = {}
-    for item in options_kv:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise InputError(f"--option takes KEY=VALUE, got {item!r}")
-        values[key] = value
+    for pair in pairs:
+        parsed = key_value(pair)
+        if parsed is None:
+            raise InputError(f"{flag} takes KEY=VALUE, got {pair!r}")
+        values[parsed[0]] = parsed[1]
     problems: list[Any] = []
-    options = validate_options(spec.options, values, "suite", _Source(), problems)
+    source = _Source({"": (flag, None)})
+    options = validate_options(spec.options, values, KIND_BY_NAME[kind].section, source, problems)
     if problems:
         raise RecipeError(problems)
     return spec.build(options)

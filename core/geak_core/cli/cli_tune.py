@@ -35,7 +35,6 @@ from geak_core.api.tasks import Task
 from geak_core.cli.cli_eval import (
     RecordFile,
     build_judge,
-    build_with_options,
     judge_options,
     read_entries,
     read_journal,
@@ -43,6 +42,7 @@ from geak_core.cli.cli_eval import (
 )
 from geak_core.cli.cli_options import (
     ConventionCommand,
+    build_with_options,
     exit_on_bad_input,
     json_flag,
     out_option,
