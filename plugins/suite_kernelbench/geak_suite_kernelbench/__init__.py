@@ -1,0 +1,1 @@
+"""ScalingIntelligence/KernelBench as a geak-core suite."""
