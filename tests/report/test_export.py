@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from geak_core.cli import main
-from geak_core.reporting.export import CANDIDATE_COLUMNS, TRANSITION_COLUMNS, transition_kind
+from geak_core.reporting.export import (
+    CANDIDATE_COLUMNS,
+    CATEGORY_COLUMNS,
+    LEVEL_COLUMNS,
+    TRANSITION_COLUMNS,
+    transition_kind,
+)
 
 from tests.report.timed_run import EAGER_OVER_REFERENCE
 
@@ -128,7 +134,8 @@ def test_a_step_is_a_transition_only_when_it_fixes_or_speeds_up():
 
 def test_the_documented_schema_is_the_exported_one():
     doc = ROOT.joinpath("docs", "export.md").read_text()
-    for title, columns in (("candidates", CANDIDATE_COLUMNS), ("transitions", TRANSITION_COLUMNS)):
+    for title, columns in (("candidates", CANDIDATE_COLUMNS), ("transitions", TRANSITION_COLUMNS),
+                           ("categories", CATEGORY_COLUMNS), ("levels", LEVEL_COLUMNS)):
         table = doc.split(f"### {title}\n", 1)[1].split("\n#", 1)[0]
         assert re.findall(r"^\| `(\w+)` \|", table, re.M) == [c.name for c in columns]
 

@@ -211,6 +211,10 @@ class TaskSummary:
     best_metrics: dict[str, float | None] = field(default_factory=dict)
     best_file: str | None = None
     skipped_reason: str | None = None
+    level: int | None = None  # KernelBench's level (1, 2, 3), where the suite gives one (Task.level)
+    has_eager: bool | None = None  # the task has a PyTorch eager equivalent (Task.eager); None: not kept
+    # why the best correct candidate has no speedup against PyTorch eager (scaling.eager_gap)
+    eager_gap: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -259,6 +263,14 @@ class RunSummary:
     # per category (geak_core.engine.category_view): tasks, call_accuracy, execution_accuracy,
     # mean_speedup, speedup_tasks, mean_efficiency (max(IOU, MFU)), efficiency_tasks
     by_category: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # KernelBench's fast_p against PyTorch eager (geak_core.api.scaling.fast_p), keyed "fast_0",
+    # "fast_1", "fast_2": p, n, m, fraction, unmeasured (correct tasks without a speedup against
+    # eager, counted as not fast), unmeasured_reasons ({why: how many}); empty in a summary
+    # stored before it was kept
+    fast_p: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # per KernelBench level (geak_core.engine.level_view), where a task has one: tasks,
+    # call_accuracy, execution_accuracy, mean_speedup, speedup_tasks, fast_p; empty otherwise
+    by_level: dict[str, dict[str, Any]] = field(default_factory=dict)
     llm_calls: int = 0
     tokens: int = 0
     cost_usd: float | None = None

@@ -31,6 +31,14 @@ The judge's ``speedup_method`` names the headline (``EvalResult.speedup``,
 optimizer's history and makes a run's ``mean_speedup``; the other two are kept
 beside it. ``headline_first`` orders the three for display.
 
+KernelBench's headline, ``fast_p`` (``fast_p``): the share of tasks whose best
+candidate is correct and more than ``p`` times faster than PyTorch eager, for each
+``p`` of ``FAST_P_THRESHOLDS``. A correct task without a speedup against eager
+(not timed, as under the Triton interpreter, or without a PyTorch eager
+equivalent) cannot count as fast; each figure says how many such tasks there
+were and why (``eager_gap``), so that a run that timed nothing reads as
+unmeasured rather than as 0 %.
+
 Everything here takes plain records (``Judged``) so it can be fed from a live
 run, from a run store (``judged_from_store``) or from an exported data set.
 The function names are stable: reports and exports build on them.
@@ -39,7 +47,7 @@ The function names are stable: reports and exports build on them.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -365,6 +373,74 @@ def mean_speedups(per_task: Iterable[Mapping[str, float | None]]) -> dict[str, f
 
 
 # ---------------------------------------------------------------------------
+# fast_p: correct and faster than PyTorch eager
+# ---------------------------------------------------------------------------
+
+# The thresholds p of fast_p (KernelBench's metric): a task counts towards fast_p when its
+# best candidate is correct and its speedup against PyTorch eager is more than p.
+FAST_P_THRESHOLDS: tuple[float, ...] = (0.0, 1.0, 2.0)
+
+# Why a correct candidate has no speedup against PyTorch eager (``eager_gap``), each
+# worded to follow "N correct tasks".
+NOT_TIMED_INTERPRETER = "not timed: CPU interpreter"
+NOT_TIMED = "not timed"
+NO_EAGER_EQUIVALENT = "without a PyTorch eager equivalent"
+EAGER_NOT_TIMED = "whose PyTorch eager run was not timed"
+NO_EAGER_SPEEDUP = "without an eager speedup"
+
+
+def fast_p_key(p: float) -> str:
+    """``fast_0``, ``fast_1``, ``fast_1.5``: how a threshold is named in summaries."""
+    return f"fast_{p:g}"
+
+
+def eager_gap(result: EvalResult | None, has_eager: bool | None = None) -> str | None:
+    """Why the correct verdict ``result`` has no speedup against PyTorch eager; None when it
+    has one or is not correct. ``has_eager``: whether its task has a PyTorch eager
+    equivalent (``Task.eager``), None where that is not known (a summary stored before it
+    was kept). A task without one could never be timed against eager, so that reason
+    comes first; then a verdict that was not timed (the Triton interpreter on a CPU
+    checks correctness only), then an eager run that was not timed beside it."""
+    if result is None or not (result.call_ok and result.correct) or result.speedup_vs_eager is not None:
+        return None
+    if has_eager is False:
+        return NO_EAGER_EQUIVALENT
+    if not result.performance_measured:
+        return NOT_TIMED_INTERPRETER if result.mode == "interpreter" else NOT_TIMED
+    return EAGER_NOT_TIMED if has_eager else NO_EAGER_SPEEDUP
+
+
+@dataclass(frozen=True)
+class FastTask:
+    """A judged task as ``fast_p`` sees it: whether its best candidate is correct, that
+    candidate's speedup against PyTorch eager, and why it has none (``eager_gap``)."""
+
+    correct: bool
+    speedup_vs_eager: float | None = None
+    gap: str | None = None
+
+
+def fast_p(tasks: Iterable[FastTask], thresholds: Sequence[float] = FAST_P_THRESHOLDS) -> dict[str, dict[str, Any]]:
+    """KernelBench's fast_p for each ``p`` of ``thresholds``, keyed ``fast_p_key(p)``.
+
+    ``tasks``: the judged tasks (skipped ones left out). Each entry is ``{"p": p, "n": the
+    tasks whose best candidate is correct with a speedup against eager above p, "m": all
+    the tasks, "fraction": n / m (None without tasks), "unmeasured": the correct tasks
+    without a speedup against eager, "unmeasured_reasons": {why: how many}}``. Those
+    correct tasks count as not fast, as KernelBench counts them, so where ``unmeasured``
+    is not 0 the fraction is what was measured, not what the kernels can do."""
+    tasks = list(tasks)
+    m = len(tasks)
+    gaps = Counter(t.gap or NO_EAGER_SPEEDUP for t in tasks if t.correct and t.speedup_vs_eager is None)
+    figures = {}
+    for p in thresholds:
+        n = sum(1 for t in tasks if t.correct and t.speedup_vs_eager is not None and t.speedup_vs_eager > p)
+        figures[fast_p_key(p)] = {"p": p, "n": n, "m": m, "fraction": n / m if m else None,
+                                  "unmeasured": sum(gaps.values()), "unmeasured_reasons": dict(sorted(gaps.items()))}
+    return figures
+
+
+# ---------------------------------------------------------------------------
 # Everything at once
 # ---------------------------------------------------------------------------
 
@@ -389,13 +465,23 @@ def scaling_summary(judged: Iterable[Judged], lineages: Mapping[str, int], itera
 
 __all__ = [
     "DEFAULT_SPEEDUP_METHOD",
+    "EAGER_NOT_TIMED",
+    "FAST_P_THRESHOLDS",
     "LEGACY_SPEEDUP_METHOD",
     "SPEEDUP_METHODS",
     "SPEEDUP_METHOD_TEXT",
+    "NOT_TIMED",
+    "NOT_TIMED_INTERPRETER",
+    "NO_EAGER_EQUIVALENT",
+    "NO_EAGER_SPEEDUP",
+    "FastTask",
     "Judged",
     "accuracy_by_iteration",
     "best_speedups",
+    "eager_gap",
     "eager_speedup",
+    "fast_p",
+    "fast_p_key",
     "headline_first",
     "judged_from_store",
     "lineage_counts",

@@ -142,6 +142,13 @@ class Task:
     def key(self) -> str:
         return f"{self.suite}/{self.id}"
 
+    @property
+    def level(self) -> int | None:
+        """KernelBench's level (1, 2, 3): ``extra["level"]`` where the suite sets an int; summaries
+        group tasks by it as by category."""
+        level = self.extra.get("level")
+        return level if isinstance(level, int) and not isinstance(level, bool) else None
+
     def prompt_view(self) -> dict[str, Any]:
         """What a prompt may show: never the reference or the oracle."""
         return {

@@ -14,8 +14,8 @@ from geak_core.reporting.export import FORMATS
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True,
               help="jsonl: JSON Lines; parquet: Apache Parquet (needs pyarrow).")
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False),
-              help="Folder for candidates.<format>, transitions.<format> and categories.<format> "
-                   "(default: <run-id>-export).")
+              help="Folder for candidates.<format>, transitions.<format>, categories.<format> and "
+                   "levels.<format> (default: <run-id>-export).")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Where run ids are looked up (a run may also be given as its folder).")
 def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> None:
@@ -23,7 +23,9 @@ def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> 
     candidate (task, round kind, prompt, reply, code, verdict, failed stage, speedup, roofline
     fraction, hardware, model, code metrics), and the transitions it produced (error_to_fix,
     slow_to_fast), and, where tasks carry categories, one row per category (tasks, call and
-    execution accuracy, mean speedup, mean max(IOU, MFU)). Each loads with
+    execution accuracy, mean speedup, mean max(IOU, MFU)), and where they carry KernelBench
+    levels, one row per level (the same accuracies and speedup, and fast_p against PyTorch
+    eager). Each loads with
     datasets.load_dataset("json" or "parquet", data_files=...); docs/export.md holds the schema."""
     from geak_core.cli.cli_report import hardware_profiles
     from geak_core.engine.store import resolve_run
@@ -38,5 +40,7 @@ def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> 
     click.echo(f"wrote {written['transitions']} transitions ({kinds}) to {written['files']['transitions']}")
     if written["categories"]:
         click.echo(f"wrote {written['categories']} categories to {written['files']['categories']}")
+    if written["levels"]:
+        click.echo(f"wrote {written['levels']} levels to {written['files']['levels']}")
     click.echo(f"speedup (headline): {written['speedup_method']}; speedup_sum, speedup_geomean and "
                "speedup_mean_ratio hold each aggregate")

@@ -524,7 +524,8 @@ class Agent:
         summaries = []
         for task in tasks:
             if task.id in skipped:
-                summaries.append(TaskSummary(task.id, task.difficulty, task.category, skipped_reason=skipped[task.id]))
+                summaries.append(TaskSummary(task.id, task.difficulty, task.category, level=task.level,
+                                             skipped_reason=skipped[task.id]))
                 continue
             summary = self._task_summary(task, states[task.id], lineages)
             best_file = self.store.dir / "best" / f"{task.id}.py"

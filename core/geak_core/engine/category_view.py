@@ -47,6 +47,11 @@ class CategoryTask:
     correct: bool = False
     speedup: float | None = None  # the best correct candidate's
     efficiency: float | None = None  # the same candidate's roofline fraction, max(IOU, MFU)
+    # for the per-level view (geak_core.engine.level_view): the task's KernelBench level, the
+    # same candidate's speedup against PyTorch eager and why it has none (scaling.eager_gap)
+    level: int | None = None
+    speedup_vs_eager: float | None = None
+    eager_gap: str | None = None
 
 
 def has_categories(tasks: Iterable[CategoryTask]) -> bool:

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import textwrap
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from geak_core.api.model import EvalResult, RunSummary, TaskSummary
 from geak_core.api.scaling import (
+    FAST_P_THRESHOLDS,
     SPEEDUP_METHOD_TEXT,
     SPEEDUP_METHODS,
+    FastTask,
+    eager_gap,
+    fast_p,
+    fast_p_key,
     headline_first,
     mean_speedups,
     pass_at_k_curve,
 )
 from geak_core.api.tasks import Task
 from geak_core.engine.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
+from geak_core.engine.level_view import level_view
 from geak_core.kit.code_metrics import code_metrics
 
 
@@ -27,8 +33,8 @@ def summarize_task(
     """``results`` holds (lineage, candidate id, result) for every judged candidate of the task;
     ``codes`` their code by candidate id, for the best candidate's code metrics."""
     summary = TaskSummary(
-        task_id=task.id, difficulty=task.difficulty, category=task.category,
-        lineages=lineages, samples=len(results), skipped_reason=skipped_reason,
+        task_id=task.id, difficulty=task.difficulty, category=task.category, level=task.level,
+        has_eager=bool(task.eager), lineages=lineages, samples=len(results), skipped_reason=skipped_reason,
     )
     correct_lineages: set[int] = set()
     call_lineages: set[int] = set()
@@ -54,6 +60,7 @@ def summarize_task(
     if best_result is not None:
         summary.best_speedup_vs_eager = best_result.speedup_vs_eager
         summary.best_roofline_fraction = best_result.roofline_fraction
+        summary.eager_gap = eager_gap(best_result, summary.has_eager)
     if codes and summary.best_candidate_id in codes:
         summary.best_metrics = code_metrics(codes[summary.best_candidate_id]).to_dict()
     return summary
@@ -107,14 +114,18 @@ def summarize_run(
         by_difficulty[str(t.difficulty) if t.difficulty is not None else "?"].append(t)
     summary.by_difficulty = {k: _rates(v) for k, v in sorted(by_difficulty.items())}
     summary.by_category = category_view(category_task(t) for t in tasks)
+    summary.fast_p = fast_p(FastTask(t.correct, t.best_speedup_vs_eager, t.eager_gap)
+                            for t in tasks if t.skipped_reason is None)
+    summary.by_level = level_view(category_task(t) for t in tasks)
     return summary
 
 
 def category_task(task: TaskSummary) -> CategoryTask:
-    """What the per-category view takes of a task's summary."""
+    """What the per-category and per-level views take of a task's summary."""
     return CategoryTask(task.category, judged=task.skipped_reason is None, call_ok=task.call_ok,
                         correct=task.correct, speedup=task.best_speedup,
-                        efficiency=task.best_roofline_fraction)
+                        efficiency=task.best_roofline_fraction, level=task.level,
+                        speedup_vs_eager=task.best_speedup_vs_eager, eager_gap=task.eager_gap)
 
 
 def _pct(x: float | None) -> str:
@@ -237,6 +248,74 @@ def _category_cells(r: dict[str, Any]) -> str:
             f"  {_counted(efficiency, r.get('efficiency_tasks')):>16}")
 
 
+FAST_P_TEXT = ("fast_p against PyTorch eager (KernelBench's: the share of judged tasks whose best candidate "
+               "is correct and more than p times faster than PyTorch eager)")
+
+
+def unmeasured_text(entry: Mapping[str, Any]) -> str:
+    """How many correct tasks of a fast_p figure had no speedup against PyTorch eager, and why:
+    '3 correct tasks not timed: CPU interpreter', or, for several reasons, '3 correct tasks
+    without an eager speedup (2 not timed: CPU interpreter; 1 without a PyTorch eager
+    equivalent)'; '' where there were none."""
+    count = entry.get("unmeasured") or 0
+    if not count:
+        return ""
+    reasons = entry.get("unmeasured_reasons") or {}
+    tasks = f"{count} correct task{'' if count == 1 else 's'}"
+    if len(reasons) == 1:
+        return f"{tasks} {next(iter(reasons))}"
+    return f"{tasks} without an eager speedup (" + "; ".join(f"{n} {why}" for why, n in reasons.items()) + ")"
+
+
+def fast_p_cell(entry: Mapping[str, Any] | None) -> str:
+    """'2/3 (66.7%)': n of m tasks and the share; only 'n/m' where some correct task had no
+    speedup against eager (the share would count those as slow); '-' for no figure."""
+    if not entry:
+        return "-"
+    cell = f"{entry['n']}/{entry['m']}"
+    if entry.get("unmeasured") or entry.get("fraction") is None:
+        return cell
+    return f"{cell} ({100 * entry['fraction']:.1f}%)"
+
+
+def format_fast_p(fast: Mapping[str, Mapping[str, Any]]) -> str:
+    """'fast_0 2/3 (66.7%), fast_1 ...', then how many correct tasks had no speedup against
+    eager and why; '-' for a summary stored before fast_p was kept."""
+    if not fast:
+        return "-"
+    text = ", ".join(f"{key} {fast_p_cell(entry)}" for key, entry in fast.items())
+    unmeasured = unmeasured_text(next(iter(fast.values())))
+    return text + (f" ({unmeasured}, counted as not fast)" if unmeasured else "")
+
+
+def _fast_keys(groups: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The fast_p keys of ``groups`` (fast_p dicts), in order of p."""
+    found: dict[str, float] = {}
+    for fast in groups:
+        found.update({key: entry.get("p", 0.0) for key, entry in fast.items()})
+    return sorted(found, key=lambda k: found[k]) or [fast_p_key(p) for p in FAST_P_THRESHOLDS]
+
+
+def format_level_view(by_level: dict[str, dict[str, Any]]) -> list[str]:
+    """The per-level table (``geak_core.engine.level_view``): tasks, call and execution
+    accuracy, mean speedup (with the count of tasks it is over) and fast_p of each level,
+    then, per level whose correct tasks were not all timed against eager, how many and why."""
+    keys = _fast_keys(r.get("fast_p", {}) for r in by_level.values())
+    cells = {level: [fast_p_cell(r.get("fast_p", {}).get(k)) for k in keys] for level, r in by_level.items()}
+    sizes = [max([len(k)] + [len(c[i]) for c in cells.values()]) for i, k in enumerate(keys)]
+    lines = [f"{'by level':<16}  tasks  call acc  exec acc  {'mean speedup':>16}  "
+             + "  ".join(f"{k:>{n}}" for k, n in zip(keys, sizes, strict=True))]
+    for level, r in by_level.items():
+        lines.append(f"{level:<16}  {r['tasks']:>5}  {_pct(r['call_accuracy'])}  {_pct(r['execution_accuracy'])}"
+                     f"  {_counted(_speed(r['mean_speedup']), r.get('speedup_tasks')):>16}  "
+                     + "  ".join(f"{c:>{n}}" for c, n in zip(cells[level], sizes, strict=True)))
+    for level, r in by_level.items():
+        unmeasured = unmeasured_text(next(iter(r.get("fast_p", {}).values()), {}))
+        if unmeasured:
+            lines.append(f"  level {level}: {unmeasured}, counted as not fast")
+    return lines
+
+
 def format_summary(summary: RunSummary) -> str:
     """Plain-text tables: per task (``format_task_table``), by difficulty, by category,
     overall, scaling curves."""
@@ -257,6 +336,9 @@ def format_summary(summary: RunSummary) -> str:
     if categorised:
         lines.append("")
         lines.extend(format_category_view(summary.by_category))
+    if summary.by_level:
+        lines.append("")
+        lines.extend(format_level_view(summary.by_level))
     lines.append("")
     passes = "  ".join(f"{k} {_pct(v).strip()}" for k, v in summary.pass_at_k.items())
     lines.append(
@@ -272,6 +354,8 @@ def format_summary(summary: RunSummary) -> str:
         f"{_num(metrics.get('cc_mean'))}, maintainability index {_num(metrics.get('maintainability_index'))} "
         f"(0-100; CC and MI by radon, '-' without it)"
     )
+    if summary.fast_p:
+        lines.append(f"{FAST_P_TEXT}: {format_fast_p(summary.fast_p)}")
     lines.extend(format_scaling(summary))
     cost = f", cost ${summary.cost_usd:.4f}" if summary.cost_usd else ""
     seed = f"; seed {summary.seed}" if summary.seed is not None else ""
@@ -341,6 +425,13 @@ def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
                     [(n, [s.speedup_method, *(_speed(s.speedups.get(m)) for m in SPEEDUP_METHODS)])
                      for n, s in rows],
                     ["headline", *SPEEDUP_METHODS], width)
+    fast_keys = _fast_keys(s.fast_p for _, s in rows)
+    lines += _table(FAST_P_TEXT + "; n/m tasks, the share where every correct task was timed against eager",
+                    [(n, [fast_p_cell(s.fast_p.get(k)) for k in fast_keys]) for n, s in rows], fast_keys, width)
+    for name, s in rows:
+        unmeasured = unmeasured_text(next(iter(s.fast_p.values()), {}))
+        if unmeasured:
+            lines.append(f"  {name}: {unmeasured}, counted as not fast")
     call_keys = sorted({k for _, s in rows for k in s.call_pass_at_k}, key=lambda k: int(k.partition("@")[2] or 0))
     if call_keys:
         lines += _table("call accuracy pass@k (parallel scaling)",

@@ -13,7 +13,9 @@ optimisation started from) where the step was
 Both tables are written as JSON Lines or Parquet with the columns of
 ``CANDIDATE_COLUMNS`` / ``TRANSITION_COLUMNS`` (documented in docs/export.md);
 a run whose tasks carry categories also gets ``categories``, one row per category
-with the figures of ``geak_core.engine.category_view`` (``CATEGORY_COLUMNS``);
+with the figures of ``geak_core.engine.category_view`` (``CATEGORY_COLUMNS``), and
+one whose tasks carry KernelBench levels ``levels``, one row per level with the
+figures of ``geak_core.engine.level_view``, fast_p included (``LEVEL_COLUMNS``);
 ``datasets.load_dataset("json" | "parquet", data_files=...)`` loads either.
 """
 
@@ -27,7 +29,9 @@ from typing import Any
 
 from geak_core.api.components import HardwareProfile
 from geak_core.api.errors import InputError
+from geak_core.api.scaling import FAST_P_THRESHOLDS, fast_p_key
 from geak_core.engine.category_view import category_view, has_categories
+from geak_core.engine.level_view import UNLEVELLED, level_view
 from geak_core.engine.store import atomic_write
 from geak_core.kit.code_metrics import code_metrics
 from geak_core.reporting.rundata import CandidateRow, RunData
@@ -48,6 +52,7 @@ CANDIDATE_COLUMNS: tuple[Column, ...] = (
     Column("task", "string", "the task's id within the suite"),
     Column("difficulty", "int", "the task's difficulty, 1 (easy) to 5, where the suite gives one"),
     Column("category", "string", "the task's category, where the suite gives one"),
+    Column("level", "int", "the task's KernelBench level (1, 2, 3), where the suite gives one"),
     Column("candidate_id", "string", "unique in the run: task/L<lineage>/I<iteration>[/P<proposal>]"),
     Column("lineage", "int", "the lineage (parallel scaling), from 0"),
     Column("iteration", "int", "the round within the lineage (sequential scaling), from 0"),
@@ -146,6 +151,49 @@ CATEGORY_COLUMNS: tuple[Column, ...] = (
 )
 
 
+LEVEL_COLUMNS: tuple[Column, ...] = (
+    Column("run_id", "string", "the run's id"),
+    Column("suite", "string", "the benchmark suite"),
+    Column("level", "int", "the KernelBench level (null for the tasks without one)"),
+    Column("tasks", "int", "the level's judged tasks (skipped ones left out)"),
+    Column("call_accuracy", "float", "share of those tasks with a candidate that compiled and ran"),
+    Column("execution_accuracy", "float", "share of those tasks with a correct candidate"),
+    Column("mean_speedup", "float", "mean over the correct tasks whose best candidate was timed of its speedup"),
+    Column("speedup_method", "string", "the aggregate of mean_speedup: the run's headline speedup_method"),
+    Column("speedup_tasks", "int", "how many tasks mean_speedup is over"),
+    *(column for p in FAST_P_THRESHOLDS for column in (
+        Column(fast_p_key(p), "float", f"fast_{p:g}: share of the level's tasks whose best candidate is correct "
+                                       f"and more than {p:g} times faster than PyTorch eager"),
+        Column(f"{fast_p_key(p)}_tasks", "int", f"how many tasks those are (the n of fast_{p:g} = n / tasks)"))),
+    Column("eager_unmeasured", "int", "correct tasks without a speedup against PyTorch eager, counted as not fast"),
+    Column("eager_unmeasured_reasons", "string", "why, with how many: '2 not timed: CPU interpreter; 1 without a "
+                                                 "PyTorch eager equivalent'"),
+)
+
+
+def level_records(run: RunData) -> list[dict[str, Any]]:
+    """One row per KernelBench level (``geak_core.engine.level_view``); none where no task has a level."""
+    from geak_core.reporting.html_report import category_tasks, task_stats
+
+    suite = str(run.recipe.get("suite", {}).get("name") or "") or None
+    records = []
+    for name, figures in level_view(category_tasks(task_stats(run))).items():
+        fast = figures["fast_p"]
+        first = next(iter(fast.values()), {})
+        records.append({
+            "run_id": run.run_id, "suite": suite, "level": None if name == UNLEVELLED else int(name),
+            **{k: figures[k] for k in ("tasks", "call_accuracy", "execution_accuracy", "mean_speedup",
+                                       "speedup_tasks")},
+            "speedup_method": run.speedup_method,
+            **{key: entry["fraction"] for key, entry in fast.items()},
+            **{f"{key}_tasks": entry["n"] for key, entry in fast.items()},
+            "eager_unmeasured": first.get("unmeasured", 0),
+            "eager_unmeasured_reasons": "; ".join(f"{n} {why}" for why, n in first.get("unmeasured_reasons", {}).items())
+            or None,
+        })
+    return records
+
+
 def category_records(run: RunData) -> list[dict[str, Any]]:
     """One row per task category (``geak_core.engine.category_view``); none where no task has a category."""
     from geak_core.reporting.html_report import category_tasks, task_stats
@@ -176,6 +224,7 @@ def candidate_record(run: RunData, row: CandidateRow, profiles: list[HardwarePro
         "task": c.task_id,
         "difficulty": info.difficulty if info else None,
         "category": info.category if info else None,
+        "level": info.level if info else None,
         "candidate_id": c.id,
         "lineage": c.lineage,
         "iteration": c.iteration,
@@ -282,13 +331,18 @@ def export_run(run: RunData, out_dir: Path, fmt: str, profiles: list[HardwarePro
     if categories:
         files["categories"] = out_dir / f"categories.{fmt}"
         write_table(files["categories"], categories, CATEGORY_COLUMNS, fmt)
+    levels = level_records(run)
+    if levels:
+        files["levels"] = out_dir / f"levels.{fmt}"
+        write_table(files["levels"], levels, LEVEL_COLUMNS, fmt)
     kinds: dict[str, int] = {}
     for t in transitions:
         kinds[t["kind"]] = kinds.get(t["kind"], 0) + 1
     return {"files": {k: str(v) for k, v in files.items()}, "candidates": len(candidates),
             "transitions": len(transitions), "kinds": kinds, "categories": len(categories),
-            "speedup_method": run.speedup_method}
+            "levels": len(levels), "speedup_method": run.speedup_method}
 
 
-__all__ = ["CANDIDATE_COLUMNS", "CATEGORY_COLUMNS", "FORMATS", "TRANSITION_COLUMNS", "Column",
-           "candidate_record", "category_records", "export_run", "transition_kind", "transition_records", "write_table"]
+__all__ = ["CANDIDATE_COLUMNS", "CATEGORY_COLUMNS", "FORMATS", "LEVEL_COLUMNS", "TRANSITION_COLUMNS", "Column",
+           "candidate_record", "category_records", "export_run", "level_records", "transition_kind",
+           "transition_records", "write_table"]

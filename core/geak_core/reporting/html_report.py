@@ -28,8 +28,11 @@ from geak_core.api.components import HardwareProfile
 from geak_core.api.errors import InputError
 from geak_core.api.scaling import (
     SPEEDUP_METHOD_TEXT,
+    FastTask,
     Judged,
     best_speedups,
+    eager_gap,
+    fast_p,
     headline_first,
     lineage_counts,
     mean_speedups,
@@ -38,8 +41,9 @@ from geak_core.api.scaling import (
 )
 from geak_core.engine.category_view import COLUMNS_NOTE, CategoryTask, category_view, has_categories
 from geak_core.engine.hardware import match_profile
+from geak_core.engine.level_view import level_view
 from geak_core.engine.recipe import dotted
-from geak_core.engine.report import SCRIPTED_NOTE, is_scripted
+from geak_core.engine.report import SCRIPTED_NOTE, fast_p_cell, is_scripted, unmeasured_text
 from geak_core.kit.code_metrics import CodeMetrics, code_metrics
 from geak_core.reporting.rundata import CandidateRow, RunData
 
@@ -82,6 +86,13 @@ class TaskStat:
     correct_lineages: int = 0
     best: CandidateRow | None = None
     first_correct: CandidateRow | None = None
+    level: int | None = None
+    has_eager: bool | None = None
+
+    @property
+    def eager_gap(self) -> str | None:
+        """Why the best candidate has no speedup against PyTorch eager (``scaling.eager_gap``)."""
+        return eager_gap(self.best.result if self.best else None, self.has_eager)
 
     @property
     def best_speedup(self) -> float | None:
@@ -109,7 +120,8 @@ def task_stats(run: RunData) -> list[TaskStat]:
     stats = []
     for task_id, info in run.tasks.items():
         rows = run.rows_of(task_id)
-        stat = TaskStat(task_id, info.difficulty, info.category, info.skipped_reason, rows, run.lineages)
+        stat = TaskStat(task_id, info.difficulty, info.category, info.skipped_reason, rows, run.lineages,
+                        level=info.level, has_eager=info.has_eager)
         correct_lineages = set()
         for row in rows:
             result = row.result
@@ -178,6 +190,7 @@ def rates(stats: list[TaskStat]) -> dict[str, Any]:
         "geomean_speedup": _geomean(speedups),
         "mean_speedup_vs_eager": _mean(eager),
         "speedups_measured": len(speedups),
+        "fast_p": fast_p(FastTask(s.correct, s.best_speedup_vs_eager, s.eager_gap) for s in judged),
     }
 
 
@@ -437,7 +450,8 @@ def breakdown_chart(charts: _Charts, runs: list[RunData], by: dict[str, dict[str
 
 def category_tasks(stats: list[TaskStat]) -> list[CategoryTask]:
     return [CategoryTask(s.category, judged=s.skipped_reason is None, call_ok=s.call_ok, correct=s.correct,
-                         speedup=s.best_speedup, efficiency=s.best_roofline) for s in stats]
+                         speedup=s.best_speedup, efficiency=s.best_roofline, level=s.level,
+                         speedup_vs_eager=s.best_speedup_vs_eager, eager_gap=s.eager_gap) for s in stats]
 
 
 def efficiency_chart(charts: _Charts, runs: list[RunData], by: dict[str, dict[str, dict[str, Any]]]) -> str | None:
@@ -571,6 +585,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
     by_category = {run.run_id: category_view(category_tasks(stats[run.run_id])) for run in runs}
     categorised = any(has_categories(category_tasks(stats[run.run_id])) for run in runs)
     by_difficulty = {run.run_id: breakdown(stats[run.run_id], "difficulty") for run in runs}
+    by_level = {run.run_id: level_view(category_tasks(stats[run.run_id])) for run in runs}
     kernels = []
     for run in runs:
         for stat in stats[run.run_id]:
@@ -586,7 +601,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
             })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, speed=_speed, num=_num, when=_when)
+    env.filters.update(pct=_pct, speed=_speed, num=_num, when=_when, fast=fast_p_cell, unmeasured=unmeasured_text)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     ablation = len(runs) > 1
     differences = recipe_differences(runs) if ablation else []
@@ -600,6 +615,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
         speedup=speedup_chart(charts, runs, stats),
         rooflines=rooflines,
         categories=by_category, difficulties=by_difficulty,
+        levels=by_level if any(by_level.values()) else None,
         category_chart=breakdown_chart(charts, runs, by_category, "category", "Execution accuracy by category"),
         categorised=categorised, category_note=COLUMNS_NOTE,
         efficiency_chart=efficiency_chart(charts, runs, by_category) if categorised else None,

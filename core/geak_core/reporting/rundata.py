@@ -56,6 +56,8 @@ class TaskInfo:
     difficulty: int | None = None
     category: str | None = None
     skipped_reason: str | None = None
+    level: int | None = None  # KernelBench's level, where the suite gives one
+    has_eager: bool | None = None  # the task has a PyTorch eager equivalent; None: not recorded
 
 
 @dataclass
@@ -137,13 +139,14 @@ def _tasks(run_dir: Path, summary: RunSummary | None, task_ids: list[str]) -> di
     infos: dict[str, TaskInfo] = {}
     if summary is not None:
         for t in summary.tasks:
-            infos[t.task_id] = TaskInfo(t.task_id, t.difficulty, t.category, t.skipped_reason)
+            infos[t.task_id] = TaskInfo(t.task_id, t.difficulty, t.category, t.skipped_reason, t.level,
+                                        t.has_eager)
     for path in sorted((run_dir / "tasks").glob("*.json")):
         data = _read_json(path) or {}
         s = data.get("summary") or {}
         if s.get("task_id") and s["task_id"] not in infos:
             infos[s["task_id"]] = TaskInfo(s["task_id"], s.get("difficulty"), s.get("category"),
-                                           s.get("skipped_reason"))
+                                           s.get("skipped_reason"), s.get("level"), s.get("has_eager"))
     for task_id in task_ids:
         infos.setdefault(task_id, TaskInfo(task_id))
     return infos
