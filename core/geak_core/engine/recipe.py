@@ -532,11 +532,19 @@ def load_recipe(
     *,
     check_env: bool = True,
     overrides: Sequence[str] = (),
+    sections: Mapping[str, tuple[dict[str, Any], str]] | None = None,
 ) -> Recipe:
     """Load, merge includes, apply ``overrides`` (``KEY=VALUE``, see :func:`apply_overrides`),
-    validate and resolve a recipe; raise RecipeError with every problem."""
+    validate and resolve a recipe; raise RecipeError with every problem. ``sections`` replaces
+    whole tables of the file, each with the origin its problems are located at (``geak-core
+    optimize`` sets ``[suite]`` so)."""
     source = _Source()
     data = _load_with_includes(Path(path), source)
+    for name, (table, origin) in (sections or {}).items():
+        data[name] = dict(table)
+        for key in [k for k in source.origin if k == name or k.startswith(f"{name}.")]:
+            del source.origin[key]
+        source.origin[name] = (origin, None)
     apply_overrides(data, overrides, source)
     problems: list[RecipeProblem] = []
 
