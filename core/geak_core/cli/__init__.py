@@ -574,6 +574,9 @@ def _add_optional_commands() -> None:
 
     main.add_command(report_command, "report")
     main.add_command(export_command, "export")
+    from geak_core.cli.cli_export_kernel import export_kernel_command
+
+    main.add_command(export_kernel_command, "export-kernel")
 
 
 _add_optional_commands()
