@@ -11,13 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.venvs import venv_seeing_this_environment
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "geak-hello-suite"
-
-
-def outer_site_dirs() -> list[str]:
-    """The site directories this interpreter imports geak-core and its dependencies from."""
-    return [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +32,7 @@ def venv(tmp_path_factory):
     path, wheels, source = root / "venv", root / "wheels", root / "geak-hello-suite"
     shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
-    python = path / "bin" / "python"
-    site_packages = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()
-    lines = [f"import site; site.addsitedir({d!r})" for d in outer_site_dirs()]
-    Path(site_packages, "geak_outer_environment.pth").write_text("\n".join(lines) + "\n")
+    python = venv_seeing_this_environment(path)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
          "--no-index", "--wheel-dir", str(wheels), str(source)],

@@ -577,6 +577,9 @@ def _add_optional_commands() -> None:
     from geak_core.cli.cli_optimize import optimize_command
 
     main.add_command(optimize_command, "optimize")
+    from geak_core.cli.cli_export_kernel import export_kernel_command
+
+    main.add_command(export_kernel_command, "export-kernel")
 
 
 _add_optional_commands()
