@@ -31,6 +31,13 @@ The judge's ``speedup_method`` names the headline (``EvalResult.speedup``,
 optimizer's history and makes a run's ``mean_speedup``; the other two are kept
 beside it. ``headline_first`` orders the three for display.
 
+A case the judge flagged as impossible (``ShapeResult.flags``, one of
+``UNCOUNTED_SHAPE_FLAGS``: ``above_peak``) counts in none of them: every
+aggregate here, and so everything built on them (the headline, the best
+candidate, the optimizer's archive, the tuner's choice, the run's summary),
+is over the counted cases alone (``ShapeResult.counted``); ``uncounted_shapes``
+names the others. A candidate none of whose timed cases counts has no speedup.
+
 Everything here takes plain records (``Judged``) so it can be fed from a live
 run, from a run store (``judged_from_store``) or from an exported data set.
 The function names are stable: reports and exports build on them.
@@ -47,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from geak_core.api.model import (
     DEFAULT_SPEEDUP_METHOD,
     LEGACY_SPEEDUP_METHOD,
+    UNCOUNTED_SHAPE_FLAGS,
     EvalResult,
     ShapeResult,
     pass_at_k,
@@ -70,7 +78,14 @@ SPEEDUP_METHOD_TEXT: dict[str, str] = {
 
 
 def _timed(shapes: Iterable[ShapeResult]) -> list[ShapeResult]:
-    return [s for s in shapes if s.reference_ms and s.candidate_ms]
+    """The shapes every aggregate is over: timed on both sides, and counted (no flag of
+    ``UNCOUNTED_SHAPE_FLAGS``)."""
+    return [s for s in shapes if s.reference_ms and s.candidate_ms and s.counted]
+
+
+def uncounted_shapes(shapes: Iterable[ShapeResult]) -> list[ShapeResult]:
+    """The timed shapes no aggregate counts (a flag of ``UNCOUNTED_SHAPE_FLAGS``), in order."""
+    return [s for s in shapes if s.reference_ms and s.candidate_ms and not s.counted]
 
 
 def speedup_sum(shapes: Iterable[ShapeResult]) -> float | None:
@@ -136,7 +151,7 @@ def run_speedup_method(results: Iterable[EvalResult], configured: str | None = N
 def eager_speedup(shapes: Iterable[ShapeResult], method: str) -> float | None:
     """PyTorch eager over candidate latency, aggregated by ``method`` over the shapes that
     have an eager latency (``ShapeResult.eager_ms``); None where none has."""
-    pairs = [ShapeResult(s.case, reference_ms=s.eager_ms, candidate_ms=s.candidate_ms)
+    pairs = [ShapeResult(s.case, reference_ms=s.eager_ms, candidate_ms=s.candidate_ms, flags=list(s.flags))
              for s in shapes if s.eager_ms]
     return speedup_aggregates(pairs)[method]
 
@@ -146,11 +161,14 @@ def result_speedups(result: EvalResult) -> dict[str, float | None]:
 
     Only a correct candidate has a speedup; a verdict without per-shape timings keeps
     whatever aggregates the judge stored (``speedup_sum``, ``speedup_geomean``, and
-    ``speedup`` under its ``speedup_method``).
+    ``speedup`` under its ``speedup_method``). One whose timed shapes are all uncounted
+    has none.
     """
     if not (result.call_ok and result.correct):
         return dict.fromkeys(SPEEDUP_METHODS)
     found = speedup_aggregates(result.shapes)
+    if uncounted_shapes(result.shapes):
+        return found
     stored = {"sum": result.speedup_sum, "geomean": result.speedup_geomean, "mean_ratio": result.speedup_mean_ratio}
     if result.speedup is not None and result.speedup_method in stored and stored[result.speedup_method] is None:
         stored[result.speedup_method] = result.speedup
@@ -392,6 +410,7 @@ __all__ = [
     "LEGACY_SPEEDUP_METHOD",
     "SPEEDUP_METHODS",
     "SPEEDUP_METHOD_TEXT",
+    "UNCOUNTED_SHAPE_FLAGS",
     "Judged",
     "accuracy_by_iteration",
     "best_speedups",
@@ -411,4 +430,5 @@ __all__ = [
     "speedup_geomean",
     "speedup_mean_ratio",
     "speedup_sum",
+    "uncounted_shapes",
 ]
