@@ -117,7 +117,8 @@ def test_a_variant_whose_speed_comes_from_a_case_above_the_peak_is_not_chosen():
     result = GridTuner().tune(None, PARENT, judge, TuneBudget(candidates=10))
     by_block = {int(re.search(r"BLOCK_SIZE=(\d+)", v.candidate.code).group(1)): v for v in result.variants}
     assert by_block[1024].result.correct and by_block[1024].result.speedup == 0.5  # 20.25x counted
-    assert result.best.changes == "add_kernel.BLOCK_SIZE 256->512"
+    # the fastest on the counted cases: a block of 512 (with whichever warps came first), 2.0x
+    assert result.best.changes.startswith("add_kernel.BLOCK_SIZE 256->512")
     assert result.best.result.speedup == 2.0
 
 
