@@ -201,6 +201,24 @@ def test_reaching_sys_modules_through_getattr_is_rejected_statically(verdicts):
     assert "sys.modules" in result.reason and "line 15" in result.reason
 
 
+@pytest.mark.parametrize("name, words, line", [
+    ("scale_frame_stack", "inspect.stack (frame introspection)", 25),
+    ("scale_frame_traceback", "traceback.walk_stack (frame introspection)", 29),
+    ("scale_getframe_import", "imports '_getframe' from 'sys'", 10),
+    ("scale_object_graph", "get_objects (walking the object graph", 25),
+    ("scale_sys_through_torch", "reaches the module sys as torch.sys", 17),
+    ("scale_import_by_name", "imports 'gc' by name through import_module()", 15),
+])
+def test_the_doors_into_the_judges_timing_objects_are_shut_statically(verdicts, name, words, line):
+    """Frames, the object graph, and sys, gc, importlib reached through another module: each
+    fixture goes after the judge's timing objects in its own process by a door the static rules
+    once missed, and is rejected before it runs."""
+    result = rejected(verdicts, name)
+    assert result.failed_stage == "anticheat"
+    assert words in result.reason and f"line {line}:" in result.reason, result.reason
+    assert not result.call_ok  # nothing of it ran
+
+
 def test_a_candidate_cannot_write_outside_its_own_folder(mini_tasks, tmp_path):
     """Writes into the judge's source, a run store, the judge's Triton cache and the user's
     home are refused; the files stay as they were, and the verdict says why."""

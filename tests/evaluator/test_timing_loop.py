@@ -214,6 +214,60 @@ def test_a_throughput_above_the_peak_rejects_under_a_strict_protocol_and_flags_o
     assert not wrong.correct and "timed call 3" in wrong.reason
 
 
+def _apply_cases(records, strict=False, protocol=None):
+    """``apply_timing`` on several cases named as ``records``'s, all alike (those of ``_apply``)."""
+    import torch
+    from geak_core.api.model import EvalResult
+    from geak_core.api.tasks import Case, EntryPoint, Task
+    from geak_evaluator_triton.options import TritonEvaluatorOptions
+    from geak_evaluator_triton.reference_run import ReferenceRun
+    from geak_evaluator_triton.timing_session import apply_timing
+    from geak_evaluator_triton.verdict import Verdict
+    from geak_hw_nvidia_hopper.profiles import H100
+
+    cases = [Case(name=r["case"], bytes=3 * 4 * (1 << 24), flops=1 << 24, dtype="float32") for r in records]
+    ref = ReferenceRun(cases, [], [], False, [1], {("timing", c.name, 7): {"out": torch.ones(4)} for c in cases},
+                       timing_seed=7)
+    task = Task(suite="t", id="t", instruction="", entry_points=[EntryPoint("k")], harness="m:H",
+                forbid_torch_compute=strict, extra={"protocol": protocol} if protocol else {})
+    for record in records:
+        record["tallies"]["other"].verified = [(3, {"out": torch.ones(4)})]
+    result = EvalResult(task_id="t", candidate_id="c", correct=True, call_ok=True)
+    apply_timing(task, ref, records, Verdict(), True, "", H100, TritonEvaluatorOptions(), result, None)
+    return result
+
+
+def test_a_case_above_the_peak_counts_in_no_speedup_and_the_note_says_which():
+    # "fast" moves 201 MB in 50 us (4 TB/s on a 3.35 TB/s H100): 20x, impossible; "slow" 0.9x
+    result = _apply_cases([_record(case="fast", candidate_ms=0.05), _record(case="slow", candidate_ms=1.0 / 0.9)])
+    assert result.correct and result.performance_measured and "above_peak" in result.flags
+    assert [s.flags for s in result.shapes] == [["above_peak"], []]
+    assert result.speedup == pytest.approx(0.9)  # counted, "fast" would have made it 10.45x
+    assert (result.speedup_sum, result.speedup_geomean, result.speedup_mean_ratio) == pytest.approx((0.9,) * 3)
+    assert result.roofline_fraction == pytest.approx(result.shapes[1].roofline_fraction)
+    assert "1 of 2 timed cases left out of every speedup" in result.performance_note
+    assert "case 'fast' measured at 1.20x the device's peak" in result.performance_note
+
+
+def test_a_verdict_whose_every_case_is_above_the_peak_has_no_speedup_and_says_why():
+    result = _apply_cases([_record(case="a", candidate_ms=0.05), _record(case="b", candidate_ms=0.04)])
+    assert result.correct and result.performance_measured and result.speedup is None
+    assert (result.speedup_sum, result.speedup_geomean, result.speedup_mean_ratio) == (None, None, None)
+    assert result.roofline_fraction is None and "suspicious_speedup" not in result.flags
+    assert result.performance_note.startswith("no speedup: every timed case (2) was measured faster than the "
+                                              "hardware allows (above_peak)")
+    assert "case 'a'" in result.performance_note and "case 'b'" in result.performance_note
+
+
+def test_a_case_above_the_peak_rejects_under_tritonbenchs_strict_protocol_too():
+    records = lambda: [_record(case="fast", candidate_ms=0.05), _record(case="slow", candidate_ms=0.5)]  # noqa: E731
+    strict = _apply_cases(records(), protocol="strict")
+    assert not strict.correct and strict.failed_stage == "anticheat" and strict.speedup is None
+    assert "case 'fast' measured at" in strict.reason and "did not do the case's work" in strict.reason
+    published = _apply_cases(records(), protocol="published")
+    assert published.correct and published.speedup == pytest.approx(2.0)
+
+
 def test_calls_queued_late_are_not_counted_and_lengthen_the_busy_wait():
     from geak_evaluator_triton.timing_loop import time_case
 

@@ -26,6 +26,10 @@ def _from_dict(cls: type[T], data: dict[str, Any]) -> T:
 DEFAULT_SPEEDUP_METHOD = "mean_ratio"
 LEGACY_SPEEDUP_METHOD = "sum"
 
+# Flags of one case (``ShapeResult.flags``) that keep its speedup out of every aggregate: a
+# case timed faster than the hardware allows did not do the work it was timed for.
+UNCOUNTED_SHAPE_FLAGS = ("above_peak",)
+
 
 def code_hash(code: str) -> str:
     """Content hash of candidate code, tagged with its algorithm."""
@@ -79,6 +83,15 @@ class ShapeResult:
     # relative half-width of the two medians' 95 % intervals (0.01: within +-1 %)
     repetitions: int | None = None
     interval: float | None = None
+    # What the judge found of this case's timing (names of ``EvalResult.flags``); one of
+    # ``UNCOUNTED_SHAPE_FLAGS`` leaves its speedup out of every aggregate (``counted``)
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def counted(self) -> bool:
+        """Whether this case's speedup may count in an aggregate: none of its flags is one of
+        ``UNCOUNTED_SHAPE_FLAGS``."""
+        return not any(f in UNCOUNTED_SHAPE_FLAGS for f in self.flags)
 
     @property
     def speedup(self) -> float | None:
@@ -161,8 +174,9 @@ class EvalResult:
 
 
 def aggregate_speedups(shapes: list[ShapeResult]) -> tuple[float | None, float | None]:
-    """(sum-ratio speedup as GEAK-eval computes it, geometric mean of per-shape ratios)."""
-    timed = [s for s in shapes if s.reference_ms and s.candidate_ms]
+    """(sum-ratio speedup as GEAK-eval computes it, geometric mean of per-shape ratios), over
+    the counted shapes (``ShapeResult.counted``)."""
+    timed = [s for s in shapes if s.reference_ms and s.candidate_ms and s.counted]
     if not timed:
         return None, None
     total = sum(s.reference_ms for s in timed) / sum(s.candidate_ms for s in timed)  # type: ignore[misc]

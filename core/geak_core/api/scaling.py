@@ -38,6 +38,12 @@ candidate is correct and more than ``p`` times faster than PyTorch eager, for ea
 equivalent) cannot count as fast; each figure says how many such tasks there
 were and why (``eager_gap``), so that a run that timed nothing reads as
 unmeasured rather than as 0 %.
+A case the judge flagged as impossible (``ShapeResult.flags``, one of
+``UNCOUNTED_SHAPE_FLAGS``: ``above_peak``) counts in none of them: every
+aggregate here, and so everything built on them (the headline, the best
+candidate, the optimizer's archive, the tuner's choice, the run's summary),
+is over the counted cases alone (``ShapeResult.counted``); ``uncounted_shapes``
+names the others. A candidate none of whose timed cases counts has no speedup.
 
 Everything here takes plain records (``Judged``) so it can be fed from a live
 run, from a run store (``judged_from_store``) or from an exported data set.
@@ -55,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 from geak_core.api.model import (
     DEFAULT_SPEEDUP_METHOD,
     LEGACY_SPEEDUP_METHOD,
+    UNCOUNTED_SHAPE_FLAGS,
     EvalResult,
     ShapeResult,
     pass_at_k,
@@ -78,7 +85,14 @@ SPEEDUP_METHOD_TEXT: dict[str, str] = {
 
 
 def _timed(shapes: Iterable[ShapeResult]) -> list[ShapeResult]:
-    return [s for s in shapes if s.reference_ms and s.candidate_ms]
+    """The shapes every aggregate is over: timed on both sides, and counted (no flag of
+    ``UNCOUNTED_SHAPE_FLAGS``)."""
+    return [s for s in shapes if s.reference_ms and s.candidate_ms and s.counted]
+
+
+def uncounted_shapes(shapes: Iterable[ShapeResult]) -> list[ShapeResult]:
+    """The timed shapes no aggregate counts (a flag of ``UNCOUNTED_SHAPE_FLAGS``), in order."""
+    return [s for s in shapes if s.reference_ms and s.candidate_ms and not s.counted]
 
 
 def speedup_sum(shapes: Iterable[ShapeResult]) -> float | None:
@@ -144,7 +158,7 @@ def run_speedup_method(results: Iterable[EvalResult], configured: str | None = N
 def eager_speedup(shapes: Iterable[ShapeResult], method: str) -> float | None:
     """PyTorch eager over candidate latency, aggregated by ``method`` over the shapes that
     have an eager latency (``ShapeResult.eager_ms``); None where none has."""
-    pairs = [ShapeResult(s.case, reference_ms=s.eager_ms, candidate_ms=s.candidate_ms)
+    pairs = [ShapeResult(s.case, reference_ms=s.eager_ms, candidate_ms=s.candidate_ms, flags=list(s.flags))
              for s in shapes if s.eager_ms]
     return speedup_aggregates(pairs)[method]
 
@@ -154,11 +168,14 @@ def result_speedups(result: EvalResult) -> dict[str, float | None]:
 
     Only a correct candidate has a speedup; a verdict without per-shape timings keeps
     whatever aggregates the judge stored (``speedup_sum``, ``speedup_geomean``, and
-    ``speedup`` under its ``speedup_method``).
+    ``speedup`` under its ``speedup_method``). One whose timed shapes are all uncounted
+    has none.
     """
     if not (result.call_ok and result.correct):
         return dict.fromkeys(SPEEDUP_METHODS)
     found = speedup_aggregates(result.shapes)
+    if uncounted_shapes(result.shapes):
+        return found
     stored = {"sum": result.speedup_sum, "geomean": result.speedup_geomean, "mean_ratio": result.speedup_mean_ratio}
     if result.speedup is not None and result.speedup_method in stored and stored[result.speedup_method] is None:
         stored[result.speedup_method] = result.speedup
@@ -475,6 +492,7 @@ __all__ = [
     "NO_EAGER_EQUIVALENT",
     "NO_EAGER_SPEEDUP",
     "FastTask",
+    "UNCOUNTED_SHAPE_FLAGS",
     "Judged",
     "accuracy_by_iteration",
     "best_speedups",
@@ -497,4 +515,5 @@ __all__ = [
     "speedup_geomean",
     "speedup_mean_ratio",
     "speedup_sum",
+    "uncounted_shapes",
 ]

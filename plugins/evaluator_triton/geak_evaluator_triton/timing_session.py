@@ -279,6 +279,7 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         verdict.fail(failure.stage, failure.reason, failure.error)
     shapes: list[ShapeResult] = []
     unverified: list[str] = []
+    left_out: list[str] = []  # cases flagged above the peak: their speedups count nowhere
     for record in timings:
         case = cases[record["case"]]
         at = f"while being timed on case {case.name!r}"
@@ -300,7 +301,9 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         late_calls.report(verdict, record)
         latency = side_work.report(verdict, record)
         shape = shape_result(case, {**record, "candidate_ms": latency}, profile)
-        peak.report(verdict, shape, task)
+        impossible = peak.report(verdict, shape, task)
+        if impossible:
+            left_out.append(impossible)
         shapes.append(shape)
     if not verdict.failures and (not completed or len(shapes) < len(ref.timed)):
         verdict.fail("timing", f"the timing of {len(shapes)} of {len(ref.timed)} cases finished", tail(stderr, 4000))
@@ -334,8 +337,10 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
     if retimed:
         result.phases["timing.retimed_cases"] = retimed
     result.performance_measured = True
-    set_speedups(result, options.speedup_method)  # every aggregate, the configured one the headline
-    fractions = [s.roofline_fraction for s in shapes if s.roofline_fraction is not None]
+    # every aggregate, over the counted cases (not those flagged above the peak), the configured
+    # one the headline
+    set_speedups(result, options.speedup_method)
+    fractions = [s.roofline_fraction for s in shapes if s.roofline_fraction is not None and s.counted]
     result.roofline_fraction = sum(fractions) / len(fractions) if fractions else None
     baseline = "the task's timing baseline" if task.timing_baseline else "reference"
     note = (f"CUDA-event medians, {baseline} (in a process of its own) and candidate in alternating blocks")
@@ -343,6 +348,15 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         note += "; not timed: " + "; ".join(f"{k} ({v})" for k, v in list(ref.untimed.items())[:3])
     if profile is None:
         note += "; no hardware profile matched the device, so no roofline figures"
+    if left_out:
+        more = f" (and {len(left_out) - 3} more)" if len(left_out) > 3 else ""
+        why = "; ".join(left_out[:3]) + more
+        if result.speedup is None:
+            note = (f"no speedup: every timed case ({len(left_out)}) was measured faster than the "
+                    f"hardware allows (above_peak), and such a case counts in no speedup: {why}; {note}")
+        else:
+            note += (f"; {len(left_out)} of {len(shapes)} timed cases left out of every speedup, "
+                     f"measured faster than the hardware allows (above_peak): {why}")
     result.performance_note = note
     if result.speedup is not None and result.speedup > options.suspicious_speedup:
         result.flags.append("suspicious_speedup")

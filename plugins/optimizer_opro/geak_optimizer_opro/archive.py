@@ -68,6 +68,9 @@ def measured_speedup(result: EvalResult) -> float | None:
 
 def entry_for(candidate: Candidate, result: EvalResult, arrival: int) -> OproEntry:
     latencies = [{k: v for k, v in s.to_dict().items() if k in LATENCY_KEYS} for s in result.shapes]
+    for row, shape in zip(latencies, result.shapes, strict=True):
+        if shape.flags:  # a case flagged above the peak: its speedup counts in none of the entry's
+            row["flags"] = list(shape.flags)
     return OproEntry(
         candidate_id=candidate.id,
         code=candidate.code,

@@ -93,6 +93,35 @@ def test_the_candidate_budget_bounds_what_is_judged():
     assert result.best.changes == "add_kernel.BLOCK_SIZE 256->1024"
 
 
+class ImpossibleJudge(BlockJudge):
+    """As ``BlockJudge``, its speedups from per-case timings as the judge aggregates them; a
+    block of 1024 is timed on one case faster than the hardware allows (flagged
+    ``above_peak``: 40x there, 0.5x on the other), the rest at block / 256 on both."""
+
+    def evaluate(self, task, candidate):
+        from geak_core.api.model import ShapeResult
+        from geak_core.api.scaling import set_speedups
+
+        result = super().evaluate(task, candidate)
+        if result.correct:
+            block = int(re.search(r"BLOCK_SIZE=(\d+)", candidate.code).group(1))
+            ratios = [(40.0, ["above_peak"]), (0.5, [])] if block == 1024 else [(block / 256, [])] * 2
+            result.shapes = [ShapeResult(f"case{i}", reference_ms=1.0, candidate_ms=1.0 / ratio, flags=flags)
+                             for i, (ratio, flags) in enumerate(ratios)]
+            set_speedups(result, result.speedup_method)
+        return result
+
+
+def test_a_variant_whose_speed_comes_from_a_case_above_the_peak_is_not_chosen():
+    judge = ImpossibleJudge()
+    result = GridTuner().tune(None, PARENT, judge, TuneBudget(candidates=10))
+    by_block = {int(re.search(r"BLOCK_SIZE=(\d+)", v.candidate.code).group(1)): v for v in result.variants}
+    assert by_block[1024].result.correct and by_block[1024].result.speedup == 0.5  # 20.25x counted
+    # the fastest on the counted cases: a block of 512 (with whichever warps came first), 2.0x
+    assert result.best.changes.startswith("add_kernel.BLOCK_SIZE 256->512")
+    assert result.best.result.speedup == 2.0
+
+
 class PeakJudge(EvaluatorBase):
     """Times a variant by its distance, in doublings, from a block of 256 and 2 warps (the
     fastest, 8.0x); records the jobs of each ``evaluate_many`` call."""

@@ -7,8 +7,10 @@ there did not do the work it was timed for (replayed a result, say), or the
 task declares more work than the computation needs.
 
 Interpretation (judge, here): a case whose roofline fraction exceeds
-``1 + MARGIN`` flags the verdict ``above_peak``; under a strict protocol
-(``Task.forbid_torch_compute``) it rejects the candidate (:func:`report`).
+``1 + MARGIN`` flags the verdict ``above_peak`` and the case itself
+(``ShapeResult.flags``), which leaves its speedup out of every aggregate
+(``geak_core.api.scaling``: the headline, and all that ranks by it); under a
+strict protocol (:func:`strict`) it rejects the candidate (:func:`report`).
 Detection is the judge's too: the case's record turned into throughput
 (``performance.shape_result``) against the hardware profile.
 """
@@ -40,12 +42,23 @@ def above_peak(shape: ShapeResult) -> str:
             f"({', '.join(figures)}), which no kernel can reach after a cache flush")
 
 
-def report(verdict: Verdict, shape: ShapeResult, task: Task) -> None:
-    """Flag ``above_peak`` when ``shape`` is faster than the hardware allows; under a strict
-    protocol (``Task.forbid_torch_compute``), reject too."""
+def strict(task: Task) -> bool:
+    """Whether ``task`` is judged under a strict protocol: its entry points may not compute
+    with torch (``Task.forbid_torch_compute``), or its suite says so
+    (``Task.extra["protocol"] == "strict"``, TritonBench's own-namespaces protocol)."""
+    return bool(task.forbid_torch_compute or task.extra.get("protocol") == "strict")
+
+
+def report(verdict: Verdict, shape: ShapeResult, task: Task) -> str:
+    """Flag ``above_peak`` on the verdict and on ``shape`` when ``shape`` is faster than the
+    hardware allows (its speedup then counts in no aggregate); under a strict protocol
+    (:func:`strict`), reject too. Returns why, or ""."""
     why = above_peak(shape)
     if why:
         verdict.flag("above_peak")
-        if task.forbid_torch_compute:
+        if "above_peak" not in shape.flags:
+            shape.flags.append("above_peak")
+        if strict(task):
             verdict.fail("anticheat", f"{why}: the timed calls did not do the case's work",
                          key=f"above_peak:{shape.case}")
+    return why
