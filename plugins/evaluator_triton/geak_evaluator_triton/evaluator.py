@@ -62,7 +62,7 @@ from geak_evaluator_triton.run_compare import (
 )
 from geak_evaluator_triton.static_checks import check_source
 from geak_evaluator_triton.timing_session import apply_timing, loop_options, timing_request
-from geak_evaluator_triton.verdict import Verdict, trim_traceback
+from geak_evaluator_triton.verdict import Verdict, name_published_protocol, trim_traceback
 
 __all__ = ["JudgeError", "TritonEvaluator"]
 
@@ -482,6 +482,7 @@ class TritonEvaluator(EvaluatorBase):
                 self._in_flight -= 1
                 self._judging.pop(token, None)
             result.wall_s = time.monotonic() - started
+        name_published_protocol(task.extra, result)
         return result
 
     def judging(self) -> list[tuple[str, str, float]]:

@@ -67,6 +67,26 @@ class Verdict:
         return text
 
 
+def name_published_protocol(extra: dict[str, Any], result: Any) -> None:
+    """Name, in a rejected verdict, the benchmark protocol it would have passed.
+
+    A task that follows a published benchmark's protocol names it (``extra["protocol"]``)
+    and the last of the judge's stages that protocol's own harness checks
+    (``extra["protocol_last_stage"]``: KernelBench's five draws at its tolerances are the
+    judge's ``stage1``). A candidate that ran and failed only in a later stage (the
+    outlier inputs, the anti-cheat checks, timing) passes that protocol and not the
+    judge's stricter checks: its verdict is flagged ``passes_<protocol>_protocol``.
+    """
+    protocol, last = extra.get("protocol"), extra.get("protocol_last_stage")
+    stage = result.failed_stage
+    if not (isinstance(protocol, str) and last in STAGES and stage in STAGES and result.call_ok):
+        return
+    if STAGES.index(stage) > STAGES.index(last):
+        flag = f"passes_{protocol}_protocol"
+        if flag not in result.flags:
+            result.flags.append(flag)
+
+
 def trim_traceback(text: str | None) -> str | None:
     """The relevant tail of a traceback: the last frames and the exception line."""
     if not text:
