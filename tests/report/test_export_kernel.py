@@ -27,7 +27,7 @@ from geak_core.engine.plugins import PluginManager, reset_plugin_manager
 from geak_core.engine.store import RunStore
 from geak_core.reporting.kernel_package import op_name
 
-from tests.support.venvs import venv_seeing_this_environment
+from tests.support.venvs import install_and_run_its_tests
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -358,20 +358,10 @@ def test_op_names_come_from_task_ids():
 def test_the_package_installs_into_a_fresh_virtualenv_and_its_tests_pass(kb_run, tmp_path):
     out = tmp_path / "scale_op"
     assert export(str(kb_run), "--task", SCALE_BIAS, "-o", str(out)).exit_code == 0
-    python = venv_seeing_this_environment(tmp_path / "venv")
-    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--no-index", str(out)], check=True, env=env, timeout=300)
-    env = {k: v for k, v in env.items() if k != "PYTHONPATH"}  # only what the virtualenv sees
+    python, output = install_and_run_its_tests(out, "geak_scale_bias_relu", tmp_path)
+    assert "7 passed" in output, output
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["TRITON_INTERPRET"] = "1"
-    where = subprocess.run([str(python), "-c", "import geak_scale_bias_relu as p; print(p.__file__)"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
-    assert where.returncode == 0, where.stderr
-    assert Path(where.stdout.strip()).is_relative_to(tmp_path / "venv")  # the installed copy
-    tests = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out / "tests")],
-                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "7 passed" in tests.stdout, tests.stdout
     bench = subprocess.run([str(python), "-m", "geak_scale_bias_relu.benchmark"], capture_output=True, text=True,
                            env=env, cwd=tmp_path, timeout=120)
     assert bench.returncode == 1 and "needs a GPU" in bench.stderr

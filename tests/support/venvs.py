@@ -31,3 +31,26 @@ def venv_seeing_this_environment(path: Path) -> Path:
     lines = [f"import site; site.addsitedir({d!r})" for d in outer_site_dirs()]
     Path(site_packages, "geak_outer_environment.pth").write_text("\n".join(lines) + "\n")
     return python
+
+
+def install_and_run_its_tests(package: Path, module: str, where: Path) -> tuple[Path, str]:
+    """``pip install`` the package folder into a fresh virtualenv under ``where`` (seeing this
+    environment's torch and Triton, no index), check that the installed copy is the one
+    imported, and run the package's own tests under the Triton interpreter; returns the
+    virtualenv's interpreter and pytest's output. Fails the calling test on any step."""
+    python = venv_seeing_this_environment(where / "venv")
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                    "--no-deps", "--no-build-isolation", "--no-index", str(package)],
+                   check=True, env=env, timeout=300)
+    env = {k: v for k, v in env.items() if k != "PYTHONPATH"}  # only what the virtualenv sees
+    env["TRITON_INTERPRET"] = "1"
+    found = subprocess.run([str(python), "-c", f"import {module} as p; print(p.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=where, timeout=120)
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).is_relative_to(where / "venv")  # the installed copy
+    tests = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            str(package / "tests")], capture_output=True, text=True, env=env,
+                           cwd=where, timeout=300)
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    return python, tests.stdout
