@@ -3,7 +3,7 @@
 Steps (each a real command, as a user runs them):
 
 1. ``geak-core optimize`` on a KernelBench-format reference file (``scale_relu``: relu of
-   an affine map, 4096 x 8192 float32) with a scripted reply holding a Triton
+   an affine map, ``--batch`` x 8192 float32) with a scripted reply holding a Triton
    ``ModelNew`` (replay backend: no LLM), so the judge checks and times it on this GPU;
 2. ``geak-core export-kernel`` of the run's winner into a package;
 3. ``pip install`` of the package, its own tests (the op and ModelNew against the
@@ -115,6 +115,7 @@ def sh(command: list[str], log: Path, **kwargs: Any) -> subprocess.CompletedProc
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
+    parser.add_argument("--batch", type=int, default=4096, help="rows of the input (default 4096)")
     parser.add_argument("--small", action="store_true",
                         help="4 x 64 inputs: a smoke test of the steps on a CPU (interpreter)")
     args = parser.parse_args()
@@ -122,7 +123,8 @@ def main() -> int:
     work = out / "work"
     work.mkdir(parents=True, exist_ok=True)
     reference = REFERENCE.replace("batch_size = 4096", "batch_size = 4") \
-        .replace("dim = 8192", "dim = 64") if args.small else REFERENCE
+        .replace("dim = 8192", "dim = 64") if args.small else \
+        REFERENCE.replace("batch_size = 4096", f"batch_size = {args.batch}")
     (work / "scale_relu.py").write_text(reference, encoding="utf-8")
     (work / "reply.md").write_text(f"```python\n{CANDIDATE}```\n", encoding="utf-8")
     (work / "script.toml").write_text(textwrap.dedent('''\
