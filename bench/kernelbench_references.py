@@ -238,9 +238,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for task_id, why in suite.unusable().items():
         print(f"unusable: {task_id}: {why}", file=sys.stderr)
+    # three problems side by side and 2 GB of kept reference outputs: level 1's inputs and
+    # outputs are gigabytes, and at the judge's 8 per GPU the host's OOM killer ended the
+    # bench on a 128 GiB H200 machine (docs/benchmarks.md); --evaluator-option overrides
     evaluator = TritonEvaluator(TritonEvaluatorOptions(**{
         "mode": args.mode, "workers": args.workers, "timeout_s": args.timeout,
-        "reference_timeout_s": args.timeout, "prepare_timing": "up_front", **overrides}))
+        "reference_timeout_s": args.timeout, "prepare_timing": "up_front",
+        "candidates_per_gpu": 3, "reference_cache_mb": 2048, **overrides}))
     started = time.monotonic()
     baselines = tempfile.mkdtemp(prefix="geak-kb-baselines-")
     try:
