@@ -25,6 +25,7 @@ from geak_core.cli.cli_options import (
     json_flag,
     out_option,
     progress_echo,
+    run_and_write,
 )
 
 
@@ -99,7 +100,6 @@ def _stacks_on_sigusr1() -> None:
 def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, out: str | None, as_json: bool,
         overrides: tuple[str, ...], limit: int | None, allow_changes: bool) -> None:
     """Run the agent described by RECIPE over its suite's tasks."""
-    from geak_core.engine.agent import run_recipe
     from geak_core.engine.recipe import load_recipe
 
     if not Path(recipe).exists():
@@ -107,20 +107,9 @@ def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, 
     plugins = _plugins()
     pairs = [*overrides, *([f"suite.limit={limit}"] if limit is not None else [])]
     loaded = load_recipe(recipe, plugins, check_env=not dry_run, overrides=pairs)
-    if output_dir:
-        loaded.run.output_dir = output_dir
-        loaded.data["run"]["output_dir"] = output_dir
-    summary = run_recipe(loaded, plugins, resume=resume, dry_run=dry_run, allow_changes=allow_changes,
-                         echo=progress_echo(as_json))
-    if summary is None:
-        return
-    if out:
-        from geak_core.engine.store import atomic_write
-
-        atomic_write(out, json.dumps(summary.to_dict(), indent=2))
-    if as_json:
-        click.echo(json.dumps(summary.to_dict(), indent=2, default=str))
-    if summary.status == "failed":
+    summary = run_and_write(loaded, plugins, output_dir=output_dir, out=out, as_json=as_json,
+                            resume=resume, dry_run=dry_run, allow_changes=allow_changes)
+    if summary is not None and summary.status == "failed":
         sys.exit(1)
 
 

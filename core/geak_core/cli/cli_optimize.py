@@ -24,6 +24,7 @@ from geak_core.cli.cli_options import (
     json_flag,
     out_option,
     progress_echo,
+    run_and_write,
 )
 
 DEFAULT_RECIPE = Path(__file__).parent / "assets" / "optimize.toml"
@@ -76,7 +77,6 @@ def optimize_command(target: str, recipe: str | None, backend: str | None, model
     get_inputs, get_init_inputs; optionally your Triton ModelNew to beat) or a folder of
     them. Prints where each winner is."""
     from geak_core.cli import _plugins
-    from geak_core.engine.agent import run_recipe
     from geak_core.engine.recipe import load_recipe
 
     path = Path(target).expanduser()
@@ -100,19 +100,9 @@ def optimize_command(target: str, recipe: str | None, backend: str | None, model
         raise InputError(f"{target}: no usable task file ({len(unusable)} unusable, above)")
     loaded = load_recipe(recipe or DEFAULT_RECIPE, plugins, overrides=list(overrides),
                          sections=sections)
-    if output_dir:
-        loaded.run.output_dir = output_dir
-        loaded.data["run"]["output_dir"] = output_dir
+    summary = run_and_write(loaded, plugins, output_dir=output_dir, out=out, as_json=as_json,
+                            resume=resume)
     echo = progress_echo(as_json)
-    summary = run_recipe(loaded, plugins, resume=resume, echo=echo)
-    if summary is None:
-        return
-    if out:
-        from geak_core.engine.store import atomic_write
-
-        atomic_write(out, json.dumps(summary.to_dict(), indent=2))
-    if as_json:
-        click.echo(json.dumps(summary.to_dict(), indent=2, default=str))
     echo("")
     run_dir = Path(loaded.run.output_dir) / summary.run_id
     for task in summary.tasks:

@@ -74,6 +74,29 @@ def progress_echo(as_json: bool) -> Any:
     return click.echo
 
 
+def run_and_write(loaded: Any, plugins: Any, *, output_dir: str | None, out: str | None,
+                  as_json: bool, **run_options: Any) -> Any:
+    """Run a loaded recipe as ``run`` and ``optimize`` do: ``--output-dir`` over the
+    recipe's, progress on stderr under ``--json``, the summary written to ``-o/--out`` and
+    printed as JSON under ``--json``. Returns the summary (None for a dry run)."""
+    import json
+
+    from geak_core.engine.agent import run_recipe
+    from geak_core.engine.store import atomic_write
+
+    if output_dir:
+        loaded.run.output_dir = output_dir
+        loaded.data["run"]["output_dir"] = output_dir
+    summary = run_recipe(loaded, plugins, echo=progress_echo(as_json), **run_options)
+    if summary is None:
+        return None
+    if out:
+        atomic_write(out, json.dumps(summary.to_dict(), indent=2))
+    if as_json:
+        click.echo(json.dumps(summary.to_dict(), indent=2, default=str))
+    return summary
+
+
 def build_suite(name: str, options_kv: tuple[str, ...] = ()) -> Any:
     """The suite ``name``, built with its options given as ``KEY=VALUE`` (``--option``),
     checked like a recipe's: ``tasks``, ``task show`` and ``corpus audit`` take them."""
