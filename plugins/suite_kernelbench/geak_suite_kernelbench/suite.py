@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geak_core.api.components import SuiteBase
 from geak_core.api.errors import InputError
-from geak_core.api.tasks import Task, lookup_task
+from geak_core.api.tasks import Task
 from geak_suite_local.modelfile import ModelFile
-from geak_suite_local.suite import load_tasks
+from geak_suite_local.suite import ModelFileSuite, load_tasks
 
 SUITE_NAME = "kernelbench"
 PATH_ENV = "GEAK_KERNELBENCH_DATA"
@@ -83,7 +82,7 @@ def task_id(level: int, stem: str) -> str:
     return f"level{level}_{stem}"
 
 
-class KernelBenchSuite(SuiteBase):
+class KernelBenchSuite(ModelFileSuite):
     name = SUITE_NAME
     description = (
         "KernelBench (ScalingIntelligence/KernelBench: 250 PyTorch problems in levels 1-3, "
@@ -92,6 +91,7 @@ class KernelBenchSuite(SuiteBase):
     )
 
     def __init__(self, options: KernelBenchOptions | None = None) -> None:
+        super().__init__()
         self.options = options if options is not None else KernelBenchOptions()
         if not self.options.path:
             raise InputError(f"[suite] path: name your KernelBench checkout (or set {PATH_ENV}); "
@@ -104,13 +104,9 @@ class KernelBenchSuite(SuiteBase):
         if missing and len(self.folders) > 1:
             raise InputError(f"[suite] levels: {root} has no level {missing[0]} "
                              f"(it has {', '.join(map(str, sorted(self.folders)))})")
-        self._tasks: dict[str, Task] | None = None
-        self._unusable: dict[str, str] = {}
         self._by_problem: dict[tuple[int, int], str] = {}
 
-    def _load(self) -> dict[str, Task]:
-        if self._tasks is not None:
-            return self._tasks
+    def _read(self) -> dict[str, Task]:
         tasks: dict[str, Task] = {}
         for level in sorted(self.options.levels):
             folder = self.folders.get(level)
@@ -123,7 +119,6 @@ class KernelBenchSuite(SuiteBase):
                                     forbid_torch_compute=self.options.forbid_torch_compute))
         for task in tasks.values():
             self._by_problem[(task.extra["level"], task.extra["problem_id"])] = task.id
-        self._tasks = tasks
         return tasks
 
     @staticmethod
@@ -133,16 +128,6 @@ class KernelBenchSuite(SuiteBase):
             label = f"KernelBench level {level} problem {number} (`{mf.path.name}`)"
             return task_id(level, mf.stem), label, {"level": level, "problem_id": number}, None
         return identify
-
-    def tasks(self) -> list[Task]:
-        return list(self._load().values())
-
-    def get(self, task_id: str) -> Task:
-        return lookup_task(SUITE_NAME, self._load(), task_id, self._unusable)
-
-    def unusable(self) -> dict[str, str]:
-        self._load()
-        return dict(self._unusable)
 
     def resolve_record(self, record: dict[str, Any]) -> str | None:
         """The task of a KernelBench sample: a file (or ``task``) named

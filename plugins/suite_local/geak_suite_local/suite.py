@@ -249,7 +249,35 @@ def build_task(mf: ModelFile, probed: dict[str, Any], *, suite: str, task_id: st
     )
 
 
-class LocalSuite(SuiteBase):
+class ModelFileSuite(SuiteBase):
+    """A suite whose tasks are files in KernelBench's format (``local``, ``kernelbench``):
+    read once, on first use (``_read``), with the files that are no task kept by id and
+    reason for ``unusable()`` and ``get``'s error."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] | None = None
+        self._unusable: dict[str, str] = {}
+
+    def _read(self) -> dict[str, Task]:
+        raise NotImplementedError
+
+    def _load(self) -> dict[str, Task]:
+        if self._tasks is None:
+            self._tasks = self._read()
+        return self._tasks
+
+    def tasks(self) -> list[Task]:
+        return list(self._load().values())
+
+    def get(self, task_id: str) -> Task:
+        return lookup_task(self.name, self._load(), task_id, self._unusable)
+
+    def unusable(self) -> dict[str, str]:
+        self._load()
+        return dict(self._unusable)
+
+
+class LocalSuite(ModelFileSuite):
     name = SUITE_NAME
     description = (
         "your own operators: a folder (or one file) of PyTorch references in KernelBench's "
@@ -258,6 +286,7 @@ class LocalSuite(SuiteBase):
     )
 
     def __init__(self, options: LocalOptions | None = None) -> None:
+        super().__init__()
         self.options = options if options is not None else LocalOptions()
         if not self.options.path:
             raise InputError("[suite] path: name a task file in KernelBench's format or a "
@@ -265,29 +294,14 @@ class LocalSuite(SuiteBase):
         self.root = Path(self.options.path).expanduser()
         if not self.root.exists():
             raise InputError(f"[suite] path: {self.root} does not exist")
-        self._tasks: dict[str, Task] | None = None
-        self._unusable: dict[str, str] = {}
 
-    def _load(self) -> dict[str, Task]:
-        if self._tasks is not None:
-            return self._tasks
+    def _read(self) -> dict[str, Task]:
         files = task_files(self.root)
         if not files:
             raise InputError(f"[suite] path: {self.root} holds no .py task files")
-        self._tasks = load_tasks(files, SUITE_NAME, self._unusable, lambda mf: (
+        return load_tasks(files, SUITE_NAME, self._unusable, lambda mf: (
             mf.stem, f"the operator of `{mf.path.name}`", {}, None),
             forbid_torch_compute=self.options.forbid_torch_compute)
-        return self._tasks
-
-    def tasks(self) -> list[Task]:
-        return list(self._load().values())
-
-    def get(self, task_id: str) -> Task:
-        return lookup_task(SUITE_NAME, self._load(), task_id, self._unusable)
-
-    def unusable(self) -> dict[str, str]:
-        self._load()
-        return dict(self._unusable)
 
 
 def load_tasks(files: list[Path], suite: str, unusable: dict[str, str], identify: Any, *,
