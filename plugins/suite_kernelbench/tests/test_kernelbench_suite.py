@@ -98,3 +98,15 @@ def test_eval_judges_a_folder_laid_out_as_kernelbenchs_runs(tmp_path: Path) -> N
     assert records["level_1_problem_1_sample_0_kernel.py"]["correct"]
     wrong = records["level_1_problem_1_sample_1_kernel.py"]
     assert not wrong["correct"] and wrong["failed_stage"] == "stage1"
+
+
+def test_the_kernelbench_recipe_checks_against_a_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    recipe = Path(__file__).resolve().parents[3] / "recipes" / "kernelbench.toml"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-dummy")
+    monkeypatch.delenv("GEAK_KERNELBENCH_DATA", raising=False)
+    unset = CliRunner().invoke(main, ["recipe", "check", str(recipe)])
+    assert unset.exit_code == 2 and "GEAK_KERNELBENCH_DATA is not set" in unset.output
+    monkeypatch.setenv("GEAK_KERNELBENCH_DATA", str(CHECKOUT))
+    result = CliRunner().invoke(main, ["recipe", "check", str(recipe)])
+    assert result.exit_code == 0, result.output
+    assert f"ok: {recipe}" in result.output
