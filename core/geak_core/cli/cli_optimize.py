@@ -76,7 +76,7 @@ def optimize_command(target: str, recipe: str | None, backend: str | None, model
     """Make the operators of TARGET faster: a task file in KernelBench's format (class Model,
     get_inputs, get_init_inputs; optionally your Triton ModelNew to beat) or a folder of
     them. Prints where each winner is."""
-    from geak_core.cli import _plugins
+    from geak_core.engine.plugins import get_plugin_manager
     from geak_core.engine.recipe import load_recipe
 
     path = Path(target).expanduser()
@@ -90,7 +90,7 @@ def optimize_command(target: str, recipe: str | None, backend: str | None, model
     sections = {"suite": ({"name": "local", "path": str(path.resolve())}, ORIGIN)}
     if recipe is None:
         sections["llm"] = (default_llm(backend, model), ORIGIN)
-    plugins = _plugins()
+    plugins = get_plugin_manager()
     suite = build_with_options("suite", "local", [f"path={json.dumps(str(path.resolve()))}"],
                                "TARGET")
     unusable = suite.unusable()
