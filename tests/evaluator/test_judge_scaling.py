@@ -539,7 +539,7 @@ def test_a_guarded_gated_run_and_its_rerun_each_let_the_device_go_while_compilin
         def before_run(self, inputs):
             return None
 
-        def after_run(self, before, inputs):
+        def after_run(self, before, inputs, objects):
             return {"launches": {"candidate": 1}}
 
     cases = {"c": Case(name="c", params={})}

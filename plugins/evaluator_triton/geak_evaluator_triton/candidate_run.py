@@ -31,6 +31,7 @@ from geak_evaluator_triton.checks import (
     determinism,
     input_mutation,
     launches,
+    output_objects,
     tampering,
     torch_compute,
 )
@@ -344,6 +345,13 @@ class CandidateFrames(FrameHandler):
         self._check_guards(frame, frame.get("checks", {}))
         if "rerun_checks" in frame:
             self._check_guards(frame, frame["rerun_checks"])
+        if output_objects.rejects_outputs(frame.get("checks")) or output_objects.rejects_outputs(
+                frame.get("rerun_checks")):
+            # Not what the call computed (the check has rejected it): nothing to compare.
+            digest = {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
+            digest.update(outputs={}, compared={"mismatches": []})
+            self.runs.append(digest)
+            return digest
         if self.ref.custom_compare:
             self.runs.append(frame)  # the harness hook needs the outputs themselves
             return {k: v for k, v in frame.items() if k not in ("outputs", "rerun")}
@@ -683,6 +691,7 @@ class CandidateFrames(FrameHandler):
     def _check_guards(self, frame: dict[str, Any], checks: RunChecks) -> None:
         """Guard findings of one run; each kind of finding is reported once, where first seen."""
         when = f"during {where(frame)}"
+        output_objects.report(self.verdict, when, checks.get("objects", []))
         tampering.report(self.verdict, when, checks.get("violations", []))
         input_mutation.report(self.verdict, when, checks.get("mutated", []))
         torch_compute.report(self.verdict, when, checks.get("compute", []), self.task)

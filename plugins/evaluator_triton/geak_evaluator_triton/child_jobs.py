@@ -32,6 +32,8 @@ from typing import Any
 
 from geak_evaluator_triton.checks.input_mutation import mutated_inputs, snapshot_inputs
 from geak_evaluator_triton.checks.launches import classify as classify_launches
+from geak_evaluator_triton.checks.output_objects import record as record_outputs
+from geak_evaluator_triton.checks.output_objects import settle as settle_outputs
 from geak_evaluator_triton.checks.tampering import violations as process_violations
 from geak_evaluator_triton.child_common import (
     error_frame,
@@ -440,11 +442,15 @@ def _one_run(task: Any, harness: Any, module: Any, case: Any, seed: int, stage: 
     inputs = make_inputs(harness, task, case, seed, stage)
     before = guard.before_run(inputs) if guard is not None else None
     outputs = harness.allocate(case, inputs)
+    allocation = record_outputs(outputs) if guard is not None else None
     harness.run(module, case, inputs, outputs)
+    objects: list[str] = []
+    if allocation is not None:  # before anything reads the outputs (synchronising does not)
+        outputs, objects = settle_outputs(outputs, allocation)
     synchronize()
     frame: dict[str, Any] = {"outputs": outputs}
     if guard is not None:
-        frame["checks"] = guard.after_run(before, inputs)
+        frame["checks"] = guard.after_run(before, inputs, objects)
     return frame
 
 
@@ -470,12 +476,13 @@ class CandidateGuard:
         self._mark = self.log.mark()
         return snapshot_inputs(inputs)
 
-    def after_run(self, before: Any, inputs: Any) -> RunChecks:
+    def after_run(self, before: Any, inputs: Any, objects: list[str]) -> RunChecks:
         return {
             "launches": self.classify(self.log.since(self._mark)),
             "compute": self.monitor.take()[:20],
             "mutated": mutated_inputs(before, inputs),
             "violations": self.violations(),
+            "objects": objects,
         }
 
     def block_checks(self) -> BlockChecks:
@@ -575,7 +582,8 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     flush_bytes = int(timing["options"].get("flush_bytes") or 0)
     flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda") if flush_bytes else None
     side = TimedSide(harness, guarded, flush, cycles_per_us(), log=log, own_file=guard.files["candidate"],
-                     sample=bool(timing.get("sample")), check_inputs=True, defer_bytes=DEFER_BYTES)
+                     sample=bool(timing.get("sample")), check_inputs=True, defer_bytes=DEFER_BYTES,
+                     check_objects=True)
 
     serve(channel, side, task, cases, hide, guard.block_checks)
     # The session is over and the judge has given the device back: the whole copies kept

@@ -144,6 +144,7 @@ class RunChecks(TypedDict):
     compute: list[str]  # checks.torch_compute: torch/numpy calls from the candidate's file
     mutated: list[str]  # checks.input_mutation: paths of the inputs the run changed
     violations: list[str]  # checks.tampering: what the candidate changed in its process
+    objects: list[str]  # checks.output_objects: outputs that are not the judge's buffers or plain values
 
 
 class ImportedFrame(TypedDict, total=False):
@@ -175,6 +176,7 @@ class BlockFrame(TypedDict, total=False):
     verified: list[Any]  # (call number, whole outputs) of the calls picked (checks.timed_outputs)
     deferred: int  # whole copies kept for the ``verified`` frame after the session instead
     late_at: list[int]  # calls queued after the device passed their start events (checks.late_calls)
+    objects: list[str]  # outputs not the judge's buffers or plain values, over the block (checks.output_objects)
     device_ms: float
     wall_ms: float
     violations: list[str]  # a candidate's BlockChecks

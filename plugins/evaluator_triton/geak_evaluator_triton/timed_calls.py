@@ -9,7 +9,9 @@ checks looks different from the others:
 2. on the device: a busy-wait (sized so the host has queued the kernel before
    it ends: :func:`hold_for`), a cache flush, the start event, the call
    (``harness.run``), the end event;
-3. queued right behind it, the checks of its outputs (below).
+3. queued right behind it, the checks of its outputs (below); for a candidate, first
+   (on the host, before anything reads them) that they are still the buffers step 1
+   allocated and that what the call returned is plain (``checks.output_objects``).
 
 Calls are queued back to back in blocks and the device is synchronised once
 per block, Python's garbage collector paused meanwhile (:func:`collector_paused`).
@@ -50,6 +52,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from geak_evaluator_triton.checks.launches import own_launches
+from geak_evaluator_triton.checks.output_objects import record as record_outputs
+from geak_evaluator_triton.checks.output_objects import settle as settle_outputs
 
 LATER_WARMUP_SHARE = 0.25  # of warmup_ms, for every case after the phase's first
 MIN_WARMUP_CALLS = 3  # per side and case, after the first call
@@ -189,12 +193,15 @@ class TimedSide:
     host, up to that many bytes in all, for :meth:`take_kept` after the session, instead of
     sending them in the block's frame; ``keep_samples`` False: gather as ``sample`` says,
     for the device to do what a sampled side's device does, but keep nothing (a trusted
-    side timed against a sampled one).
+    side timed against a sampled one); ``check_objects``: after every timed call, before its
+    outputs are read, check they are the buffers allocated for it and plain values
+    (``checks.output_objects``: an untrusted side's).
     """
 
     def __init__(self, harness: Any, module: Any, flush: Any, cycles: float, *, log: Any = None,
                  own_file: str = "", sample: bool = False, keep_last: bool = False,
-                 check_inputs: bool = False, defer_bytes: int = 0, keep_samples: bool = True) -> None:
+                 check_inputs: bool = False, defer_bytes: int = 0, keep_samples: bool = True,
+                 check_objects: bool = False) -> None:
         self.harness = harness
         self.module = module
         self.flush = flush
@@ -214,6 +221,7 @@ class TimedSide:
         self._used: dict[str, int] = {}
         self.defer_bytes = defer_bytes
         self.keep_samples = keep_samples
+        self.check_objects = check_objects
         self._kept: dict[str, list[tuple[int, Any]]] = {}  # case -> (call number in the case, outputs)
         self._kept_bytes = 0
         self._calls = 0  # timed calls of the current case so far
@@ -333,6 +341,7 @@ class TimedSide:
         gathered: list[Any] = []
         copies: list[tuple[int, Any]] = []
         late: list[int] = []
+        objects: list[str] = []
         began = time.perf_counter()
         first.record()
         if hold_cycles:
@@ -342,6 +351,7 @@ class TimedSide:
         for index in range(calls):
             start, end = self._pairs[index]
             outputs = self.harness.allocate(self.case, self.inputs)
+            allocation = record_outputs(outputs) if self.check_objects else None
             mark = self.log.mark() if self.log is not None else 0
             self._restore_inputs()  # before the busy-wait: outside the call's events
             if hold_cycles:
@@ -355,6 +365,9 @@ class TimedSide:
             if start.query():
                 late.append(index)
             end.record()
+            if allocation is not None:  # before anything reads the outputs
+                outputs, found = settle_outputs(outputs, allocation)
+                objects += [problem for problem in found if problem not in objects]
             if self.own_file:
                 out["own"].append(own_launches(self.log.since(mark), self.own_file))
             if self.sample:
@@ -384,6 +397,8 @@ class TimedSide:
         else:
             out["verified"] = kept
         out["late_at"] = late
+        if self.check_objects:
+            out["objects"] = objects[:5]
         out["device_ms"] = first.elapsed_time(last)
         out["wall_ms"] = (time.perf_counter() - began) * 1e3
         return out

@@ -10,7 +10,7 @@ then. This module asks for the session, then turns each case's record into
 latencies, speedups and roofline figures, after the checks that can reject a
 timing, each interpreted by its module in ``checks/``: what the candidate did to
 its process and its inputs while timed (``tampering``, ``torch_compute``,
-``input_mutation``), its own launches in every call (``launches``), the timed
+``input_mutation``), what its outputs are (``output_objects``), its own launches in every call (``launches``), the timed
 calls' outputs (``timed_outputs``), calls queued late (``late_calls``), hidden
 work on other streams (``side_work``) and throughput above the hardware's peak
 (``peak``).
@@ -34,6 +34,7 @@ from geak_evaluator_triton.checks import (
     input_mutation,
     late_calls,
     launches,
+    output_objects,
     peak,
     side_work,
     tampering,
@@ -287,6 +288,7 @@ def apply_timing(task: Task, ref: ReferenceRun, timings: list[dict[str, Any]], e
         # timings; its latency comes from the second.
         for timed in timings_of(record):
             for extra in timed["tallies"]["other"].extra:
+                output_objects.report(verdict, at, extra.get("objects", []))
                 tampering.report(verdict, at, extra.get("violations", []))
                 torch_compute.report(verdict, at, extra.get("compute", []), task)
             ended = timed.get("ended") or {}

@@ -19,6 +19,7 @@ import triton.language  # noqa: F401
 import geak_evaluator_triton.checks.contract  # noqa: F401
 import geak_evaluator_triton.checks.input_mutation  # noqa: F401
 import geak_evaluator_triton.checks.launches  # noqa: F401
+import geak_evaluator_triton.checks.output_objects  # noqa: F401
 import geak_evaluator_triton.checks.tampering  # noqa: F401
 import geak_evaluator_triton.child_jobs  # noqa: F401
 import geak_evaluator_triton.guards  # noqa: F401

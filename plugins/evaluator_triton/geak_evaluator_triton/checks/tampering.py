@@ -89,6 +89,7 @@ GUARD_MODULES = {
     "judge.contract": "geak_evaluator_triton.checks.contract",
     "judge.input_mutation": "geak_evaluator_triton.checks.input_mutation",
     "judge.launches": "geak_evaluator_triton.checks.launches",
+    "judge.output_objects": "geak_evaluator_triton.checks.output_objects",
     "judge.tampering": "geak_evaluator_triton.checks.tampering",
     "judge.torch_compute": "geak_evaluator_triton.checks.torch_compute",
 }
