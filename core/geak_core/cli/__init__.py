@@ -467,8 +467,9 @@ def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> No
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(as_json: bool) -> None:
-    """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, which backends have keys."""
-    import dataclasses
+    """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, and for
+    each LLM backend the key variable it reads by default and whether it is set (what
+    `recipe check` requires of a recipe that leaves api_key_env out)."""
     import platform
 
     facts: dict[str, Any] = {"geak_core": __version__, "python": platform.python_version(),
@@ -506,25 +507,45 @@ def doctor(as_json: bool) -> None:
     facts["plugin_errors"] = {p.name: p.error for p in broken}
     lines.append(f"plugins: {len(manager.plugins)} loaded, {len(broken)} with errors")
     lines += [f"  {p.name}: {p.error}" for p in broken]
-    backends: dict[str, str] = {}
-    for name, spec in sorted(manager.components("llm_backend").items()):
-        env_fields = [f for f in dataclasses.fields(spec.options) if f.metadata.get("env")] if spec.options else []
-        if not env_fields:
-            backends[name] = "no key needed"
-        for f in env_fields:
-            default = f.default if isinstance(f.default, str) else None
-            env_name = default or f.metadata.get("default_env")
-            if not env_name:
-                backends[name] = f"key variable set per recipe ({f.name})"
-                continue
-            backends[name] = f"{env_name} {'set' if os.environ.get(env_name) else 'not set'}"
+    backends, notes = _backend_keys(manager)
     facts["backends"] = backends
-    lines += [f"backend {name}: {state}" for name, state in backends.items()]
+    lines += [f"backend {name}: {state}{notes[name]}" for name, state in backends.items()]
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))
         return
     for line in lines:
         click.echo(line)
+
+
+def _backend_keys(manager: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """For each LLM backend, the key variables a recipe that leaves its options at their
+    defaults reads and whether each is set ("OPENAI_API_KEY not set"), by the resolution
+    `recipe check` applies (``default_env_requirements``); and a note for the text output."""
+    import dataclasses
+
+    from geak_core.engine.recipe import default_env_requirements
+
+    states: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    for name, spec in sorted(manager.components("llm_backend").items()):
+        env_keys = [f.name for f in dataclasses.fields(spec.options) if f.metadata.get("env")] \
+            if spec.options else []
+        named_by = f"{' or '.join(env_keys)} names another" if env_keys else ""
+        needed = default_env_requirements(spec.options)
+        if needed is None:
+            states[name] = f"key variable depends on the recipe ({', '.join(env_keys) or 'its options'})"
+            notes[name] = ""
+        elif needed:
+            states[name] = "; ".join(f"{var} {'set' if os.environ.get(var) else 'not set'}"
+                                     for _, var, _ in needed)
+            notes[name] = f" (read by default{'; ' + named_by if named_by else ''})"
+        elif env_keys:
+            states[name] = "no key by default"
+            notes[name] = f" ({', '.join(env_keys)} names one per recipe)"
+        else:
+            states[name] = "no key needed"
+            notes[name] = ""
+    return states, notes
 
 
 def _describe_sandbox() -> list[str]:

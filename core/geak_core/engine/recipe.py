@@ -429,24 +429,46 @@ def validate_options(
         problem(prefix, f"invalid options: {exc}")
         return None
     if check_env:
-        required = getattr(instance, "required_env", None)
-        for name, var in required() if callable(required) else []:
+        for name, var, by_default in env_requirements(instance):
             if not os.environ.get(var):
                 problem(
                     f"{prefix}.{name}",
-                    f"environment variable {var} is not set (this component needs it by default)",
+                    f"environment variable {var} is not set"
+                    + (" (this component needs it by default)" if by_default else ""),
                     f"export {var}=... or name another variable in {prefix}.{name}",
                 )
-        for name, f in fields.items():
-            if f.metadata.get("env"):
-                var = getattr(instance, name)
-                if isinstance(var, str) and var and not os.environ.get(var):
-                    problem(
-                        f"{prefix}.{name}",
-                        f"environment variable {var} is not set",
-                        f"export {var}=... or name another variable in {prefix}.{name}",
-                    )
     return instance
+
+
+def env_requirements(options: Any, schema: type | None = None) -> list[tuple[str, str, bool]]:
+    """The environment variables ``options`` (an instance of ``schema``, its class unless
+    given) need set, as (key, variable, by default): what its ``required_env()`` names (a
+    default the component falls back to, by_default True), then the variable each ``env`` key
+    names. ``recipe check`` requires these to be set and ``doctor`` reports them (through
+    ``default_env_requirements``), so the two say the same."""
+    schema = schema or type(options)
+    required = getattr(schema, "required_env", None)
+    pairs = [(name, var, True) for name, var in (required(options) if callable(required) else [])]
+    for f in dataclasses.fields(schema):
+        if f.init and f.metadata.get("env"):
+            var = getattr(options, f.name, None)
+            if isinstance(var, str) and var:
+                pairs.append((f.name, var, False))
+    return pairs
+
+
+def default_env_requirements(schema: type | None) -> list[tuple[str, str, bool]] | None:
+    """``env_requirements`` of a component whose options are all left at their defaults (its
+    required keys aside): what a recipe that sets none of them needs. None when that depends
+    on a required key (its ``required_env()`` reads one)."""
+    if schema is None:
+        return []
+    defaults = {f.name: value for f in dataclasses.fields(schema)
+                if f.init and (value := _field_default(f)) is not dataclasses.MISSING}
+    try:  # the defaults without the schema's own checks, which its required keys would fail
+        return env_requirements(types.SimpleNamespace(**defaults), schema)
+    except AttributeError:
+        return None
 
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
