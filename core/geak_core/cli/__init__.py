@@ -85,7 +85,8 @@ def _stacks_on_sigusr1() -> None:
 
 @main.command(cls=ConventionCommand)
 @click.argument("recipe", type=click.Path(dir_okay=False))
-@click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder).")
+@click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder); refused (exit 2) "
+                   "while another process runs it.")
 @click.option("--dry-run", is_flag=True, help="Validate, resolve and list the work; run nothing.")
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go (overrides [run] output_dir).")
 @out_option("Also write the run's summary as JSON to this file (it is in the run folder's summary.json too).")
