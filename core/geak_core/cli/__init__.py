@@ -93,8 +93,10 @@ def _stacks_on_sigusr1() -> None:
 @json_flag("Print the run's summary as JSON on stdout (progress goes to stderr).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Set a recipe key (repeatable), VALUE in TOML syntax: --set agent.iterations=5 "
-                   "--set 'suite.tasks=[\"softmax\"]'; validated like the file, recorded with the run.")
-@click.option("--limit", type=int, help="At most this many of the recipe's tasks, the first ones (suite.limit).")
+                   "--set 'suite.tasks=[\"softmax\"]'; validated like the file (a problem names the --set "
+                   "KEY=VALUE it comes from), recorded with the run.")
+@click.option("--limit", type=int, help="At most this many of the recipe's tasks, the first ones (suite.limit; "
+              "a problem with it is reported as --limit N).")
 @click.option("--allow-changes", is_flag=True,
               help="With --resume: continue even though the recipe now differs from the run's (other "
                    "than its folder, budget, LLM endpoint and executor); the change is recorded with the run.")
@@ -106,7 +108,9 @@ def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
     plugins = _plugins()
-    pairs = [*overrides, *([f"suite.limit={limit}"] if limit is not None else [])]
+    pairs: list[Any] = [*overrides]  # each problem names what was typed: --set K=V, --limit N
+    if limit is not None:
+        pairs.append((f"suite.limit={limit}", f"--limit {limit}"))
     loaded = load_recipe(recipe, plugins, check_env=not dry_run, overrides=pairs)
     summary = run_and_write(loaded, plugins, output_dir=output_dir, out=out, as_json=as_json,
                             resume=resume, dry_run=dry_run, allow_changes=allow_changes)
@@ -197,9 +201,10 @@ def suites_command(as_json: bool) -> None:
         click.echo(f"{name}  ({spec.plugin}) {spec.description}")
 
 
-@main.command("tasks")
+@main.command("tasks", cls=ConventionCommand, retired_short={"-o": "--option"})
 @click.argument("suite")
-@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Suite option, e.g. path=...")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Suite option, e.g. --option path=... (repeatable; -o is --out elsewhere, so not this).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
     """List SUITE's tasks with difficulty, category and needs (hardware, Triton features)."""
@@ -224,9 +229,10 @@ def task_group() -> None:
     """Inspect one task."""
 
 
-@task_group.command("show")
+@task_group.command("show", cls=ConventionCommand, retired_short={"-o": "--option"})
 @click.argument("ref", metavar="SUITE/ID")
-@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Suite option, e.g. --option path=... (repeatable; -o is --out elsewhere, so not this).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
     """Print a task's instruction and candidate contract (what a model is shown)."""

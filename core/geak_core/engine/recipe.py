@@ -506,6 +506,8 @@ def options_to_dict(options: Any) -> dict[str, Any]:
 
 OVERRIDE = "--set"  # where a key set on the command line comes from, in messages
 
+Override = Union[str, tuple[str, str]]  # "KEY=VALUE", or ("KEY=VALUE", what the user typed)
+
 
 def key_value(pair: str) -> tuple[str, Any] | None:
     """A command line's ``KEY=VALUE`` as (KEY stripped, VALUE parsed as TOML; a bare word that is
@@ -521,29 +523,35 @@ def key_value(pair: str) -> tuple[str, Any] | None:
         return key, text.strip()
 
 
-def apply_overrides(data: dict[str, Any], overrides: Sequence[str], source: _Source) -> None:
+def apply_overrides(data: dict[str, Any], overrides: Sequence[Override], source: _Source) -> None:
     """``KEY=VALUE`` pairs set into the recipe's data (``agent.iterations=5``,
     ``suite.tasks=["softmax"]``), VALUE in TOML syntax (a bare word is a string); each key is
-    then validated like the file's, its problems located at ``--set``."""
+    then validated like the file's, its problems located at what the user typed: ``--set
+    KEY=VALUE``, or the label an override comes with (``("suite.limit=-1", "--limit -1")``).
+    Tables a pair creates are located there too (``--set nosuch.x=1``: an unknown section)."""
     problems = []
-    for pair in overrides:
+    for item in overrides:
+        pair, label = item if isinstance(item, tuple) else (item, f"{OVERRIDE} {item}")
         parsed = key_value(pair)
         parts = parsed[0].split(".") if parsed else []
         if parsed is None or any(not part for part in parts):
-            problems.append(RecipeProblem(OVERRIDE, None, "", f"{pair!r}: expected KEY=VALUE, KEY dotted "
-                                                               "(agent.iterations=5)"))
+            problems.append(RecipeProblem(label, None, "", "expected KEY=VALUE, KEY dotted "
+                                                           "(agent.iterations=5)"))
             continue
         key, value = parsed
         table = data
         for depth, part in enumerate(parts[:-1]):
+            prefix = ".".join(parts[:depth + 1])
+            if part not in table:
+                source.origin[prefix] = (label, None)
             inner = table.setdefault(part, {})
             if not isinstance(inner, dict):
-                problems.append(RecipeProblem(OVERRIDE, None, ".".join(parts[:depth + 1]), "is not a table"))
+                problems.append(RecipeProblem(label, None, prefix, "is not a table"))
                 break
             table = inner
         else:
             table[parts[-1]] = value
-            source.origin[key] = (OVERRIDE, None)
+            source.origin[key] = (label, None)
     if problems:
         raise RecipeError(problems)
 
@@ -553,7 +561,7 @@ def load_recipe(
     plugins: PluginManager,
     *,
     check_env: bool = True,
-    overrides: Sequence[str] = (),
+    overrides: Sequence[Override] = (),
     sections: Mapping[str, tuple[dict[str, Any], str]] | None = None,
 ) -> Recipe:
     """Load, merge includes, apply ``overrides`` (``KEY=VALUE``, see :func:`apply_overrides`),
