@@ -248,7 +248,7 @@ def test_run_set_and_limit_change_the_work_a_dry_run_lists(tmp_path):
     assert changed.exit_code == 0, changed.output
     assert "tasks: 1 x 2 lineages x up to 5 rounds" in changed.output
     bad = CliRunner().invoke(main, ["run", str(recipe), "--dry-run", "--set", "agent.lineages=-"])
-    assert bad.exit_code == 2 and "--set: [agent.lineages]" in bad.output
+    assert bad.exit_code == 2 and "--set agent.lineages=-: [agent.lineages]" in bad.output
 
 
 def test_commands_that_show_data_print_json_with_json(tmp_path):

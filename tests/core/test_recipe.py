@@ -274,13 +274,13 @@ def test_command_line_overrides_set_keys_validated_like_the_files(tmp_path, plug
     assert "iterations = 5" in dump_toml(recipe.data)  # what the run stores with itself
     # a wrong type, an unknown key and a malformed pair: located at --set, with the usual hints
     found = [p.format() for p in problems_of(path, plugins, overrides=["agent.iterations=many"])]
-    assert found and found[0].startswith("--set: [agent.iterations]")
+    assert found and found[0].startswith("--set agent.iterations=many: [agent.iterations]")
     found = [p.format() for p in problems_of(path, plugins, overrides=["agent.iteratons=5"])]
-    assert found == ["--set: [agent.iteratons] unknown key (did you mean 'iterations'?)"]
+    assert found == ["--set agent.iteratons=5: [agent.iteratons] unknown key (did you mean 'iterations'?)"]
     found = [p.format() for p in problems_of(path, plugins, overrides=["iterations"])]
     assert found and "expected KEY=VALUE" in found[0]
     found = [p.format() for p in problems_of(path, plugins, overrides=["agent.iterations.x=1"])]
-    assert found == ["--set: [agent.iterations] is not a table"]
+    assert found == ["--set agent.iterations.x=1: [agent.iterations] is not a table"]
 
 
 def test_a_command_line_key_value_pair_is_read_one_way_everywhere():

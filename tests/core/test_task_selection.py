@@ -59,7 +59,7 @@ def test_categories_keep_the_named_tasks_of_those_categories():
 
 def test_an_unknown_category_names_the_closest_and_the_known_ones():
     problem = _problem(['suite.categories=["Maths"]'])
-    assert problem.key == "suite.categories" and problem.file == "--set"
+    assert problem.key == "suite.categories" and problem.file == '--set suite.categories=["Maths"]'
     assert problem.message == "unknown category 'Maths' of suite 'rocm'"
     assert problem.hint.startswith("did you mean 'Math'? known: ") and "MatrixMultiply" in problem.hint
 

@@ -85,15 +85,18 @@ def _stacks_on_sigusr1() -> None:
 
 @main.command(cls=ConventionCommand)
 @click.argument("recipe", type=click.Path(dir_okay=False))
-@click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder).")
+@click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder); refused (exit 2) "
+                   "while another process runs it.")
 @click.option("--dry-run", is_flag=True, help="Validate, resolve and list the work; run nothing.")
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go (overrides [run] output_dir).")
 @out_option("Also write the run's summary as JSON to this file (it is in the run folder's summary.json too).")
 @json_flag("Print the run's summary as JSON on stdout (progress goes to stderr).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Set a recipe key (repeatable), VALUE in TOML syntax: --set agent.iterations=5 "
-                   "--set 'suite.tasks=[\"softmax\"]'; validated like the file, recorded with the run.")
-@click.option("--limit", type=int, help="At most this many of the recipe's tasks, the first ones (suite.limit).")
+                   "--set 'suite.tasks=[\"softmax\"]'; validated like the file (a problem names the --set "
+                   "KEY=VALUE it comes from), recorded with the run.")
+@click.option("--limit", type=int, help="At most this many of the recipe's tasks, the first ones (suite.limit; "
+              "a problem with it is reported as --limit N).")
 @click.option("--allow-changes", is_flag=True,
               help="With --resume: continue even though the recipe now differs from the run's (other "
                    "than its folder, budget, LLM endpoint and executor); the change is recorded with the run.")
@@ -105,7 +108,9 @@ def run(recipe: str, resume: str | None, dry_run: bool, output_dir: str | None, 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
     plugins = _plugins()
-    pairs = [*overrides, *([f"suite.limit={limit}"] if limit is not None else [])]
+    pairs: list[Any] = [*overrides]  # each problem names what was typed: --set K=V, --limit N
+    if limit is not None:
+        pairs.append((f"suite.limit={limit}", f"--limit {limit}"))
     loaded = load_recipe(recipe, plugins, check_env=not dry_run, overrides=pairs)
     summary = run_and_write(loaded, plugins, output_dir=output_dir, out=out, as_json=as_json,
                             resume=resume, dry_run=dry_run, allow_changes=allow_changes)
@@ -196,9 +201,10 @@ def suites_command(as_json: bool) -> None:
         click.echo(f"{name}  ({spec.plugin}) {spec.description}")
 
 
-@main.command("tasks")
+@main.command("tasks", cls=ConventionCommand, retired_short={"-o": "--option"})
 @click.argument("suite")
-@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Suite option, e.g. path=...")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Suite option, e.g. --option path=... (repeatable; -o is --out elsewhere, so not this).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
     """List SUITE's tasks with difficulty, category and needs (hardware, Triton features)."""
@@ -223,9 +229,10 @@ def task_group() -> None:
     """Inspect one task."""
 
 
-@task_group.command("show")
+@task_group.command("show", cls=ConventionCommand, retired_short={"-o": "--option"})
 @click.argument("ref", metavar="SUITE/ID")
-@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Suite option, e.g. --option path=... (repeatable; -o is --out elsewhere, so not this).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
     """Print a task's instruction and candidate contract (what a model is shown)."""
@@ -467,8 +474,9 @@ def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> No
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(as_json: bool) -> None:
-    """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, which backends have keys."""
-    import dataclasses
+    """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, and for
+    each LLM backend the key variable it reads by default and whether it is set (what
+    `recipe check` requires of a recipe that leaves api_key_env out)."""
     import platform
 
     facts: dict[str, Any] = {"geak_core": __version__, "python": platform.python_version(),
@@ -506,25 +514,45 @@ def doctor(as_json: bool) -> None:
     facts["plugin_errors"] = {p.name: p.error for p in broken}
     lines.append(f"plugins: {len(manager.plugins)} loaded, {len(broken)} with errors")
     lines += [f"  {p.name}: {p.error}" for p in broken]
-    backends: dict[str, str] = {}
-    for name, spec in sorted(manager.components("llm_backend").items()):
-        env_fields = [f for f in dataclasses.fields(spec.options) if f.metadata.get("env")] if spec.options else []
-        if not env_fields:
-            backends[name] = "no key needed"
-        for f in env_fields:
-            default = f.default if isinstance(f.default, str) else None
-            env_name = default or f.metadata.get("default_env")
-            if not env_name:
-                backends[name] = f"key variable set per recipe ({f.name})"
-                continue
-            backends[name] = f"{env_name} {'set' if os.environ.get(env_name) else 'not set'}"
+    backends, notes = _backend_keys(manager)
     facts["backends"] = backends
-    lines += [f"backend {name}: {state}" for name, state in backends.items()]
+    lines += [f"backend {name}: {state}{notes[name]}" for name, state in backends.items()]
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))
         return
     for line in lines:
         click.echo(line)
+
+
+def _backend_keys(manager: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """For each LLM backend, the key variables a recipe that leaves its options at their
+    defaults reads and whether each is set ("OPENAI_API_KEY not set"), by the resolution
+    `recipe check` applies (``default_env_requirements``); and a note for the text output."""
+    import dataclasses
+
+    from geak_core.engine.recipe import default_env_requirements
+
+    states: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    for name, spec in sorted(manager.components("llm_backend").items()):
+        env_keys = [f.name for f in dataclasses.fields(spec.options) if f.metadata.get("env")] \
+            if spec.options else []
+        named_by = f"{' or '.join(env_keys)} names another" if env_keys else ""
+        needed = default_env_requirements(spec.options)
+        if needed is None:
+            states[name] = f"key variable depends on the recipe ({', '.join(env_keys) or 'its options'})"
+            notes[name] = ""
+        elif needed:
+            states[name] = "; ".join(f"{var} {'set' if os.environ.get(var) else 'not set'}"
+                                     for _, var, _ in needed)
+            notes[name] = f" (read by default{'; ' + named_by if named_by else ''})"
+        elif env_keys:
+            states[name] = "no key by default"
+            notes[name] = f" ({', '.join(env_keys)} names one per recipe)"
+        else:
+            states[name] = "no key needed"
+            notes[name] = ""
+    return states, notes
 
 
 def _describe_sandbox() -> list[str]:

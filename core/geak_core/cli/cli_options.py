@@ -3,8 +3,9 @@ suite a command names with its ``--option KEY=VALUE`` pairs (``build_suite``).
 
 Every command that shows data takes ``--json`` (a flag: JSON on stdout, progress on
 stderr); every command that writes a file takes ``-o/--out PATH``. Earlier spellings
-(``--json FILE`` on ``run``, ``ablation`` and ``eval``; ``--output`` on ``report``) stop
-with an error that names the current one instead of being read as something else.
+(``--json FILE`` on ``run``, ``ablation`` and ``eval``; ``--output`` on ``report``; ``-o`` for
+``--option`` on ``tasks`` and ``task show``) stop with an error that names the current one
+instead of being read as something else.
 """
 
 from __future__ import annotations
@@ -21,12 +22,19 @@ from geak_core.api.errors import GeakError
 FILE_SUFFIXES = (".json", ".jsonl")
 
 
-def old_spelling(args: list[str], renamed: dict[str, str]) -> str:
+def old_spelling(args: list[str], renamed: dict[str, str], retired_short: dict[str, str] | None = None) -> str:
     """Why ``args`` use a replaced spelling ("" when they don't): ``--json`` followed by a
-    ``.json``/``.jsonl`` path (or ``--json=PATH``), or an option in ``renamed`` (old -> new)."""
+    ``.json``/``.jsonl`` path (or ``--json=PATH``), an option in ``renamed`` (old -> new), or
+    a short option in ``retired_short`` (``-o`` -> ``--option``: ``-o`` is ``--out`` elsewhere),
+    alone or glued to its value (``-oKEY=VALUE``)."""
     for index, arg in enumerate(args):
         if arg == "--":
             break
+        for short, long in (retired_short or {}).items():
+            if arg == short or (arg.startswith(short) and not arg.startswith("--")):
+                value = arg[len(short):] or (args[index + 1] if index + 1 < len(args) else "VALUE")
+                return (f"{short} is not {long} here ({short} means --out PATH elsewhere): "
+                        f"write {long} {value}")
         value = None
         if arg.startswith("--json="):
             value = arg.split("=", 1)[1]
@@ -44,14 +52,17 @@ def old_spelling(args: list[str], renamed: dict[str, str]) -> str:
 
 class ConventionCommand(click.Command):
     """A click command that refuses the replaced spellings of its options (``renamed``:
-    old option -> its current spelling) with a usage error (exit 2) naming the new one."""
+    old option -> its current spelling; ``retired_short``: a short form dropped -> the long
+    option it stood for) with a usage error (exit 2) naming the current one."""
 
-    def __init__(self, *args: Any, renamed: dict[str, str] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, renamed: dict[str, str] | None = None,
+                 retired_short: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.renamed = dict(renamed or {})
+        self.retired_short = dict(retired_short or {})
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        problem = old_spelling(args, self.renamed)
+        problem = old_spelling(args, self.renamed, self.retired_short)
         if problem:
             raise click.UsageError(problem, ctx=ctx)
         return super().parse_args(ctx, args)

@@ -56,6 +56,7 @@ import traceback
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any
 
 from geak_core.api.components import (
@@ -97,6 +98,7 @@ from geak_core.engine.store import (
     RECIPE_FILE,
     SUMMARY_FILE,
     Heartbeat,
+    RunLock,
     RunStore,
     environment_manifest,
     owner_record,
@@ -727,35 +729,55 @@ def run_recipe(
         return None
     if resume:
         run_dir = resolve_run(resume, recipe.run.output_dir)
-        store = RunStore(run_dir)
-        recorded_seed = store.meta("seed")
-        if recorded_seed is not None and recorded_seed != recipe.run.seed:
-            store.close()
-            raise InputError(
-                f"run {store.run_id} was started with [run] seed = {recorded_seed}; resuming it with "
-                f"seed = {recipe.run.seed} would ask its remaining questions with other seeds "
-                f"(set seed = {recorded_seed} in {recipe.path})"
-            )
-        changes = recipe_changes(store, recipe)
-        if changes and not allow_changes:
-            store.close()
-            raise InputError(
-                f"run {store.run_id} was started with another recipe; resuming with {recipe.path} would "
-                "change:\n  " + "\n  ".join(changes)
-                + "\n(put the recipe back, or pass --allow-changes to continue the run with these changes)")
-        if changes:
-            history = list(store.meta("recipe_history", []))
-            history.append({"at": time.time(), "recipe": str(recipe.path), "changes": changes})
-            store.set_meta("recipe_history", history)
-            store.write_text(RECIPE_FILE, dump_toml(recipe.data))
-            echo("continuing with recipe changes: " + "; ".join(changes))
-        echo(f"resuming run {store.run_id} ({run_dir})")
+        lock = RunLock(run_dir).acquire()  # before anything is read: one process resumes it
+        try:
+            store = _reopen(run_dir, recipe, allow_changes, echo)
+        except BaseException:
+            lock.release()
+            raise
     else:
         preflight(recipe, plugins)  # before a run folder exists: a recipe that cannot run leaves none
         versions = {p.name: p.version for p in plugins.plugins.values() if p.version}
         store = RunStore.create(recipe.run.output_dir, recipe.run.name, dump_toml(recipe.data),
                                 environment_manifest(versions))
+        lock = RunLock(store.dir).acquire()  # a resume started meanwhile waits for this run to end
         echo(f"run {store.run_id} ({store.dir}), seed {recipe.run.seed}")
+    try:
+        return _run_locked(recipe, plugins, store, echo)
+    finally:
+        lock.release()
+
+
+def _reopen(run_dir: Path, recipe: Recipe, allow_changes: bool, echo: Echo) -> RunStore:
+    """The stored run to resume, checked against ``recipe`` (see ``run_recipe``)."""
+    store = RunStore(run_dir)
+    recorded_seed = store.meta("seed")
+    if recorded_seed is not None and recorded_seed != recipe.run.seed:
+        store.close()
+        raise InputError(
+            f"run {store.run_id} was started with [run] seed = {recorded_seed}; resuming it with "
+            f"seed = {recipe.run.seed} would ask its remaining questions with other seeds "
+            f"(set seed = {recorded_seed} in {recipe.path})"
+        )
+    changes = recipe_changes(store, recipe)
+    if changes and not allow_changes:
+        store.close()
+        raise InputError(
+            f"run {store.run_id} was started with another recipe; resuming with {recipe.path} would "
+            "change:\n  " + "\n  ".join(changes)
+            + "\n(put the recipe back, or pass --allow-changes to continue the run with these changes)")
+    if changes:
+        history = list(store.meta("recipe_history", []))
+        history.append({"at": time.time(), "recipe": str(recipe.path), "changes": changes})
+        store.set_meta("recipe_history", history)
+        store.write_text(RECIPE_FILE, dump_toml(recipe.data))
+        echo("continuing with recipe changes: " + "; ".join(changes))
+    echo(f"resuming run {store.run_id} ({run_dir})")
+    return store
+
+
+def _run_locked(recipe: Recipe, plugins: PluginManager, store: RunStore, echo: Echo) -> RunSummary:
+    """The run itself, its lock held (``run_recipe``)."""
     store.set_meta("seed", recipe.run.seed)
     store.set_meta("status", "running")
     store.set_meta("owner", owner_record())  # a run whose owner is gone shows as interrupted

@@ -429,24 +429,46 @@ def validate_options(
         problem(prefix, f"invalid options: {exc}")
         return None
     if check_env:
-        required = getattr(instance, "required_env", None)
-        for name, var in required() if callable(required) else []:
+        for name, var, by_default in env_requirements(instance):
             if not os.environ.get(var):
                 problem(
                     f"{prefix}.{name}",
-                    f"environment variable {var} is not set (this component needs it by default)",
+                    f"environment variable {var} is not set"
+                    + (" (this component needs it by default)" if by_default else ""),
                     f"export {var}=... or name another variable in {prefix}.{name}",
                 )
-        for name, f in fields.items():
-            if f.metadata.get("env"):
-                var = getattr(instance, name)
-                if isinstance(var, str) and var and not os.environ.get(var):
-                    problem(
-                        f"{prefix}.{name}",
-                        f"environment variable {var} is not set",
-                        f"export {var}=... or name another variable in {prefix}.{name}",
-                    )
     return instance
+
+
+def env_requirements(options: Any, schema: type | None = None) -> list[tuple[str, str, bool]]:
+    """The environment variables ``options`` (an instance of ``schema``, its class unless
+    given) need set, as (key, variable, by default): what its ``required_env()`` names (a
+    default the component falls back to, by_default True), then the variable each ``env`` key
+    names. ``recipe check`` requires these to be set and ``doctor`` reports them (through
+    ``default_env_requirements``), so the two say the same."""
+    schema = schema or type(options)
+    required = getattr(schema, "required_env", None)
+    pairs = [(name, var, True) for name, var in (required(options) if callable(required) else [])]
+    for f in dataclasses.fields(schema):
+        if f.init and f.metadata.get("env"):
+            var = getattr(options, f.name, None)
+            if isinstance(var, str) and var:
+                pairs.append((f.name, var, False))
+    return pairs
+
+
+def default_env_requirements(schema: type | None) -> list[tuple[str, str, bool]] | None:
+    """``env_requirements`` of a component whose options are all left at their defaults (its
+    required keys aside): what a recipe that sets none of them needs. None when that depends
+    on a required key (its ``required_env()`` reads one)."""
+    if schema is None:
+        return []
+    defaults = {f.name: value for f in dataclasses.fields(schema)
+                if f.init and (value := _field_default(f)) is not dataclasses.MISSING}
+    try:  # the defaults without the schema's own checks, which its required keys would fail
+        return env_requirements(types.SimpleNamespace(**defaults), schema)
+    except AttributeError:
+        return None
 
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -484,6 +506,8 @@ def options_to_dict(options: Any) -> dict[str, Any]:
 
 OVERRIDE = "--set"  # where a key set on the command line comes from, in messages
 
+Override = Union[str, tuple[str, str]]  # "KEY=VALUE", or ("KEY=VALUE", what the user typed)
+
 
 def key_value(pair: str) -> tuple[str, Any] | None:
     """A command line's ``KEY=VALUE`` as (KEY stripped, VALUE parsed as TOML; a bare word that is
@@ -499,29 +523,35 @@ def key_value(pair: str) -> tuple[str, Any] | None:
         return key, text.strip()
 
 
-def apply_overrides(data: dict[str, Any], overrides: Sequence[str], source: _Source) -> None:
+def apply_overrides(data: dict[str, Any], overrides: Sequence[Override], source: _Source) -> None:
     """``KEY=VALUE`` pairs set into the recipe's data (``agent.iterations=5``,
     ``suite.tasks=["softmax"]``), VALUE in TOML syntax (a bare word is a string); each key is
-    then validated like the file's, its problems located at ``--set``."""
+    then validated like the file's, its problems located at what the user typed: ``--set
+    KEY=VALUE``, or the label an override comes with (``("suite.limit=-1", "--limit -1")``).
+    Tables a pair creates are located there too (``--set nosuch.x=1``: an unknown section)."""
     problems = []
-    for pair in overrides:
+    for item in overrides:
+        pair, label = item if isinstance(item, tuple) else (item, f"{OVERRIDE} {item}")
         parsed = key_value(pair)
         parts = parsed[0].split(".") if parsed else []
         if parsed is None or any(not part for part in parts):
-            problems.append(RecipeProblem(OVERRIDE, None, "", f"{pair!r}: expected KEY=VALUE, KEY dotted "
-                                                               "(agent.iterations=5)"))
+            problems.append(RecipeProblem(label, None, "", "expected KEY=VALUE, KEY dotted "
+                                                           "(agent.iterations=5)"))
             continue
         key, value = parsed
         table = data
         for depth, part in enumerate(parts[:-1]):
+            prefix = ".".join(parts[:depth + 1])
+            if part not in table:
+                source.origin[prefix] = (label, None)
             inner = table.setdefault(part, {})
             if not isinstance(inner, dict):
-                problems.append(RecipeProblem(OVERRIDE, None, ".".join(parts[:depth + 1]), "is not a table"))
+                problems.append(RecipeProblem(label, None, prefix, "is not a table"))
                 break
             table = inner
         else:
             table[parts[-1]] = value
-            source.origin[key] = (OVERRIDE, None)
+            source.origin[key] = (label, None)
     if problems:
         raise RecipeError(problems)
 
@@ -531,7 +561,7 @@ def load_recipe(
     plugins: PluginManager,
     *,
     check_env: bool = True,
-    overrides: Sequence[str] = (),
+    overrides: Sequence[Override] = (),
     sections: Mapping[str, tuple[dict[str, Any], str]] | None = None,
 ) -> Recipe:
     """Load, merge includes, apply ``overrides`` (``KEY=VALUE``, see :func:`apply_overrides`),

@@ -470,6 +470,121 @@ def _owner_alive(owner: dict[str, Any]) -> bool | None:
     return started is None or now is None or started == now
 
 
+LOCK_FILE = "run.lock"  # held with flock(2) while a process runs the run
+HOLDER_FILE = "run.lock.json"  # who holds it: host, pid, started (for the message, and where flock fails)
+
+
+class RunLocked(InputError):
+    """Another process is running (or resuming) the run."""
+
+
+class RunLock:
+    """One process at a time runs a run (a fresh run or a resume): an exclusive ``flock`` on
+    ``run.lock`` in its folder, with ``run.lock.json`` naming the holder (host, pid, started).
+
+    The kernel drops a flock when its process dies, so a crashed run never blocks its resume.
+    Where flock is refused (some network file systems) the holder record alone decides,
+    created with ``O_EXCL``. Either way a record left by a dead process on this host is taken
+    over; one of a live process, or of another host (whose processes this host cannot see),
+    refuses the lock with a ``RunLocked`` (exit 2) naming the run, the holder's host and pid.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike[str]) -> None:
+        self.dir = Path(run_dir)
+        self.lock_path = self.dir / LOCK_FILE
+        self.holder_path = self.dir / HOLDER_FILE
+        self._fd: int | None = None
+        self._record: dict[str, Any] | None = None
+
+    def acquire(self) -> RunLock:
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self._flock(fd)
+            self._claim_record()
+        except BaseException:
+            os.close(fd)  # drops the flock too
+            raise
+        self._fd = fd
+        return self
+
+    def _flock(self, fd: int) -> None:
+        try:
+            import fcntl
+        except ImportError:  # no flock here: the holder record alone decides
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # held by a live process (the kernel frees a dead one's)
+            holder = self._read_holder()
+            for _ in range(20):  # it may be writing its record this moment
+                if holder is not None:
+                    break
+                time.sleep(0.1)
+                holder = self._read_holder()
+            raise self._refusal(holder) from None
+        except OSError:  # ENOLCK, EOPNOTSUPP...: flock does not work on this file system
+            return
+
+    def _read_holder(self) -> dict[str, Any] | None:
+        try:
+            record = json.loads(self.holder_path.read_text())
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) else None
+
+    def _claim_record(self) -> None:
+        record = {**owner_record(), "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        text = json.dumps(record, indent=2).encode()
+        for _ in range(3):
+            try:
+                fd = os.open(self.holder_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                holder = self._read_holder()
+                if holder is not None and _owner_alive(holder) is not False:
+                    raise self._refusal(holder) from None
+                self.holder_path.unlink(missing_ok=True)  # left by a dead process here: taken over
+                continue
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            self._record = record
+            return
+        raise self._refusal(self._read_holder())
+
+    def _refusal(self, holder: dict[str, Any] | None) -> RunLocked:
+        run = self.dir.name
+        if holder is None:
+            return RunLocked(f"run {run} is being run by another process (it holds {self.lock_path}); "
+                             "wait for it to finish, or stop it, then resume")
+        host, pid = holder.get("host", "?"), holder.get("pid", "?")
+        since = f" since {holder['started']}" if holder.get("started") else ""
+        if host != platform.node():
+            hint = (f"stop it there; if it is no longer running (its machine went away), "
+                    f"remove {self.holder_path} and resume")
+        else:
+            hint = f"wait for it to finish, or stop it (kill {pid}), then resume"
+        return RunLocked(f"run {run} is being run by process {pid} on host {host}{since}; {hint}")
+
+    def release(self) -> None:
+        """Gives the run back (the holder record first, then the flock); idempotent."""
+        if self._fd is None:
+            return
+        try:
+            if self._record is not None and self._read_holder() == self._record:
+                self.holder_path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+            self._record = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 HEARTBEAT_S = 30.0  # how often a running run records that it is alive
 STALE_AFTER_S = 300.0  # a run on another host silent this long is taken as interrupted
 
