@@ -266,26 +266,27 @@ def recipe_group() -> None:
     """Check and show recipes."""
 
 
-@recipe_group.command("check")
+@recipe_group.command("check", short_help="Validate RECIPE as run would, before its calls.")
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--no-env", is_flag=True, help="Do not require API-key variables to be set.")
 def recipe_check(recipe: str, no_env: bool) -> None:
-    """Validate RECIPE: keys, types, input paths, the suite and its tasks; every problem is
-    printed with file, line and key (exit 2)."""
+    """Validate RECIPE as `run` would before its first LLM call: keys, types, input paths,
+    the suite and its tasks, every component built, the executor reached (a Ray cluster
+    answers); every problem is printed with file, line and key (exit 2)."""
     from geak_core.engine.recipe import load_recipe
 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
-    from geak_core.engine.agent import preflight
+    from geak_core.engine.agent import check_run
 
     plugins = _plugins()
     loaded = load_recipe(recipe, plugins, check_env=not no_env)
-    tasks = preflight(loaded, plugins)
+    tasks = check_run(loaded, plugins, llm=not no_env)  # --no-env: the LLM backend needs its key
     parts = [f"{section}={comp.name}" for section, comp in loaded.components.items()]
     click.echo(f"ok: {recipe} ({', '.join(parts)}; {len(tasks)} tasks)")
 
 
-@recipe_group.command("show")
+@recipe_group.command("show", short_help="Print RECIPE resolved, every default filled.")
 @click.argument("recipe", type=click.Path(dir_okay=False))
 def recipe_show(recipe: str) -> None:
     """Print RECIPE resolved: includes merged, every default filled."""
