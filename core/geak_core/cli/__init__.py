@@ -305,10 +305,10 @@ def recipe_show(recipe: str) -> None:
 
 @main.group("runs")
 def runs_group() -> None:
-    """List and inspect stored runs."""
+    """List, inspect and remove stored runs."""
 
 
-@runs_group.command("list")
+@runs_group.command("list", short_help="One line per run: id, status, counts.")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
 def runs_list(output_dir: str, as_json: bool) -> None:
@@ -396,7 +396,64 @@ def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output
         click.echo(text)
 
 
-@main.command("ablation", cls=ConventionCommand)
+@runs_group.command("rm", short_help="Remove runs: named, failed or old ones.")
+@click.argument("run_refs", nargs=-1, metavar="RUN...")
+@click.option("--failed", is_flag=True, help="Every failed run under --output-dir.")
+@click.option("--older-than", "older_than", type=click.FloatRange(min=0), metavar="DAYS",
+              help="Runs under --output-dir last written more than DAYS days ago (with --failed: "
+                   "failed runs that are).")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--yes", "-y", is_flag=True, help="Remove without asking.")
+def runs_rm(run_refs: tuple[str, ...], failed: bool, older_than: float | None, output_dir: str, yes: bool) -> None:
+    """Remove runs: the folders named (id, prefix or folder), every failed one (--failed), those
+    not written for DAYS days (--older-than); a run another process is running is kept."""
+    import time
+
+    from geak_core.engine.store import (
+        STORE_FILE,
+        last_written,
+        remove_run,
+        resolve_run,
+        stored_status,
+    )
+
+    if not (run_refs or failed or older_than is not None):
+        raise InputError("name the runs to remove (RUN...), or select them with --failed or --older-than DAYS")
+    chosen: dict[Path, str] = {}
+    for ref in run_refs:
+        run_dir = resolve_run(ref, output_dir)
+        status = stored_status(run_dir)
+        if status == "running":
+            raise InputError(f"run {run_dir.name} is running; stop it first (nothing was removed)")
+        chosen[run_dir] = status
+    if failed or older_than is not None:
+        base = Path(output_dir)
+        cutoff = time.time() - older_than * 86400 if older_than is not None else None
+        for run_dir in sorted(base.iterdir()) if base.is_dir() else []:
+            if not (run_dir / STORE_FILE).exists() or run_dir in chosen:
+                continue
+            status = stored_status(run_dir)
+            if failed and status != "failed":
+                continue
+            if cutoff is not None and last_written(run_dir) > cutoff:
+                continue
+            if status == "running":
+                click.echo(f"kept {run_dir.name}: it is running", err=True)
+                continue
+            chosen[run_dir] = status
+    if not chosen:
+        click.echo("no runs to remove")
+        return
+    for run_dir, status in chosen.items():
+        click.echo(f"{run_dir.name}  {status}  {run_dir}")
+    if not yes:
+        click.confirm(f"Remove these {len(chosen)} run{'s' if len(chosen) != 1 else ''}?", abort=True)
+    for run_dir in chosen:
+        remove_run(run_dir)
+        click.echo(f"removed {run_dir.name} ({run_dir})")
+
+
+@main.command("ablation", cls=ConventionCommand, short_help="Run recipes in turn, then one comparison table.")
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go.")
 @out_option("Also write each recipe's summary as JSON to this file.")

@@ -543,6 +543,40 @@ def list_runs(output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def stored_status(run_dir: str | os.PathLike[str]) -> str:
+    """``run_status`` of the run in ``run_dir``; ``unreadable: ...`` for a store SQLite
+    cannot read."""
+    try:
+        with RunStore(run_dir) as store:
+            return run_status(store)
+    except sqlite3.DatabaseError as exc:
+        return f"unreadable: {exc}"
+
+
+def last_written(run_dir: str | os.PathLike[str]) -> float:
+    """When the run in ``run_dir`` was last written (its store and the store's log; its
+    summary): the newest modification time, in seconds since the epoch."""
+    base = Path(run_dir)
+    times = [path.stat().st_mtime for path in (base / STORE_FILE, base / f"{STORE_FILE}-wal", base / SUMMARY_FILE)
+             if path.exists()]
+    return max(times, default=base.stat().st_mtime)
+
+
+def remove_run(run_dir: str | os.PathLike[str]) -> None:
+    """Delete the run folder ``run_dir`` with everything in it; refused (``InputError``) while
+    another process runs it, as far as ``run_status`` can tell (its owner's pid on this host,
+    its heartbeat on another)."""
+    import shutil
+
+    base = Path(run_dir)
+    if not (base / STORE_FILE).exists():
+        raise InputError(f"{base} is no run folder (it has no {STORE_FILE})")
+    status = stored_status(base)
+    if status == "running":
+        raise InputError(f"run {base.name} is running; stop it first (or wait for it to end)")
+    shutil.rmtree(base)
+
+
 def resolve_run(ref: str, output_dir: str | os.PathLike[str]) -> Path:
     """A run folder from a path, a run id, or a unique prefix of one."""
     path = Path(ref)
