@@ -765,6 +765,19 @@ def _may_change(key: str) -> bool:
     return any(key == free or (free.endswith(".") and key.startswith(free)) for free in RESUME_MAY_CHANGE)
 
 
+def _finished_summary(store: RunStore) -> RunSummary | None:
+    """The stored summary of a run that finished (``RunStore.finished``), or None for one
+    there is something left to do in (or whose summary cannot be read: resuming writes it)."""
+    import json
+
+    if not store.finished():
+        return None
+    try:
+        return RunSummary.from_dict(json.loads((store.dir / SUMMARY_FILE).read_text()))
+    except (OSError, ValueError):
+        return None
+
+
 def run_recipe(
     recipe: Recipe,
     plugins: PluginManager,
@@ -792,6 +805,13 @@ def run_recipe(
     if resume:
         run_dir = resolve_run(resume, recipe.run.output_dir)
         store = RunStore(run_dir)
+        finished = _finished_summary(store)
+        if finished is not None:  # nothing left to do: the run and its events stay as they are
+            store.close()
+            echo(f"run {store.run_id} is already finished; nothing to resume ({run_dir})")
+            echo("")
+            echo(format_summary(finished))
+            return finished
         recorded_seed = store.meta("seed")
         if recorded_seed is not None and recorded_seed != recipe.run.seed:
             store.close()

@@ -427,6 +427,15 @@ class RunStore:
                 for table in ("llm_calls", "candidates", "evaluations", "events")
             }
 
+    def finished(self) -> bool:
+        """Whether the run finished: status ``finished``, its summary written and its
+        ``run_finished`` event recorded (a resume has nothing left to do)."""
+        if self.meta("status") != "finished" or not (self.dir / SUMMARY_FILE).exists():
+            return False
+        with self._lock:
+            rows = self._db.execute("SELECT payload FROM events WHERE kind='run_finished'").fetchall()
+        return any(json.loads(r[0]).get("status") == "finished" for r in rows)
+
     def usage(self) -> dict[str, Any]:
         with self._lock:
             row = self._db.execute(
