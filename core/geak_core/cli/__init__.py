@@ -514,7 +514,7 @@ def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> No
         click.echo(json.dumps([{"run_id": name, "summary": summary.to_dict()} for name, summary in rows],
                               indent=2, default=str))
         return
-    click.echo(format_comparison(rows))
+    click.echo(format_comparison(rows, label="run"))
 
 
 # ---------------------------------------------------------------------------
