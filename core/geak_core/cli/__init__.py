@@ -53,14 +53,18 @@ def _plugins():
     return get_plugin_manager()
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="geak-core")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Agents that write, check and speed up Triton kernels, and a judge that cannot be fooled.
 
     Start with `geak-core run recipes/quickstart.toml` (offline, no key, no GPU needed).
     A stalled command prints every thread's stack to stderr on `kill -USR1 <pid>`.
     """
+    if ctx.invoked_subcommand is None:  # bare `geak-core`: the help, which is no error
+        click.echo(ctx.get_help())
+        ctx.exit(0)
     _stacks_on_sigusr1()
 
 
@@ -83,7 +87,7 @@ def _stacks_on_sigusr1() -> None:
 # ---------------------------------------------------------------------------
 
 
-@main.command(cls=ConventionCommand)
+@main.command(cls=ConventionCommand, short_help="Run the agent a RECIPE describes.")
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder).")
 @click.option("--dry-run", is_flag=True, help="Validate, resolve and list the work; run nothing.")
@@ -142,7 +146,7 @@ def _options_help(schema: type | None) -> list[str]:
     return lines
 
 
-@main.command("plugins")
+@main.command("plugins", short_help="Installed plugins, their components and options.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--options/--no-options", default=True, help="Show each component's options.")
 def plugins_command(as_json: bool, options: bool) -> None:
@@ -196,7 +200,7 @@ def suites_command(as_json: bool) -> None:
         click.echo(f"{name}  ({spec.plugin}) {spec.description}")
 
 
-@main.command("tasks")
+@main.command("tasks", short_help="List a suite's tasks and what each needs.")
 @click.argument("suite")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="Suite option, e.g. path=...")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -223,7 +227,7 @@ def task_group() -> None:
     """Inspect one task."""
 
 
-@task_group.command("show")
+@task_group.command("show", short_help="What a model is shown of a task.")
 @click.argument("ref", metavar="SUITE/ID")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -231,7 +235,7 @@ def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
     """Print a task's instruction and candidate contract (what a model is shown)."""
     suite_name, sep, task_id = ref.partition("/")
     if not sep:
-        raise InputError(f"expected SUITE/ID, got {ref!r}")
+        raise InputError(f"expected SUITE/ID, got {ref!r}: {_suite_of_task(ref)}")
     task = build_suite(suite_name, options).get(task_id)
     view = task.prompt_view()
     if as_json:
@@ -254,6 +258,32 @@ def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
         click.echo("Requires: " + ", ".join(view["requires"]))
     if view["case_requires"]:
         click.echo("Some cases require: " + ", ".join(view["case_requires"]))
+
+
+def _suite_of_task(task_id: str) -> str:
+    """A hint for a task named without its suite: the SUITE/ID it (or the closest id) has in
+    the suites that build without options from data on disk (those need a path, and reading
+    one can take long), else an example of the form."""
+    import dataclasses
+    import difflib
+
+    keys: list[str] = []
+    for name, spec in sorted(_plugins().components("suite").items()):
+        paths = [f for f in dataclasses.fields(spec.options) if f.metadata.get("path")] if spec.options else []
+        try:
+            options = spec.options() if spec.options else None
+            if any(getattr(options, f.name) for f in paths):
+                continue  # its data comes from a folder on disk (a default path): not cheap
+            keys += [f"{name}/{task.id}" for task in spec.build(options).tasks()]
+        except Exception:  # a suite that needs options to build: not searched
+            continue
+    exact = [key for key in keys if key.partition("/")[2] == task_id]
+    if exact:
+        return "did you mean " + " or ".join(exact) + "?"
+    close = difflib.get_close_matches(task_id, [key.partition("/")[2] for key in keys], n=1, cutoff=0.6)
+    if close:
+        return "did you mean " + next(key for key in keys if key.partition("/")[2] == close[0]) + "?"
+    return "give SUITE/ID, e.g. rocm/softmax (`geak-core suites`, `geak-core tasks SUITE`)"
 
 
 # ---------------------------------------------------------------------------
@@ -329,7 +359,7 @@ def runs_list(output_dir: str, as_json: bool) -> None:
         )
 
 
-@runs_group.command("show")
+@runs_group.command("show", short_help="One run: status, usage, summary and curves.")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
@@ -369,7 +399,7 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
                    f"`geak-core run RECIPE --resume {run_dir}` (RECIPE: the recipe it was started with)")
 
 
-@runs_group.command("log")
+@runs_group.command("log", short_help="Every prompt, reply, code and verdict of RUN.")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--task", "task_id", help="Only this task's candidates.")
 @click.option("--candidate", "candidate_id", help="Only this candidate (an id as `runs log` prints it).")
@@ -492,7 +522,7 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str 
     click.echo(format_comparison(rows))
 
 
-@main.command("compare")
+@main.command("compare", short_help="One comparison table for finished runs.")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print each run's summary as JSON.")

@@ -603,7 +603,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-@click.command("eval", cls=ConventionCommand)
+@click.command("eval", cls=ConventionCommand, short_help="Judge candidate kernels: a verdict each.")
 @click.argument("paths", nargs=-1)
 @click.option("--suite", "suite_name", default="rocm", show_default=True, help="Registered suite.")
 @suite_option_flag
