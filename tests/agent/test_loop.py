@@ -194,10 +194,17 @@ def test_a_budget_stop_keeps_everything_and_resume_finishes_without_repeating(tm
         before = _rows(tmp_path / "runs" / summary.run_id)
         assert before["evaluations"] == before["candidates"] == 3
         for _ in range(2):  # resuming a finished run again and again adds no row
-            again = run_recipe(load_recipe(path, plugins), plugins, resume=summary.run_id, echo=lambda line: None)
+            said: list[str] = []
+            again = run_recipe(load_recipe(path, plugins), plugins, resume=summary.run_id, echo=said.append)
             assert again.status == "finished"
+            assert again.to_dict() == resumed.to_dict()  # the stored summary, as it was
+            assert said[0].startswith(f"run {summary.run_id} is already finished; nothing to resume")
         assert len(server.requests) == 3
         assert _rows(tmp_path / "runs" / summary.run_id) == before
+        with RunStore(tmp_path / "runs" / summary.run_id) as store:
+            ended = [e["payload"]["status"] for e in store.iter_events("run_finished")]
+            assert ended == ["budget_exhausted", "finished"]  # no second "finished"
+            assert store.meta("status") == "finished"
 
 
 def _cli(*args, cwd):

@@ -25,6 +25,42 @@ def test_every_command_has_help():
         assert "Usage:" in result.output
 
 
+def test_bare_geak_core_prints_the_help_and_exits_0():
+    result = CliRunner().invoke(main, [])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage:") and "Commands:" in result.output and "runs " in result.output
+
+
+def _commands(group, path=()):
+    import click
+
+    for name, command in group.commands.items():
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+
+
+def test_no_command_summary_is_cut_short():
+    """click cuts a first docstring line longer than its limit (45 characters by default, the
+    terminal's width less the names in --help) and ends it with "...": each summary fits."""
+    cut = [" ".join(path) for path, command in _commands(main)
+           if path != ("doctor",) and command.get_short_help_str(45).endswith("...")]
+    assert cut == []
+    listed = CliRunner().invoke(main, ["--help"]).output.split("Commands:", 1)[1]
+    assert [line.split()[0] for line in listed.splitlines() if line.endswith("...")] in ([], ["doctor"])
+
+
+def test_task_show_without_a_suite_names_the_suite_that_has_it():
+    runner = CliRunner()
+    result = runner.invoke(main, ["task", "show", "softmax"])
+    assert result.exit_code == 2
+    assert "expected SUITE/ID, got 'softmax': did you mean rocm/softmax?" in result.output
+    result = runner.invoke(main, ["task", "show", "sofmax"])
+    assert "did you mean rocm/softmax?" in result.output
+    result = runner.invoke(main, ["task", "show", "no-such-task-anywhere"])
+    assert result.exit_code == 2 and "give SUITE/ID, e.g. rocm/softmax" in result.output
+
+
 def test_plugins_lists_every_bundled_distribution_without_errors():
     result = CliRunner().invoke(main, ["plugins", "--json"])
     assert result.exit_code == 0

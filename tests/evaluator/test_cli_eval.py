@@ -74,7 +74,7 @@ def test_files_a_folder_and_jsonl_records_are_judged_into_one_json_report(mini_c
     assert table["scale"][5:] == ["1/3", "n/m", "n/m", f"{scale.cc_mean:.1f}", f"{scale.maintainability_index:.1f}"]
     # the headline aggregate is named beside the mean (none timed here), and every record
     # keeps all three aggregates beside it
-    assert "mean speedup - (mean_ratio)  mean speedup against PyTorch eager -" in result.output
+    assert "mean speedup n/m (mean_ratio)  mean speedup against PyTorch eager n/m" in result.output
     assert honest["speedup_method"] == "mean_ratio"
     assert {"speedup_sum", "speedup_geomean", "speedup_mean_ratio"} <= set(honest)
     assert not list(tmp_path.glob(".geak-eval-*")), "no temporary file is left behind"
@@ -123,6 +123,12 @@ def test_malformed_input_is_located(mini_cli, tmp_path):
     assert f"{records}:2: not valid JSON" in result.output
     result = mini_cli(str(tmp_path / "missing.py"))
     assert result.exit_code == 2 and "no such file or directory" in result.output
+    binary = tmp_path / "add.py"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00\xff\xfe")
+    result = mini_cli("--task", "add", str(binary))
+    assert result.exit_code == 2
+    assert f"{binary}: not a text file (byte 8 is no UTF-8" in result.output
+    assert "codec" not in result.output  # not the decoder's own text
 
 
 def test_the_summary_counts_pass_at_k_per_task_and_leaves_out_skips():
@@ -154,6 +160,9 @@ def test_the_summary_counts_pass_at_k_per_task_and_leaves_out_skips():
     text = "\n".join(summary_lines(summary))
     assert "undecided 4:" in text and "1 x reference_failed: judge error: the reference" in text
     assert summary["mean_speedup_vs_eager"] == 5.0
+    untimed = summarize([(a, EvalResult("a", "9", call_ok=True, correct=True))], [1])
+    line = next(x for x in summary_lines(untimed) if x.startswith("call accuracy"))
+    assert "mean speedup n/m (mean_ratio)  mean speedup against PyTorch eager n/m" in line  # as the tables say
     assert summary["pass_at_k"] == {"1": 0.5, "2": 1.0}
     per_task = {t["task_id"]: t for t in summary["per_task"]}
     assert per_task["a"]["best_candidate_id"] == "1" and per_task["a"]["best_speedup_vs_eager"] == 5.0

@@ -176,6 +176,8 @@ def test_a_summary_stored_before_fast_p_still_shows_and_compares(tmp_path):
     assert "fast_p" not in shown.output and "by level" not in shown.output
     compared = CliRunner().invoke(main, ["compare", run_dir])
     assert compared.exit_code == 0, compared.output
+    assert compared.output.startswith("run ")  # rows are runs here, recipes in ablation's table
+    assert "\nrun " in compared.output.split("speedup by aggregate", 1)[1]
     row = compared.output.split("\nfast_p against PyTorch eager", 1)[1].splitlines()[2]
     assert row.split()[1:] == ["-", "-", "-"]
 

@@ -53,14 +53,18 @@ def _plugins():
     return get_plugin_manager()
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="geak-core")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Agents that write, check and speed up Triton kernels, and a judge that cannot be fooled.
 
     Start with `geak-core run recipes/quickstart.toml` (offline, no key, no GPU needed).
     A stalled command prints every thread's stack to stderr on `kill -USR1 <pid>`.
     """
+    if ctx.invoked_subcommand is None:  # bare `geak-core`: the help, which is no error
+        click.echo(ctx.get_help())
+        ctx.exit(0)
     _stacks_on_sigusr1()
 
 
@@ -83,7 +87,7 @@ def _stacks_on_sigusr1() -> None:
 # ---------------------------------------------------------------------------
 
 
-@main.command(cls=ConventionCommand)
+@main.command(cls=ConventionCommand, short_help="Run the agent a RECIPE describes.")
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--resume", "resume", metavar="RUN", help="Continue a stopped run (id, prefix or folder); refused (exit 2) "
                    "while another process runs it.")
@@ -147,7 +151,7 @@ def _options_help(schema: type | None) -> list[str]:
     return lines
 
 
-@main.command("plugins")
+@main.command("plugins", short_help="Installed plugins, their components and options.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--options/--no-options", default=True, help="Show each component's options.")
 def plugins_command(as_json: bool, options: bool) -> None:
@@ -201,7 +205,8 @@ def suites_command(as_json: bool) -> None:
         click.echo(f"{name}  ({spec.plugin}) {spec.description}")
 
 
-@main.command("tasks", cls=ConventionCommand, retired_short={"-o": "--option"})
+@main.command("tasks", cls=ConventionCommand, retired_short={"-o": "--option"},
+              short_help="List a suite's tasks and what each needs.")
 @click.argument("suite")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Suite option, e.g. --option path=... (repeatable; -o is --out elsewhere, so not this).")
@@ -229,7 +234,8 @@ def task_group() -> None:
     """Inspect one task."""
 
 
-@task_group.command("show", cls=ConventionCommand, retired_short={"-o": "--option"})
+@task_group.command("show", cls=ConventionCommand, retired_short={"-o": "--option"},
+                    short_help="What a model is shown of a task.")
 @click.argument("ref", metavar="SUITE/ID")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Suite option, e.g. --option path=... (repeatable; -o is --out elsewhere, so not this).")
@@ -238,7 +244,7 @@ def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
     """Print a task's instruction and candidate contract (what a model is shown)."""
     suite_name, sep, task_id = ref.partition("/")
     if not sep:
-        raise InputError(f"expected SUITE/ID, got {ref!r}")
+        raise InputError(f"expected SUITE/ID, got {ref!r}: {_suite_of_task(ref)}")
     task = build_suite(suite_name, options).get(task_id)
     view = task.prompt_view()
     if as_json:
@@ -263,6 +269,32 @@ def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
         click.echo("Some cases require: " + ", ".join(view["case_requires"]))
 
 
+def _suite_of_task(task_id: str) -> str:
+    """A hint for a task named without its suite: the SUITE/ID it (or the closest id) has in
+    the suites that build without options from data on disk (those need a path, and reading
+    one can take long), else an example of the form."""
+    import dataclasses
+    import difflib
+
+    keys: list[str] = []
+    for name, spec in sorted(_plugins().components("suite").items()):
+        paths = [f for f in dataclasses.fields(spec.options) if f.metadata.get("path")] if spec.options else []
+        try:
+            options = spec.options() if spec.options else None
+            if any(getattr(options, f.name) for f in paths):
+                continue  # its data comes from a folder on disk (a default path): not cheap
+            keys += [f"{name}/{task.id}" for task in spec.build(options).tasks()]
+        except Exception:  # a suite that needs options to build: not searched
+            continue
+    exact = [key for key in keys if key.partition("/")[2] == task_id]
+    if exact:
+        return "did you mean " + " or ".join(exact) + "?"
+    close = difflib.get_close_matches(task_id, [key.partition("/")[2] for key in keys], n=1, cutoff=0.6)
+    if close:
+        return "did you mean " + next(key for key in keys if key.partition("/")[2] == close[0]) + "?"
+    return "give SUITE/ID, e.g. rocm/softmax (`geak-core suites`, `geak-core tasks SUITE`)"
+
+
 # ---------------------------------------------------------------------------
 # recipe
 # ---------------------------------------------------------------------------
@@ -273,26 +305,27 @@ def recipe_group() -> None:
     """Check and show recipes."""
 
 
-@recipe_group.command("check")
+@recipe_group.command("check", short_help="Validate RECIPE as run would, before its calls.")
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--no-env", is_flag=True, help="Do not require API-key variables to be set.")
 def recipe_check(recipe: str, no_env: bool) -> None:
-    """Validate RECIPE: keys, types, input paths, the suite and its tasks; every problem is
-    printed with file, line and key (exit 2)."""
+    """Validate RECIPE as `run` would before its first LLM call: keys, types, input paths,
+    the suite and its tasks, every component built, the executor reached (a Ray cluster
+    answers); every problem is printed with file, line and key (exit 2)."""
     from geak_core.engine.recipe import load_recipe
 
     if not Path(recipe).exists():
         raise InputError(f"no such recipe: {recipe}")
-    from geak_core.engine.agent import preflight
+    from geak_core.engine.agent import check_run
 
     plugins = _plugins()
     loaded = load_recipe(recipe, plugins, check_env=not no_env)
-    tasks = preflight(loaded, plugins)
+    tasks = check_run(loaded, plugins, llm=not no_env)  # --no-env: the LLM backend needs its key
     parts = [f"{section}={comp.name}" for section, comp in loaded.components.items()]
     click.echo(f"ok: {recipe} ({', '.join(parts)}; {len(tasks)} tasks)")
 
 
-@recipe_group.command("show")
+@recipe_group.command("show", short_help="Print RECIPE resolved, every default filled.")
 @click.argument("recipe", type=click.Path(dir_okay=False))
 def recipe_show(recipe: str) -> None:
     """Print RECIPE resolved: includes merged, every default filled."""
@@ -311,10 +344,10 @@ def recipe_show(recipe: str) -> None:
 
 @main.group("runs")
 def runs_group() -> None:
-    """List and inspect stored runs."""
+    """List, inspect and remove stored runs."""
 
 
-@runs_group.command("list")
+@runs_group.command("list", short_help="One line per run: id, status, counts.")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
 def runs_list(output_dir: str, as_json: bool) -> None:
@@ -335,7 +368,7 @@ def runs_list(output_dir: str, as_json: bool) -> None:
         )
 
 
-@runs_group.command("show")
+@runs_group.command("show", short_help="One run: status, usage, summary and curves.")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
@@ -375,7 +408,7 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
                    f"`geak-core run RECIPE --resume {run_dir}` (RECIPE: the recipe it was started with)")
 
 
-@runs_group.command("log")
+@runs_group.command("log", short_help="Every prompt, reply, code and verdict of RUN.")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--task", "task_id", help="Only this task's candidates.")
 @click.option("--candidate", "candidate_id", help="Only this candidate (an id as `runs log` prints it).")
@@ -402,7 +435,64 @@ def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output
         click.echo(text)
 
 
-@main.command("ablation", cls=ConventionCommand)
+@runs_group.command("rm", short_help="Remove runs: named, failed or old ones.")
+@click.argument("run_refs", nargs=-1, metavar="RUN...")
+@click.option("--failed", is_flag=True, help="Every failed run under --output-dir.")
+@click.option("--older-than", "older_than", type=click.FloatRange(min=0), metavar="DAYS",
+              help="Runs under --output-dir last written more than DAYS days ago (with --failed: "
+                   "failed runs that are).")
+@click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--yes", "-y", is_flag=True, help="Remove without asking.")
+def runs_rm(run_refs: tuple[str, ...], failed: bool, older_than: float | None, output_dir: str, yes: bool) -> None:
+    """Remove runs: the folders named (id, prefix or folder), every failed one (--failed), those
+    not written for DAYS days (--older-than); a run another process is running is kept."""
+    import time
+
+    from geak_core.engine.store import (
+        STORE_FILE,
+        last_written,
+        remove_run,
+        resolve_run,
+        stored_status,
+    )
+
+    if not (run_refs or failed or older_than is not None):
+        raise InputError("name the runs to remove (RUN...), or select them with --failed or --older-than DAYS")
+    chosen: dict[Path, str] = {}
+    for ref in run_refs:
+        run_dir = resolve_run(ref, output_dir)
+        status = stored_status(run_dir)
+        if status == "running":
+            raise InputError(f"run {run_dir.name} is running; stop it first (nothing was removed)")
+        chosen[run_dir] = status
+    if failed or older_than is not None:
+        base = Path(output_dir)
+        cutoff = time.time() - older_than * 86400 if older_than is not None else None
+        for run_dir in sorted(base.iterdir()) if base.is_dir() else []:
+            if not (run_dir / STORE_FILE).exists() or run_dir in chosen:
+                continue
+            status = stored_status(run_dir)
+            if failed and status != "failed":
+                continue
+            if cutoff is not None and last_written(run_dir) > cutoff:
+                continue
+            if status == "running":
+                click.echo(f"kept {run_dir.name}: it is running", err=True)
+                continue
+            chosen[run_dir] = status
+    if not chosen:
+        click.echo("no runs to remove")
+        return
+    for run_dir, status in chosen.items():
+        click.echo(f"{run_dir.name}  {status}  {run_dir}")
+    if not yes:
+        click.confirm(f"Remove these {len(chosen)} run{'s' if len(chosen) != 1 else ''}?", abort=True)
+    for run_dir in chosen:
+        remove_run(run_dir)
+        click.echo(f"removed {run_dir.name} ({run_dir})")
+
+
+@main.command("ablation", cls=ConventionCommand, short_help="Run recipes in turn, then one comparison table.")
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where run folders go.")
 @out_option("Also write each recipe's summary as JSON to this file.")
@@ -441,7 +531,7 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str 
     click.echo(format_comparison(rows))
 
 
-@main.command("compare")
+@main.command("compare", short_help="One comparison table for finished runs.")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print each run's summary as JSON.")
@@ -463,7 +553,7 @@ def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> No
         click.echo(json.dumps([{"run_id": name, "summary": summary.to_dict()} for name, summary in rows],
                               indent=2, default=str))
         return
-    click.echo(format_comparison(rows))
+    click.echo(format_comparison(rows, label="run"))
 
 
 # ---------------------------------------------------------------------------

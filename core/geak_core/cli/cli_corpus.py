@@ -32,7 +32,7 @@ def corpus_group() -> None:
     """Inspect a retriever's corpus of examples."""
 
 
-@corpus_group.command("audit")
+@corpus_group.command("audit", short_help="How close each example comes to each task.")
 @click.option("--suite", "suites", multiple=True, metavar="SUITE",
               help="Compare with this suite's tasks (repeatable; default: every installed suite). "
                    "A suite whose data is missing is skipped with the reason.")

@@ -102,7 +102,10 @@ class _Inputs:
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # a binary file, say: the decoder's text helps no one
+        raise InputError(f"{path}: not a text file (byte {exc.start} is no UTF-8; a candidate is "
+                         "Python source)") from exc
+    except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc}") from exc
 
 
@@ -576,8 +579,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     method = summary["speedup_method"]
     lines.append(f"call accuracy {_percent(summary['call_accuracy'])}  "
                  f"execution accuracy {_percent(summary['execution_accuracy'])}  "
-                 f"mean speedup {'-' if speed is None else f'{speed:.3f}x'} ({method})  "
-                 f"mean speedup against PyTorch eager {'-' if eager is None else f'{eager:.3f}x'}")
+                 f"mean speedup {'n/m' if speed is None else f'{speed:.3f}x'} ({method})  "
+                 f"mean speedup against PyTorch eager {'n/m' if eager is None else f'{eager:.3f}x'}")
     geo = summary["geomean_speedup"]
     if geo is not None:
         lines.append(f"geometric mean speedup {geo:.3f}x (of the correct candidates' {method} speedups)")
@@ -587,7 +590,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         from geak_core.engine.report import method_text
 
         lines.append("mean speedup of the correct candidates by aggregate: " + ", ".join(
-            f"{m} {'-' if by_method.get(m) is None else f'{by_method[m]:.3f}x'}" + (" (headline)" if m == method else "")
+            f"{m} {'n/m' if by_method.get(m) is None else f'{by_method[m]:.3f}x'}" + (" (headline)" if m == method else "")
             for m in headline_first(method)))
         lines.append(f"(headline {method_text(method)})")
     lines += [f"pass@{k} {_percent(value)}" for k, value in summary["pass_at_k"].items()]
@@ -600,7 +603,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-@click.command("eval", cls=ConventionCommand)
+@click.command("eval", cls=ConventionCommand, short_help="Judge candidate kernels: a verdict each.")
 @click.argument("paths", nargs=-1)
 @click.option("--suite", "suite_name", default="rocm", show_default=True, help="Registered suite.")
 @suite_option_flag

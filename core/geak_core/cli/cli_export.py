@@ -9,7 +9,7 @@ import click
 from geak_core.reporting.export import FORMATS
 
 
-@click.command("export")
+@click.command("export", short_help="A run as a data set (JSONL or Parquet).")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True,
               help="jsonl: JSON Lines; parquet: Apache Parquet (needs pyarrow).")

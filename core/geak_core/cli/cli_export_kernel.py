@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 
-@click.command("export-kernel")
+@click.command("export-kernel", short_help="A run's best kernel as an installable op.")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--task", "task_id", metavar="T",
               help="The task (default: the run's one task with a correct candidate).")

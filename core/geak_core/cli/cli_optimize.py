@@ -54,7 +54,7 @@ def default_llm(backend: str | None, model: str | None) -> dict[str, object]:
     return {"backend": backend, "model": model, "temperature": 1.0}
 
 
-@click.command("optimize", cls=ConventionCommand)
+@click.command("optimize", cls=ConventionCommand, short_help="Make your own operators faster.")
 @click.argument("target", type=click.Path(exists=False))
 @click.option("--recipe", type=click.Path(dir_okay=False),
               help="A recipe to run instead of the default (its [suite] is replaced by the "

@@ -18,7 +18,8 @@ def hardware_profiles() -> list:
     return [manager.build("hardware_profile", name) for name in sorted(manager.components("hardware_profile"))]
 
 
-@click.command("report", cls=ConventionCommand, renamed={"--output": "-o/--out"})
+@click.command("report", cls=ConventionCommand, renamed={"--output": "-o/--out"},
+               short_help="One HTML report of one or more runs.")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("-o", "--out", "output", default="report.html", show_default=True,
               type=click.Path(dir_okay=False), help="The HTML file to write.")

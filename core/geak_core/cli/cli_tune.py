@@ -166,7 +166,7 @@ def tune_one(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, 
     return tune_candidate(task, candidate, untuned, tuner, judge, budget)[0]
 
 
-@click.command("tune", cls=ConventionCommand)
+@click.command("tune", cls=ConventionCommand, short_help="Tune correct kernels' launch configurations.")
 @click.argument("paths", nargs=-1)
 @click.option("--suite", "suite_name", default="rocm", show_default=True, help="Registered suite.")
 @suite_option_flag

@@ -56,6 +56,8 @@ import traceback
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -128,25 +130,16 @@ def extract_candidate_code(reply: str, required_names: list[str]) -> tuple[str |
 
 
 class Agent:
-    def __init__(self, recipe: Recipe, plugins: PluginManager, store: RunStore, echo: Echo):
+    def __init__(self, recipe: Recipe, plugins: PluginManager, store: RunStore, echo: Echo,
+                 prepared: Prepared | None = None):
         self.recipe = recipe
         self.plugins = plugins
         self.store = store
         self.echo = echo
-        # one component per kind whose recipe section carries its options (the table in
-        # geak_core.api.components); the others are resolved below (hardware, knowledge, prompts).
-        # The evaluator is built by the executor, where judgements run.
-        built = {
-            k.section: plugins.build(k.name, recipe.components[k.section].name,
-                                     recipe.components[k.section].options)
-            for k in COMPONENT_KINDS if k.options and k.section != "evaluator"
-        }
-        judge = recipe.components["evaluator"]
-        try:
-            built["evaluator"] = as_component("evaluator", built["executor"].evaluator(
-                plugins.spec("evaluator", judge.name), judge.options))
-        except OptionError as exc:
-            raise RecipeError([recipe.problem(f"executor.{exc.key}", exc.message, exc.hint)]) from exc
+        # what the run needs before its first LLM call (``prepare``): its components, the
+        # judge the executor built, the tasks, the hardware, knowledge packs and prompts
+        self.prepared = prepared if prepared is not None else prepare(recipe, plugins)
+        built = self.prepared.components
         self.components: dict[str, Any] = built
         self.suite = built["suite"]
         self.evaluator = built["evaluator"]
@@ -164,11 +157,9 @@ class Agent:
         run = recipe.run
         self.budget = Budget.resumed(run.max_llm_calls, run.max_tokens, run.max_cost_usd, store)
         self.llm = RecordedLLM(built["llm"], recipe.components["llm"].name, store, self.budget)
-        self.hardware = resolve_hardware(recipe.hardware.profile, plugins)
-        self.evaluator.set_hardware(self.hardware)
-        self.tuner.set_hardware(self.hardware)
-        self.packs = [plugins.build("knowledge_pack", name) for name in recipe.knowledge.packs]
-        self.prompts = PromptRenderer.from_recipe(recipe, plugins)
+        self.hardware = self.prepared.hardware
+        self.packs = self.prepared.packs
+        self.prompts = self.prepared.prompts
         self.eval_slots = threading.BoundedSemaphore(max(1, int(self.evaluator.max_parallel)))
         self.stop_reason: str | None = None
         self.stop_event = threading.Event()
@@ -179,11 +170,7 @@ class Agent:
     # -- helpers -------------------------------------------------------------
 
     def tasks(self) -> list[Task]:
-        wanted = self.recipe.suite.tasks
-        chosen = [self.suite.get(task_id) for task_id in wanted] if wanted else self.suite.tasks()
-        chosen = in_categories(chosen, self.recipe.suite.categories)
-        limit = self.recipe.suite.limit
-        return chosen[:limit] if limit > 0 else chosen
+        return list(self.prepared.tasks)
 
     def knowledge(self, task: Task) -> list[dict[str, str]]:
         context = KnowledgeContext(task=task, hardware=self.hardware)
@@ -639,9 +626,15 @@ def resolve_hardware(profile: str, plugins: PluginManager) -> HardwareProfile | 
 
 
 def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
-    """What can be checked of a recipe before a run starts, beyond its keys and types: the
-    suite builds and knows every task the recipe names. The suite's selected tasks, or a
-    ``RecipeError`` locating every problem."""
+    """What can be checked of a recipe without building more than its suite, beyond its keys
+    and types: the suite builds and knows every task the recipe names (a dry run). The
+    suite's selected tasks, or a ``RecipeError`` locating every problem."""
+    return _suite_and_tasks(recipe, plugins)[1]
+
+
+def _suite_and_tasks(recipe: Recipe, plugins: PluginManager) -> tuple[Any, list[Task]]:
+    """The recipe's suite, built, and its selected tasks (``[suite] tasks``, ``categories``,
+    ``limit``), or a ``RecipeError`` locating every problem."""
     comp = recipe.components["suite"]
     try:
         suite = plugins.build("suite", comp.name, comp.options)
@@ -662,7 +655,78 @@ def preflight(recipe: Recipe, plugins: PluginManager) -> list[Task]:
         raise RecipeError(problems)
     chosen = [known[t] for t in recipe.suite.tasks] if recipe.suite.tasks else list(known.values())
     chosen = in_categories(chosen, recipe.suite.categories)
-    return chosen[:recipe.suite.limit] if recipe.suite.limit > 0 else chosen
+    return suite, (chosen[:recipe.suite.limit] if recipe.suite.limit > 0 else chosen)
+
+
+@dataclass
+class Prepared:
+    """What a run builds before its first LLM call: one component per kind whose recipe
+    section carries its options (the table in ``geak_core.api.components``; the evaluator
+    built by the executor, where judgements run), the selected tasks, the hardware
+    profile, the knowledge packs and the prompts. ``close`` lets the judge go."""
+
+    components: dict[str, Any]
+    tasks: list[Task]
+    hardware: HardwareProfile | None
+    packs: list[Any]
+    prompts: PromptRenderer
+
+    def close(self) -> None:
+        evaluator = self.components.get("evaluator")
+        if evaluator is not None:
+            evaluator.close()
+
+
+@contextmanager
+def _located(recipe: Recipe, key: str) -> Iterator[None]:
+    """Turns a ``GeakError`` raised while building what ``key`` names into a ``RecipeError``
+    at the recipe's file and line for ``key`` (an ``OptionError`` at its option's key)."""
+    try:
+        yield
+    except RecipeError:
+        raise
+    except OptionError as exc:
+        raise RecipeError([recipe.problem(f"{key}.{exc.key}", exc.message, exc.hint)]) from exc
+    except GeakError as exc:
+        raise RecipeError([recipe.problem(key, str(exc))]) from exc
+
+
+def prepare(recipe: Recipe, plugins: PluginManager, *, llm: bool = True) -> Prepared:
+    """Build everything a run builds before its first LLM call, in the order a run does, so
+    that whatever of it can fail on this machine (a suite without its data, an executor
+    whose cluster does not answer, a profile or template that does not build) fails here,
+    as a ``RecipeError`` at the key it comes from. ``run`` does this before it creates a
+    run folder, ``recipe check`` (``check_run``) too; ``llm=False`` leaves the LLM backend
+    out (``recipe check --no-env``: its key need not be set)."""
+    suite, tasks = _suite_and_tasks(recipe, plugins)
+    built: dict[str, Any] = {"suite": suite}
+    for kind in COMPONENT_KINDS:
+        if not kind.options or kind.section in ("suite", "evaluator") or (kind.section == "llm" and not llm):
+            continue
+        comp = recipe.components[kind.section]
+        with _located(recipe, kind.section):
+            built[kind.section] = plugins.build(kind.name, comp.name, comp.options)
+    with _located(recipe, "hardware.profile"):
+        hardware = resolve_hardware(recipe.hardware.profile, plugins)
+    with _located(recipe, "knowledge.packs"):
+        packs = [plugins.build("knowledge_pack", name) for name in recipe.knowledge.packs]
+    with _located(recipe, "prompts"):
+        prompts = PromptRenderer.from_recipe(recipe, plugins)
+    judge = recipe.components["evaluator"]
+    with _located(recipe, "executor"):  # last: it may connect to a cluster or start judges
+        built["evaluator"] = as_component("evaluator", built["executor"].evaluator(
+            plugins.spec("evaluator", judge.name), judge.options))
+    built["evaluator"].set_hardware(hardware)
+    built["tuner"].set_hardware(hardware)
+    return Prepared(built, tasks, hardware, packs, prompts)
+
+
+def check_run(recipe: Recipe, plugins: PluginManager, *, llm: bool = True) -> list[Task]:
+    """``recipe check``: what ``run`` builds before its first LLM call (``prepare``), built
+    and let go again; the selected tasks, or a ``RecipeError`` locating every problem."""
+    prepared = prepare(recipe, plugins, llm=llm)
+    prepared.close()
+    return prepared.tasks
 
 
 # What a resume may change freely: where the run lives, its budget, how the LLM endpoint is
@@ -703,6 +767,19 @@ def _may_change(key: str) -> bool:
     return any(key == free or (free.endswith(".") and key.startswith(free)) for free in RESUME_MAY_CHANGE)
 
 
+def _finished_summary(store: RunStore) -> RunSummary | None:
+    """The stored summary of a run that finished (``RunStore.finished``), or None for one
+    there is something left to do in (or whose summary cannot be read: resuming writes it)."""
+    import json
+
+    if not store.finished():
+        return None
+    try:
+        return RunSummary.from_dict(json.loads((store.dir / SUMMARY_FILE).read_text()))
+    except (OSError, ValueError):
+        return None
+
+
 def run_recipe(
     recipe: Recipe,
     plugins: PluginManager,
@@ -731,26 +808,44 @@ def run_recipe(
         run_dir = resolve_run(resume, recipe.run.output_dir)
         lock = RunLock(run_dir).acquire()  # before anything is read: one process resumes it
         try:
-            store = _reopen(run_dir, recipe, allow_changes, echo)
+            reopened = _reopen(run_dir, recipe, plugins, allow_changes, echo)
         except BaseException:
             lock.release()
             raise
+        if isinstance(reopened, RunSummary):  # finished already: nothing to resume
+            lock.release()
+            return reopened
+        store, prepared = reopened
     else:
-        preflight(recipe, plugins)  # before a run folder exists: a recipe that cannot run leaves none
+        # before a run folder exists: a recipe that cannot run here leaves none
+        prepared = prepare(recipe, plugins)
         versions = {p.name: p.version for p in plugins.plugins.values() if p.version}
-        store = RunStore.create(recipe.run.output_dir, recipe.run.name, dump_toml(recipe.data),
-                                environment_manifest(versions))
-        lock = RunLock(store.dir).acquire()  # a resume started meanwhile waits for this run to end
+        try:
+            store = RunStore.create(recipe.run.output_dir, recipe.run.name, dump_toml(recipe.data),
+                                    environment_manifest(versions))
+            lock = RunLock(store.dir).acquire()  # a resume started meanwhile waits for this run
+        except BaseException:
+            prepared.close()
+            raise
         echo(f"run {store.run_id} ({store.dir}), seed {recipe.run.seed}")
     try:
-        return _run_locked(recipe, plugins, store, echo)
+        return _run_locked(recipe, plugins, store, echo, prepared)
     finally:
         lock.release()
 
 
-def _reopen(run_dir: Path, recipe: Recipe, allow_changes: bool, echo: Echo) -> RunStore:
-    """The stored run to resume, checked against ``recipe`` (see ``run_recipe``)."""
+def _reopen(run_dir: Path, recipe: Recipe, plugins: PluginManager, allow_changes: bool,
+            echo: Echo) -> RunSummary | tuple[RunStore, Prepared]:
+    """The stored run to resume, checked against ``recipe``, and what the run needs built
+    (see ``run_recipe``); a finished run's summary when there is nothing left to do."""
     store = RunStore(run_dir)
+    finished = _finished_summary(store)
+    if finished is not None:  # nothing left to do: the run and its events stay as they are
+        store.close()
+        echo(f"run {store.run_id} is already finished; nothing to resume ({run_dir})")
+        echo("")
+        echo(format_summary(finished))
+        return finished
     recorded_seed = store.meta("seed")
     if recorded_seed is not None and recorded_seed != recipe.run.seed:
         store.close()
@@ -766,6 +861,11 @@ def _reopen(run_dir: Path, recipe: Recipe, allow_changes: bool, echo: Echo) -> R
             f"run {store.run_id} was started with another recipe; resuming with {recipe.path} would "
             "change:\n  " + "\n  ".join(changes)
             + "\n(put the recipe back, or pass --allow-changes to continue the run with these changes)")
+    try:
+        prepared = prepare(recipe, plugins)  # before the run is touched: one that cannot run stays as it was
+    except BaseException:
+        store.close()
+        raise
     if changes:
         history = list(store.meta("recipe_history", []))
         history.append({"at": time.time(), "recipe": str(recipe.path), "changes": changes})
@@ -773,10 +873,11 @@ def _reopen(run_dir: Path, recipe: Recipe, allow_changes: bool, echo: Echo) -> R
         store.write_text(RECIPE_FILE, dump_toml(recipe.data))
         echo("continuing with recipe changes: " + "; ".join(changes))
     echo(f"resuming run {store.run_id} ({run_dir})")
-    return store
+    return store, prepared
 
 
-def _run_locked(recipe: Recipe, plugins: PluginManager, store: RunStore, echo: Echo) -> RunSummary:
+def _run_locked(recipe: Recipe, plugins: PluginManager, store: RunStore, echo: Echo,
+                prepared: Prepared) -> RunSummary:
     """The run itself, its lock held (``run_recipe``)."""
     store.set_meta("seed", recipe.run.seed)
     store.set_meta("status", "running")
@@ -784,10 +885,9 @@ def _run_locked(recipe: Recipe, plugins: PluginManager, store: RunStore, echo: E
     store.set_meta("failure", None)
     resume_hint = f"geak-core run {recipe.path} --resume {store.dir.resolve()}"  # whatever --output-dir
     progress: Progress | None = None
-    agent: Agent | None = None
     heartbeat = Heartbeat(store).start()  # for readers on other hosts (run_status)
     try:
-        agent = Agent(recipe, plugins, store, echo)
+        agent = Agent(recipe, plugins, store, echo, prepared)
         plugins.notify("geak_run_started", run_id=store.run_id, run_dir=str(store.dir), recipe=recipe.data)
         progress = Progress(echo, len(agent.tasks()), lineages=recipe.agent.lineages,
                             iterations=recipe.agent.iterations, usage=store.usage)
@@ -807,8 +907,7 @@ def _run_locked(recipe: Recipe, plugins: PluginManager, store: RunStore, echo: E
         heartbeat.stop()
         if progress is not None:
             progress.close()
-        if agent is not None:
-            agent.evaluator.close()
+        prepared.close()
     store.set_meta("status", summary.status)
     store.write_json(SUMMARY_FILE, summary.to_dict())
     store.event("run_finished", {"status": summary.status, "note": summary.note})

@@ -381,10 +381,11 @@ def format_tuning(tuning: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _table(title: str, rows: list[tuple[str, list[str]]], columns: list[str], width: int) -> list[str]:
+def _table(title: str, rows: list[tuple[str, list[str]]], columns: list[str], width: int,
+           label: str = "recipe") -> list[str]:
     sizes = [max([8, len(c)] + [len(cells[i]) for _, cells in rows if i < len(cells)])
              for i, c in enumerate(columns)]
-    lines = ["", title, f"{'recipe':<{width}}  " + "  ".join(f"{c:>{n}}" for c, n in zip(columns, sizes, strict=True))]
+    lines = ["", title, f"{label:<{width}}  " + "  ".join(f"{c:>{n}}" for c, n in zip(columns, sizes, strict=True))]
     for name, cells in rows:
         padded = cells + ["-"] * (len(columns) - len(cells))
         lines.append((f"{name:<{width}}  " + "  ".join(f"{c:>{n}}" for c, n in zip(padded, sizes, strict=True))).rstrip())
@@ -401,14 +402,15 @@ SCRIPTED_NOTE = ("scripted replies (the replay backend's scripted mode), not a m
                  "at work, not what a model can do")
 
 
-def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
+def format_comparison(rows: list[tuple[str, RunSummary]], label: str = "recipe") -> str:
     """One row per run: the paper's module-ablation table (with the means over tasks of the
     best candidate's speedup against PyTorch eager, complexity and maintainability index),
     then the speedup under each aggregate with the one each run's speedup column is (its
-    headline, ``speedup_method``), then its scaling curves."""
+    headline, ``speedup_method``), then its scaling curves. ``label`` heads the first column,
+    what names each row (``ablation``: the recipe, ``compare``: the run)."""
     width = max([len(name) for name, _ in rows] + [6])
     keys = sorted({k for _, s in rows for k in s.pass_at_k}, key=lambda k: int(k.partition("@")[2] or 0))
-    header = (f"{'recipe':<{width}}  tasks  call acc  exec acc  speedup  vs eager     CC     MI  "
+    header = (f"{label:<{width}}  tasks  call acc  exec acc  speedup  vs eager     CC     MI  "
               + "  ".join(f"{k:>8}" for k in keys))
     lines = [header.rstrip()]
     for name, s in rows:
@@ -424,10 +426,10 @@ def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
                     "aggregate of each run's speedup column above)",
                     [(n, [s.speedup_method, *(_speed(s.speedups.get(m)) for m in SPEEDUP_METHODS)])
                      for n, s in rows],
-                    ["headline", *SPEEDUP_METHODS], width)
+                    ["headline", *SPEEDUP_METHODS], width, label)
     fast_keys = _fast_keys(s.fast_p for _, s in rows)
     lines += _table(FAST_P_TEXT + "; n/m tasks, the share where every correct task was timed against eager",
-                    [(n, [fast_p_cell(s.fast_p.get(k)) for k in fast_keys]) for n, s in rows], fast_keys, width)
+                    [(n, [fast_p_cell(s.fast_p.get(k)) for k in fast_keys]) for n, s in rows], fast_keys, width, label)
     for name, s in rows:
         unmeasured = unmeasured_text(next(iter(s.fast_p.values()), {}))
         if unmeasured:
@@ -436,25 +438,25 @@ def format_comparison(rows: list[tuple[str, RunSummary]]) -> str:
     if call_keys:
         lines += _table("call accuracy pass@k (parallel scaling)",
                         [(n, [_pct(s.call_pass_at_k[k]).strip() if k in s.call_pass_at_k else "-"
-                              for k in call_keys]) for n, s in rows], call_keys, width)
+                              for k in call_keys]) for n, s in rows], call_keys, width, label)
     rounds = max((len(s.by_iteration) for _, s in rows), default=0)
     if rounds:
         columns = [f"round {i}" for i in range(1, rounds + 1)]
-        for label, field in (("execution", "execution_accuracy"), ("call", "call_accuracy")):
-            lines += _table(f"{label} accuracy after each round (sequential scaling)",
+        for kind, field in (("execution", "execution_accuracy"), ("call", "call_accuracy")):
+            lines += _table(f"{kind} accuracy after each round (sequential scaling)",
                             [(n, [_pct(p[field]).strip() for p in s.by_iteration]) for n, s in rows],
-                            columns, width)
+                            columns, width, label)
         lines += _table("speedup after each round (mean over tasks of the best correct candidate so far, "
                         "under each run's speedup method; tasks without one left out)",
                         [(n, [_speed(p.get("mean_speedup")) if "speedup_tasks" in p else "-"
                               for p in s.by_iteration]) for n, s in rows],
-                        columns, width)
+                        columns, width, label)
     categorised = [(n, s) for n, s in rows if has_categories(category_task(t) for t in s.tasks)]
     if categorised:
         keys = sorted({k for _, s in categorised for k in s.by_category})
         key_width = max([len(k) for k in keys] + [len("category")])
         lines += ["", "by category",
-                  f"{'recipe':<{width}}  {'category':<{key_width}}  {CATEGORY_HEADER}"]
+                  f"{label:<{width}}  {'category':<{key_width}}  {CATEGORY_HEADER}"]
         for key in keys:
             lines += [f"{n:<{width}}  {key:<{key_width}}  {_category_cells(s.by_category[key])}"
                       for n, s in categorised if key in s.by_category]

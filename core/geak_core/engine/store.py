@@ -427,6 +427,15 @@ class RunStore:
                 for table in ("llm_calls", "candidates", "evaluations", "events")
             }
 
+    def finished(self) -> bool:
+        """Whether the run finished: status ``finished``, its summary written and its
+        ``run_finished`` event recorded (a resume has nothing left to do)."""
+        if self.meta("status") != "finished" or not (self.dir / SUMMARY_FILE).exists():
+            return False
+        with self._lock:
+            rows = self._db.execute("SELECT payload FROM events WHERE kind='run_finished'").fetchall()
+        return any(json.loads(r[0]).get("status") == "finished" for r in rows)
+
     def usage(self) -> dict[str, Any]:
         with self._lock:
             row = self._db.execute(
@@ -656,6 +665,40 @@ def list_runs(output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
         except sqlite3.DatabaseError as exc:
             rows.append({"run_id": run_dir.name, "status": f"unreadable: {exc}"})
     return rows
+
+
+def stored_status(run_dir: str | os.PathLike[str]) -> str:
+    """``run_status`` of the run in ``run_dir``; ``unreadable: ...`` for a store SQLite
+    cannot read."""
+    try:
+        with RunStore(run_dir) as store:
+            return run_status(store)
+    except sqlite3.DatabaseError as exc:
+        return f"unreadable: {exc}"
+
+
+def last_written(run_dir: str | os.PathLike[str]) -> float:
+    """When the run in ``run_dir`` was last written (its store and the store's log; its
+    summary): the newest modification time, in seconds since the epoch."""
+    base = Path(run_dir)
+    times = [path.stat().st_mtime for path in (base / STORE_FILE, base / f"{STORE_FILE}-wal", base / SUMMARY_FILE)
+             if path.exists()]
+    return max(times, default=base.stat().st_mtime)
+
+
+def remove_run(run_dir: str | os.PathLike[str]) -> None:
+    """Delete the run folder ``run_dir`` with everything in it; refused (``InputError``) while
+    another process runs it, as far as ``run_status`` can tell (its owner's pid on this host,
+    its heartbeat on another)."""
+    import shutil
+
+    base = Path(run_dir)
+    if not (base / STORE_FILE).exists():
+        raise InputError(f"{base} is no run folder (it has no {STORE_FILE})")
+    status = stored_status(base)
+    if status == "running":
+        raise InputError(f"run {base.name} is running; stop it first (or wait for it to end)")
+    shutil.rmtree(base)
 
 
 def resolve_run(ref: str, output_dir: str | os.PathLike[str]) -> Path:

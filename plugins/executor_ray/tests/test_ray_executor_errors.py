@@ -76,6 +76,19 @@ def test_an_unreachable_cluster_stops_the_run_at_the_address_line(tmp_path):
                               f"127.0.0.1:{port} (")
     assert "ray start --head" in problem
     assert not ray.is_initialized()
+    assert not (tmp_path / "runs").exists()  # refused before a run folder was made
+
+
+def test_recipe_check_reaches_the_cluster_as_run_does(tmp_path):
+    ray = pytest.importorskip("ray")
+    port = _closed_port()
+    path = _recipe(tmp_path, f'name = "ray"\naddress = "127.0.0.1:{port}"\nconnect_timeout_s = 5\n')
+    result = CliRunner().invoke(main, ["recipe", "check", str(path)])
+    assert result.exit_code == 2, result.output
+    assert f"error: {path}:8: [executor.address] no Ray cluster answers at 127.0.0.1:{port}" in result.output
+    assert "ok:" not in result.output
+    assert not ray.is_initialized()
+    assert not (tmp_path / "runs").exists()
 
 
 def test_more_judges_than_a_private_instance_holds_are_refused_at_once(tmp_path,
