@@ -296,7 +296,7 @@ def test_the_summaries_name_the_headline_and_show_the_others_beside_it(runs):
     compared = CliRunner().invoke(main, ["compare", str(mean_dir), str(sum_dir)])
     assert compared.exit_code == 0, compared.output
     table = compared.output.split("speedup by aggregate", 1)[1].splitlines()
-    assert table[1].split() == ["recipe", "headline", "sum", "geomean", "mean_ratio"]
+    assert table[1].split() == ["run", "headline", "sum", "geomean", "mean_ratio"]
     assert table[2].split()[1:] == ["mean_ratio", "1.09x", "1.29x", "1.42x"]
     assert table[3].split()[1:] == ["sum", "1.09x", "1.29x", "1.42x"]
     # the main table's speedup column is each run's headline

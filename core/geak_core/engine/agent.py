@@ -839,13 +839,6 @@ def _reopen(run_dir: Path, recipe: Recipe, plugins: PluginManager, allow_changes
     """The stored run to resume, checked against ``recipe``, and what the run needs built
     (see ``run_recipe``); a finished run's summary when there is nothing left to do."""
     store = RunStore(run_dir)
-    finished = _finished_summary(store)
-    if finished is not None:  # nothing left to do: the run and its events stay as they are
-        store.close()
-        echo(f"run {store.run_id} is already finished; nothing to resume ({run_dir})")
-        echo("")
-        echo(format_summary(finished))
-        return finished
     recorded_seed = store.meta("seed")
     if recorded_seed is not None and recorded_seed != recipe.run.seed:
         store.close()
@@ -861,6 +854,13 @@ def _reopen(run_dir: Path, recipe: Recipe, plugins: PluginManager, allow_changes
             f"run {store.run_id} was started with another recipe; resuming with {recipe.path} would "
             "change:\n  " + "\n  ".join(changes)
             + "\n(put the recipe back, or pass --allow-changes to continue the run with these changes)")
+    finished = _finished_summary(store)
+    if finished is not None:  # nothing left to do: the run and its events stay as they are
+        store.close()
+        echo(f"run {store.run_id} is already finished; nothing to resume ({run_dir})")
+        echo("")
+        echo(format_summary(finished))
+        return finished
     try:
         prepared = prepare(recipe, plugins)  # before the run is touched: one that cannot run stays as it was
     except BaseException:
