@@ -71,7 +71,7 @@ def probe(reference: str) -> dict[str, Any]:
 
     module = _load(reference)
     for name in ("Model", "get_inputs", "get_init_inputs"):
-        if not hasattr(module, name):
+        if name not in vars(module):
             return {"error": f"the reference defines no {name}"}
     with torch.device("meta"):
         init = list(module.get_init_inputs())

@@ -254,11 +254,11 @@ def test_a_recipe_naming_a_missing_folder_fails_at_the_suite_table(tmp_path: Pat
 
 
 def test_geak_core_eval_takes_the_folder_from_the_environment(tmp_path: Path, monkeypatch):
-    from geak_core.cli.cli_eval import _build_suite
+    from geak_core.cli.cli_options import build_suite
 
     folder = rocm_v1(tmp_path / "ROCm_v1", {"test_add_kernel": "import triton\n"})
     monkeypatch.setenv(BASELINE_ENV, str(folder))
-    suite = _build_suite("rocm")
+    suite = build_suite("rocm")
     assert suite.options.baseline == str(folder)
     assert suite.get("test_add_kernel").timing_baseline.endswith("add_kernel.py")
 
