@@ -4,7 +4,6 @@ eager, the figures the HTML page shows for the same run."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -15,17 +14,7 @@ from geak_core.reporting.export import LEVEL_COLUMNS
 from geak_core.reporting.html_report import category_tasks, task_stats
 from geak_core.reporting.rundata import load_run
 
-
-def _with_levels(timed_run, tmp_path):
-    """A copy of the timed run whose tasks carry levels: vector_add 1, matmul 2 (no eager)."""
-    run_dir = shutil.copytree(timed_run, tmp_path / timed_run.name)
-    path = run_dir / "summary.json"
-    data = json.loads(path.read_text())
-    for task in data["tasks"]:
-        task["level"] = 1 if task["task_id"] == "vector_add" else 2
-        task["has_eager"] = task["task_id"] == "vector_add"
-    path.write_text(json.dumps(data))
-    return run_dir
+from tests.report.timed_run import with_levels
 
 
 def _export(run_dir, out, fmt="jsonl"):
@@ -35,7 +24,7 @@ def _export(run_dir, out, fmt="jsonl"):
 
 
 def test_a_run_with_levels_exports_one_row_per_level_as_the_page_counts_it(timed_runs, tmp_path):
-    run_dir = _with_levels(timed_runs[0], tmp_path)
+    run_dir = with_levels(timed_runs[0], tmp_path)
     output = _export(run_dir, tmp_path / "x")
     assert "wrote 2 levels" in output
     rows = [json.loads(line) for line in (tmp_path / "x" / "levels.jsonl").read_text().splitlines()]
@@ -53,14 +42,14 @@ def test_a_run_with_levels_exports_one_row_per_level_as_the_page_counts_it(timed
 
 
 def test_each_candidate_row_names_its_tasks_level(timed_runs, tmp_path):
-    _export(_with_levels(timed_runs[0], tmp_path), tmp_path / "x")
+    _export(with_levels(timed_runs[0], tmp_path), tmp_path / "x")
     rows = [json.loads(line) for line in (tmp_path / "x" / "candidates.jsonl").read_text().splitlines()]
     assert {(r["task"], r["level"]) for r in rows} == {("vector_add", 1), ("matmul", 2)}
 
 
 def test_the_levels_parquet_carries_the_documented_types(timed_runs, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
-    _export(_with_levels(timed_runs[0], tmp_path), tmp_path / "x", "parquet")
+    _export(with_levels(timed_runs[0], tmp_path), tmp_path / "x", "parquet")
     table = pq.read_table(tmp_path / "x" / "levels.parquet")
     assert table.column_names == [c.name for c in LEVEL_COLUMNS] and table.num_rows == 2
     assert str(table.schema.field("level").type) == "int64"

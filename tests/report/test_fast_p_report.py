@@ -4,7 +4,6 @@ stored rows as the run's own summary computes them."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -12,6 +11,8 @@ from geak_core.api.scaling import NO_EAGER_EQUIVALENT, NO_EAGER_SPEEDUP, NOT_TIM
 from geak_core.cli import main
 from geak_core.reporting.html_report import rates, task_stats
 from geak_core.reporting.rundata import load_run
+
+from tests.report.timed_run import with_levels
 
 pytest.importorskip("plotly")
 
@@ -22,18 +23,6 @@ def _page(run_dir, tmp_path) -> str:
     assert result.exit_code == 0, result.output
     return out.read_text()
 
-
-def _with_levels(timed_run, tmp_path):
-    """A copy of the timed run whose summary is as a KernelBench run leaves it: vector_add at
-    level 1, matmul (no PyTorch eager equivalent) at level 2."""
-    run_dir = shutil.copytree(timed_run, tmp_path / timed_run.name)
-    path = run_dir / "summary.json"
-    data = json.loads(path.read_text())
-    for task in data["tasks"]:
-        task["level"] = 1 if task["task_id"] == "vector_add" else 2
-        task["has_eager"] = task["task_id"] == "vector_add"
-    path.write_text(json.dumps(data))
-    return run_dir
 
 
 def test_the_pages_fast_p_counts_the_tasks_faster_than_eager(timed_runs):
@@ -57,7 +46,7 @@ def test_the_summary_table_shows_fast_p_and_why_a_correct_task_is_not_counted(ti
 
 
 def test_a_run_whose_tasks_have_levels_gets_the_per_level_table(timed_runs, tmp_path):
-    run_dir = _with_levels(timed_runs[0], tmp_path)
+    run_dir = with_levels(timed_runs[0], tmp_path)
     stats = {s.task_id: s for s in task_stats(load_run(run_dir))}
     eager = stats["vector_add"].best_speedup_vs_eager
     page = _page(run_dir, tmp_path)

@@ -8,6 +8,8 @@ roofline and slow-to-fast parts of reports and exports have something to show.
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from geak_core.api.llm import ChatRequest, ChatResponse, Message, Usage
@@ -152,3 +154,16 @@ def make_timed_run(output_dir: Path, name: str = "timed", model: str = "gpt-test
 
 
 __all__ = ["DEVICE", "EAGER_OVER_REFERENCE", "TASKS", "make_timed_run"]
+
+
+def with_levels(timed_run: Path, tmp_path: Path) -> Path:
+    """A copy of a timed run whose summary is as a KernelBench run leaves it: vector_add at
+    level 1, matmul (no PyTorch eager equivalent) at level 2."""
+    run_dir = Path(shutil.copytree(timed_run, tmp_path / timed_run.name))
+    path = run_dir / "summary.json"
+    data = json.loads(path.read_text())
+    for task in data["tasks"]:
+        task["level"] = 1 if task["task_id"] == "vector_add" else 2
+        task["has_eager"] = task["task_id"] == "vector_add"
+    path.write_text(json.dumps(data))
+    return run_dir
