@@ -123,18 +123,20 @@ class ModelHarness(Harness):
         self._models[key] = (owner, model)  # the owner kept alive: ids stay unique
         return model
 
+    def _forward(self, owner: Any, name: str, case: Case, inputs: dict[str, Any],
+                 outputs: dict[str, Any]) -> None:
+        """``owner.<name>``'s model (built once) called on the case's inputs, into ``outputs``."""
+        model = self._model(getattr(owner, name), owner, case)
+        result = model(*[inputs[f"arg{i}"] for i in range(len(inputs))])
+        self._store(result, outputs, f"{name} of {os.path.basename(self.file)}")
+
     def run(self, module: Any, case: Case, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        model = self._model(getattr(module, CANDIDATE_CLASS), module, case)
-        args = [inputs[f"arg{i}"] for i in range(len(inputs))]
-        self._store(model(*args), outputs, f"{CANDIDATE_CLASS} of {os.path.basename(self.file)}")
+        self._forward(module, CANDIDATE_CLASS, case, inputs, outputs)
 
     def eager(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
         """The reference ``Model``: PyTorch eager, beside a user's own Triton ``ModelNew``."""
-        module = self._module()
-        model = self._model(getattr(module, REFERENCE_CLASS), module, case)
         outputs: dict[str, Any] = {}
-        self._store(model(*[inputs[f"arg{i}"] for i in range(len(inputs))]), outputs,
-                    f"{REFERENCE_CLASS} of {os.path.basename(self.file)}")
+        self._forward(self._module(), REFERENCE_CLASS, case, inputs, outputs)
         return outputs
 
     def oracle(self, case: Case, inputs: dict[str, Any]) -> dict[str, Any]:
