@@ -239,10 +239,11 @@ def test_the_journal_encodes_each_record_once_and_lays_the_file_out_as_json_does
 
 def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
     """Five quick candidates and one that never ends (stuck before its kernel compiles, as a
-    hung ``ptxas`` leaves a child: waiting, not computing), two slots, --timeout 15: every
-    quick verdict is printed (to a pipe, line by line) before the hung one's, all within 60 s.
-    A hang that spins a core instead leaves the four quick ones one core of the machine's two
-    for those 15 s, and under load they do not all finish in time."""
+    hung ``ptxas`` leaves a child: waiting, not computing), two slots, --timeout 20: the quick
+    verdicts are printed (to a pipe, line by line) as they come, most of them before the hung
+    one's, all within 60 s. A hang that spins a core instead leaves the quick ones one core of
+    the machine's two for those 20 s, and under load they do not finish in time. (Which quick
+    verdict comes last depends on the machine's load: the slot the hung one frees may take it.)"""
     import subprocess
     import sys
     import time
@@ -260,7 +261,7 @@ def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
         "eval_command(sys.argv[1:])\n"
     )
     args = ["--suite", "mini", "--mode", "interpreter", "--workers", "2", "--pythonpath", str(FIXTURES),
-            "--seeds", "0", "--timeout", "15", str(folder)]
+            "--seeds", "0", "--timeout", "20", str(folder)]
     began = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True,
                             env={**__import__("os").environ, "PYTHONPATH": str(FIXTURES)})
@@ -274,8 +275,10 @@ def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
     assert elapsed < 60, elapsed
     names = [line for _, line in seen]
     hung = [i for i, line in enumerate(names) if "0hangs" in line]
-    assert len(names) == 6 and hung == [5], seen
-    assert "timed out" in names[5], names[5]
+    assert len(names) == 6 and len(hung) == 1 and hung[0] >= 3, seen
+    assert "timed out" in names[hung[0]], names[hung[0]]
+    first_quick, hung_at = seen[0][0], seen[hung[0]][0]
+    assert first_quick < 20 <= hung_at, seen  # a quick verdict waits for no hung one to end
 
 
 def test_ctrl_c_stops_eval_at_once_with_a_candidate_in_flight(tmp_path):
