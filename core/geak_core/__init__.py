@@ -38,6 +38,8 @@ from geak_core.api.components import (
     OptimizerBase,
     Policy,
     PolicyBase,
+    Profiler,
+    ProfilerBase,
     Reflection,
     Reflector,
     ReflectorBase,
@@ -77,6 +79,14 @@ from geak_core.api.llm import (
     Usage,
 )
 from geak_core.api.model import Attempt, Candidate, EvalResult, RunSummary, ShapeResult, TaskSummary
+from geak_core.api.profiling import (
+    BOUNDS,
+    Diagnosis,
+    KernelCounters,
+    ProfileLaunch,
+    ProfileRecord,
+    diagnose,
+)
 from geak_core.api.tasks import Case, DeviceInfo, EntryPoint, OutlierSpec, Requirement, Task
 
 __version__ = "0.1.0"
@@ -89,8 +99,10 @@ __all__ = [
     "AuditableRetriever", "ComponentSpec", "EvalJob", "Evaluator", "EvaluatorBase", "Example", "Executor",
     "ExecutorBase", "Generator", "GeneratorBase", "HardwareProfile", "KnowledgeContext", "KnowledgePack",
     "KnowledgePackBase", "LLMBackend", "LLMBackendBase", "Optimizer", "OptimizerBase", "Policy", "PolicyBase",
-    "Reflection", "Reflector", "ReflectorBase", "Register", "RetrievalQuery", "Retriever", "RetrieverBase",
+    "Profiler", "ProfilerBase", "Reflection", "Reflector", "ReflectorBase", "Register", "RetrievalQuery", "Retriever", "RetrieverBase",
     "RoundContext", "RoundPlan", "Suite", "SuiteBase", "TemplateSet", "TemplateSetBase", "Tuner", "TunerBase",
+    # profiles: what a profiler reports and the bottleneck read from it
+    "BOUNDS", "Diagnosis", "KernelCounters", "ProfileLaunch", "ProfileRecord", "diagnose",
     # the data model
     "Attempt", "Candidate", "EvalResult", "LineageState", "RunSummary", "ShapeResult", "TaskSummary",
     # tasks and their harness

@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from geak_core.api.profiling import KernelCounters, ProfileLaunch, ProfileRecord
+
 if TYPE_CHECKING:
     from geak_core.api.lineage import LineageState
     from geak_core.api.llm import ChatRequest, ChatResponse, Message
@@ -295,7 +297,11 @@ class EvaluatorBase:
     * ``expected_costs(tasks) -> dict[task key, seconds]`` [none]: a rough guess of each
       task's cost, for ordering only: an executor that shares a batch between several
       judges hands out the costliest tasks first (a task it has no figure for keeps its
-      place).
+      place);
+    * ``profile(task, candidate, profiler, seconds) -> ProfileRecord`` [a record saying it
+      cannot]: run a correct ``candidate`` on one of ``task``'s timed cases under
+      ``profiler`` (see ``Profiler``) within ``seconds``, in the same confinement as its
+      judgement; never changes a verdict; failures come back as the record's ``error``.
     """
 
     max_parallel: int = 1
@@ -311,6 +317,47 @@ class EvaluatorBase:
 
     def expected_costs(self, tasks: list[Task]) -> dict[str, float]:
         return {}
+
+    def profile(self, task: Task, candidate: Candidate, profiler: Profiler, seconds: float) -> ProfileRecord:
+        return ProfileRecord("", candidate.id, error="this evaluator cannot profile")
+
+
+@runtime_checkable
+class Profiler(Protocol):
+    """Explains a correct candidate's speed with the hardware's counters; never judges.
+
+    The evaluator (``EvaluatorBase.profile``) runs the candidate's own correct code on one
+    of its task's timed cases in its sandboxed child, started as ``launch()`` says (the
+    tool's command before the child's, and the child's part: a profiling region, a context
+    manager), with ``{out}`` an empty folder the tool writes to; then ``read(out, output)``
+    (``output``: what the tool printed) returns the kernels it saw, in launch order.
+    ``read`` raises ``ValueError`` saying what is wrong when the tool's output cannot be read.
+    Optional abilities are declared, with their defaults, by ``ProfilerBase``.
+    """
+
+    def launch(self) -> ProfileLaunch: ...
+
+    def read(self, out: str, output: str) -> list[KernelCounters]: ...
+
+
+class ProfilerBase:
+    """Base class of profilers: the optional abilities and their defaults.
+
+    * ``profiler_name: str`` [""]: the name records carry (the registry fills it in);
+    * ``vendors: tuple[str, ...]`` [("nvidia", "amd")]: the GPU vendors the tool runs on;
+    * ``unusable() -> list[str]`` [none]: why the tool cannot run on this machine (the tool
+      not found, with where it was looked for); ``recipe check`` and ``doctor`` say it;
+    * ``set_hardware(profile)`` [ignored]: the hardware profile the run resolved.
+    """
+
+    profiler_name: str = ""
+    vendors: tuple[str, ...] = ("nvidia", "amd")
+
+    def unusable(self) -> list[str]:
+        return []
+
+    def set_hardware(self, profile: HardwareProfile | None) -> None:
+        return None
 
 
 @runtime_checkable
@@ -652,6 +699,8 @@ COMPONENT_KINDS: tuple[ComponentKind, ...] = (
                   "policy", default="geak", base=PolicyBase),
     ComponentKind("executor", "geak_register_executors", Executor, "executors (where judgements run)",
                   "executor", default="local", base=ExecutorBase),
+    ComponentKind("profiler", "geak_register_profilers", Profiler, "profilers (hardware counters)",
+                  "profiler", default="none", base=ProfilerBase),
 )
 
 KIND_BY_NAME: dict[str, ComponentKind] = {k.name: k for k in COMPONENT_KINDS}

@@ -1,8 +1,8 @@
 """Core's own components: the ablation switches and the default executor.
 
 They are registered like every other plugin's components, so ``retriever =
-"none"``, ``optimizer = "none"``, ``[tuner] name = "none"`` or ``[executor] name =
-"local"`` in a recipe is an ordinary choice.
+"none"``, ``optimizer = "none"``, ``[tuner] name = "none"``, ``[profiler] name = "none"`` or
+``[executor] name = "local"`` in a recipe is an ordinary choice.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from geak_core.api.components import (
     Example,
     ExecutorBase,
     OptimizerBase,
+    ProfilerBase,
     RetrievalQuery,
     RetrieverBase,
     TuneBudget,
@@ -23,6 +24,7 @@ from geak_core.api.components import (
     TuneResult,
 )
 from geak_core.api.hookspecs import hookimpl
+from geak_core.api.profiling import KernelCounters, ProfileLaunch
 
 
 class NoRetriever(RetrieverBase):
@@ -58,6 +60,19 @@ class NoTuner(TunerBase):
 
     def tune(self, task: Any, candidate: Any, judge: Any, budget: TuneBudget) -> TuneResult:
         return TuneResult()
+
+
+class NoProfiler(ProfilerBase):
+    """Never profiles: the model sees latencies and the judge's roofline figures only."""
+
+    def __init__(self, options: Any = None) -> None:
+        pass
+
+    def launch(self) -> ProfileLaunch:
+        return ProfileLaunch()
+
+    def read(self, out: str, output: str) -> list[KernelCounters]:
+        return []
 
 
 @dataclass
@@ -121,6 +136,11 @@ def geak_register_optimizers(register):  # type: ignore[no-untyped-def]
 @hookimpl
 def geak_register_tuners(register):  # type: ignore[no-untyped-def]
     register("none", NoTuner, description="no launch-configuration tuning")
+
+
+@hookimpl
+def geak_register_profilers(register):  # type: ignore[no-untyped-def]
+    register("none", NoProfiler, description="no profiling (the default)")
 
 
 @hookimpl

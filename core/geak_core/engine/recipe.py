@@ -93,6 +93,29 @@ class TunerSection:
     when: str = field(default="every_correct", metadata={"choices": list(TUNE_WHEN)})
 
 
+PROFILE_WHEN = ("every_correct", "best")
+
+
+@dataclass
+class ProfilerSection:
+    """Core keys of ``[profiler]``, whatever profiler ``name`` chooses: which correct
+    candidates are profiled, what one profile may spend, and when a lineage has reached its
+    bound's peak."""
+
+    # every_correct: each correct candidate a round yields; best: only a round's candidate
+    # that became its lineage's best
+    when: str = field(default="every_correct", metadata={"choices": list(PROFILE_WHEN)})
+    # seconds one profile may take at most (the tool's start, the candidate's compile, the
+    # profiled calls); a profile cut short is recorded with its reason
+    seconds: float = 90.0
+    # a lineage stops optimizing once a candidate reaches this fraction of its bound's peak
+    # (memory- or compute-bound); 0: never
+    stop_at_peak_fraction: float = 0.0
+    # show the diagnosis and counters in optimize and reflect prompts (false: profile and
+    # store only, for the ablation without profiler feedback)
+    in_prompts: bool = True
+
+
 @dataclass
 class HardwareOptions:
     profile: str = "auto"
@@ -116,7 +139,7 @@ COMPONENT_SECTIONS: dict[str, tuple[str, str, str | None]] = {
 }
 # Keys of component sections that belong to the core, not to the component's options.
 CORE_KEYS_OF_SECTION: dict[str, type] = {"suite": SuiteSection, "retriever": RetrieverSection,
-                                         "tuner": TunerSection}
+                                         "tuner": TunerSection, "profiler": ProfilerSection}
 PLAIN_SECTIONS: dict[str, type] = {
     "run": RunOptions,
     "agent": AgentOptions,
@@ -173,6 +196,10 @@ class Recipe:
     @property
     def tuner(self) -> TunerSection:
         return self.core_keys.get("tuner") or TunerSection()
+
+    @property
+    def profiler(self) -> ProfilerSection:
+        return self.core_keys.get("profiler") or ProfilerSection()
 
 
 # ---------------------------------------------------------------------------
@@ -656,6 +683,15 @@ def load_recipe(
         for key in ("iterations", "lineages", "concurrency"):
             if getattr(agent, key) < 1:
                 problem(f"agent.{key}", f"must be at least 1, got {getattr(agent, key)}")
+    profiler = core_sections.get("profiler")
+    if profiler is not None:
+        if profiler.seconds <= 0:
+            problem("profiler.seconds", f"must be more than 0, got {profiler.seconds:g}",
+                    "seconds one profile may take, e.g. 90")
+        if not 0.0 <= profiler.stop_at_peak_fraction <= 1.0:
+            problem("profiler.stop_at_peak_fraction",
+                    f"must be between 0 and 1, got {profiler.stop_at_peak_fraction:g}",
+                    "a fraction of the bound's peak, e.g. 0.9; 0 never stops")
     tuner = core_sections.get("tuner")
     if tuner is not None:
         if tuner.candidates < 1:
