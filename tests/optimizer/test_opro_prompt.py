@@ -85,3 +85,57 @@ def optimizer_with_one() -> OproOptimizer:
     opt = OproOptimizer(OproOptions())
     opt.record("t@0", Candidate("a", "t", "# a\n"), correct(speedup=1.25, performance_measured=True))
     return opt
+
+
+def memory_bound_profile(candidate_id: str = "a"):
+    from geak_core.api.profiling import Diagnosis, KernelCounters, ProfileRecord
+
+    return ProfileRecord("ncu", candidate_id, case="n4096",
+                         kernels=(KernelCounters("add_kernel", duration_us=12.0, dram_pct=91.0, sm_pct=20.0),),
+                         diagnosis=Diagnosis("memory", 0.91, ("DRAM throughput 91.0 % of peak", "3050 GB/s moved")))
+
+
+def test_a_profiled_version_of_the_history_names_its_bottleneck() -> None:
+    opt = optimizer_with_one()
+    opt.record("t@0", Candidate("b", "t", "# b\n"), correct(speedup=2.0, performance_measured=True))
+    opt.record_profile("t@0", memory_bound_profile("a"))
+    text = render(opt)
+    assert "### Version 1: speedup 1.250x over the reference, profiled memory-bound at 91 % of peak\n" in text
+    assert "### Version 2: speedup 2.000x over the reference\n" in text  # not profiled: nothing said
+
+
+def test_a_failed_profile_leaves_the_history_as_it_was() -> None:
+    from geak_core.api.profiling import ProfileRecord
+
+    opt = optimizer_with_one()
+    before = render(opt)
+    opt.record_profile("t@0", ProfileRecord("ncu", "a", error="profiling failed: no GPU"))
+    assert render(opt) == before
+
+
+def test_the_optimize_prompt_shows_the_profile_block_with_evidence_and_counters() -> None:
+    from geak_core.api.profiling import profile_view
+
+    text = renderer().render("optimize", task=TASK.prompt_view(), knowledge=[], hardware=None,
+                             profile=profile_view(memory_bound_profile()), **optimizer_with_one().context("t@0"))
+    block = text.split("## What the profiler measured of your current version\n", 1)[1]
+    assert block.startswith("Profiled with ncu on case `n4096`: memory-bound at 91 % of peak.\n"
+                            "- DRAM throughput 91.0 % of peak\n- 3050 GB/s moved\n"
+                            "Its longest kernels:\n- add_kernel: 12.0 us, DRAM 91 %, SM 20 %\n"
+                            "Only moving fewer bytes can make it much faster")
+
+
+def test_without_a_profile_the_prompt_has_no_profile_block() -> None:
+    text = renderer().render("optimize", task=TASK.prompt_view(), knowledge=[], hardware=None, profile=None,
+                             **optimizer_with_one().context("t@0"))
+    assert "profiler" not in text and text == render(optimizer_with_one())
+
+
+def test_the_reflect_prompt_shows_the_profile_of_the_last_correct_version() -> None:
+    from geak_core.api.profiling import profile_view
+
+    common = {"task": TASK.prompt_view(), "code": "# broken\n", "report": "failed stage: run", "call_ok": False,
+              "attempt": 1, "max_attempts": 2, "fixing_optimized": True, "reflections": []}
+    text = renderer().render("reflect", **common, profile=profile_view(memory_bound_profile()))
+    assert "## What the profiler measured of your last correct version\nProfiled with ncu" in text
+    assert "profiler" not in renderer().render("reflect", **common, profile=None)

@@ -13,6 +13,7 @@ from geak_core.reporting.export import (
     CANDIDATE_COLUMNS,
     CATEGORY_COLUMNS,
     LEVEL_COLUMNS,
+    PROFILE_COLUMNS,
     TRANSITION_COLUMNS,
     transition_kind,
 )
@@ -135,7 +136,8 @@ def test_a_step_is_a_transition_only_when_it_fixes_or_speeds_up():
 def test_the_documented_schema_is_the_exported_one():
     doc = ROOT.joinpath("docs", "export.md").read_text()
     for title, columns in (("candidates", CANDIDATE_COLUMNS), ("transitions", TRANSITION_COLUMNS),
-                           ("categories", CATEGORY_COLUMNS), ("levels", LEVEL_COLUMNS)):
+                           ("categories", CATEGORY_COLUMNS), ("levels", LEVEL_COLUMNS),
+                           ("profiles", PROFILE_COLUMNS)):
         table = doc.split(f"### {title}\n", 1)[1].split("\n#", 1)[0]
         assert re.findall(r"^\| `(\w+)` \|", table, re.M) == [c.name for c in columns]
 

@@ -406,6 +406,9 @@ class ArchiveEntry:
     strategy: str = ""
     latencies: list[dict[str, Any]] = field(default_factory=list)
     roofline_fraction: float | None = None
+    # the profiler's class of its bottleneck with how close it runs to that limit
+    # (``profiling.bound_line``: "memory-bound at 82 % of peak"); None where not profiled
+    bottleneck: str | None = None
 
 
 @runtime_checkable
@@ -430,7 +433,15 @@ class Optimizer(Protocol):
 
 
 class OptimizerBase:
-    """Base class of optimizers (no optional abilities yet)."""
+    """Base class of optimizers: the optional abilities and their defaults.
+
+    * ``record_profile(task_id, record)`` [ignored]: a recorded candidate
+      (``record.candidate_id``) was profiled (``ProfileRecord``, its diagnosis None where the
+      profile failed); an optimizer may show its bottleneck beside the candidate.
+    """
+
+    def record_profile(self, task_id: str, record: ProfileRecord) -> None:
+        return None
 
 
 @dataclass(frozen=True)
@@ -565,6 +576,9 @@ class RoundContext:
     this kind of round out). ``optimizer`` holds the optimizer's ``context``
     for an ``optimize`` round, and ``tuning`` what the lineage's latest tunings
     found (oldest first; empty when nothing was tuned, or no variant judged).
+    ``profile`` is what the profiler found of the lineage's latest profiled correct
+    candidate (an optimize round: the one it improves on where profiled; None without
+    one, or with ``[profiler] in_prompts = false``).
     ``lineage`` is read-only here: prompts are chosen without side effects.
     """
 
@@ -581,6 +595,7 @@ class RoundContext:
     optimizer: dict[str, Any] = field(default_factory=dict)
     proposals: int = 1
     tuning: list[TuningReport] = field(default_factory=list)
+    profile: ProfileRecord | None = None
 
 
 @runtime_checkable

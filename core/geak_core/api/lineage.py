@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from geak_core.api.components import Reflection, TuningReport
 from geak_core.api.model import Attempt, Candidate, EvalResult
+from geak_core.api.profiling import ProfileRecord
 from geak_core.api.scaling import Judged
 from geak_core.api.tasks import Task
 
@@ -37,6 +38,12 @@ class LineageState:
     results: list[tuple[int, str, EvalResult]] = field(default_factory=list)
     judged: list[Judged] = field(default_factory=list)
     tunings: list[TuningReport] = field(default_factory=list)  # what each tuning found, in order
+    profiles: list[ProfileRecord] = field(default_factory=list)  # profiles with counters, in order
+    stop_reason: str | None = None  # why it optimizes no more before its last round (the roofline)
+
+    def profile_of(self, candidate_id: str | None) -> ProfileRecord | None:
+        """The latest profile of the candidate ``candidate_id``, or None."""
+        return next((p for p in reversed(self.profiles) if p.candidate_id == candidate_id), None)
 
     def restart(self, iteration: int) -> str:
         """Abandon the current approach (a debugging trap); returns its strategy."""

@@ -298,6 +298,11 @@ class RunSummary:
     # notes), variants_judged, variants_correct, kept (faster variants kept), notes (each
     # reason or tuner's note, with how many times it was given)
     tuning: dict[str, Any] = field(default_factory=dict)
+    # What profiling found, when the recipe's [profiler] profiles (empty otherwise): profiler,
+    # when, profiled (candidates with counters), unprofiled (those without, each reason in
+    # notes with how often), bounds ({class: candidates}), stopped (lineages stopped at the
+    # roofline: task, lineage, reason)
+    profiling: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

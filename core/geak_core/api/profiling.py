@@ -339,3 +339,30 @@ def counters_text(record: ProfileRecord, limit: int = 3) -> list[str]:
             parts.append("stalls " + ", ".join(f"{n} {s:.0f} %" for n, s in k.stalls[:3]))
         lines.append(f"{k.name}: " + ", ".join(parts) if parts else k.name)
     return lines
+
+
+def bound_line(diagnosis: Diagnosis) -> str:
+    """The class in words with how close it runs to its limit, as one phrase: "memory-bound at
+    82 % of peak", "launch-bound (kernels busy 30 % of the call)"."""
+    fraction = diagnosis.peak_fraction
+    if fraction is None:
+        return diagnosis.text
+    percent = f"{fraction * 100:.0f} %"
+    if diagnosis.bound in (MEMORY, COMPUTE):
+        return f"{diagnosis.text} at {percent} of peak"
+    if diagnosis.bound == LAUNCH:
+        return f"{diagnosis.text} (kernels busy {percent} of the call)"
+    return f"{diagnosis.text} (the busier unit at {percent} of its peak)"
+
+
+def profile_view(record: ProfileRecord) -> dict[str, Any]:
+    """What a prompt template is given of a profile: ``profiler``, ``candidate``, ``case``,
+    ``bound`` (one of ``BOUNDS``, None without a diagnosis), ``text`` (the class in words),
+    ``line`` (``bound_line``), ``peak_fraction``, ``evidence`` and ``counters``
+    (``counters_text``), each a list of lines."""
+    diagnosis = record.diagnosis
+    return {"profiler": record.profiler, "candidate": record.candidate_id, "case": record.case,
+            "bound": diagnosis.bound if diagnosis else None, "text": diagnosis.text if diagnosis else None,
+            "line": bound_line(diagnosis) if diagnosis else None,
+            "peak_fraction": diagnosis.peak_fraction if diagnosis else None,
+            "evidence": list(diagnosis.evidence) if diagnosis else [], "counters": counters_text(record)}

@@ -415,8 +415,8 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
 def runs_log(run_ref: str, task_id: str | None, candidate_id: str | None, output_dir: str, as_json: bool) -> None:
-    """What the model was asked and answered: every candidate's prompt, reply, extracted code
-    and verdict, by task, lineage and round (paged in a terminal)."""
+    """What the model was asked and answered: every candidate's prompt, reply, extracted code,
+    verdict and profiles, by task, lineage and round (paged in a terminal)."""
     from geak_core.engine.store import resolve_run
     from geak_core.reporting.transcript import entries, render, to_dict
 
@@ -564,9 +564,10 @@ def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> No
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(as_json: bool) -> None:
-    """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, and for
+    """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, for
     each LLM backend the key variable it reads by default and whether it is set (what
-    `recipe check` requires of a recipe that leaves api_key_env out)."""
+    `recipe check` requires of a recipe that leaves api_key_env out), and for each profiler
+    whether it can run here (what `recipe check` requires of the one a recipe names)."""
     import platform
 
     facts: dict[str, Any] = {"geak_core": __version__, "python": platform.python_version(),
@@ -607,6 +608,9 @@ def doctor(as_json: bool) -> None:
     backends, notes = _backend_keys(manager)
     facts["backends"] = backends
     lines += [f"backend {name}: {state}{notes[name]}" for name, state in backends.items()]
+    facts["profilers"] = _profiler_states(manager)
+    lines += [f"profiler {name}: " + ("usable here" if not reasons else "not usable here: " + "; ".join(reasons))
+              for name, reasons in facts["profilers"].items()]
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))
         return
@@ -643,6 +647,20 @@ def _backend_keys(manager: Any) -> tuple[dict[str, str], dict[str, str]]:
             states[name] = "no key needed"
             notes[name] = ""
     return states, notes
+
+
+def _profiler_states(manager: Any) -> dict[str, list[str]]:
+    """For each installed profiler (but core's ``none``), built with its default options, why
+    it cannot run on this machine (its ``unusable()``; empty: it can)."""
+    states: dict[str, list[str]] = {}
+    for name, spec in sorted(manager.components("profiler").items()):
+        if name == "none":
+            continue
+        try:
+            states[name] = list(spec.build(spec.options() if spec.options else None).unusable())
+        except Exception as exc:  # a profiler that cannot even be built is not usable either
+            states[name] = [f"it cannot be built: {type(exc).__name__}: {exc}"]
+    return states
 
 
 def _describe_sandbox() -> list[str]:

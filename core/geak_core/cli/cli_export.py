@@ -14,8 +14,8 @@ from geak_core.reporting.export import FORMATS
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True,
               help="jsonl: JSON Lines; parquet: Apache Parquet (needs pyarrow).")
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False),
-              help="Folder for candidates.<format>, transitions.<format>, categories.<format> and "
-                   "levels.<format> (default: <run-id>-export).")
+              help="Folder for candidates.<format>, transitions.<format>, categories.<format>, "
+                   "levels.<format> and profiles.<format> (default: <run-id>-export).")
 @click.option("--output-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
               help="Where run ids are looked up (a run may also be given as its folder).")
 def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> None:
@@ -25,7 +25,8 @@ def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> 
     slow_to_fast), and, where tasks carry categories, one row per category (tasks, call and
     execution accuracy, mean speedup, mean max(IOU, MFU)), and where they carry KernelBench
     levels, one row per level (the same accuracies and speedup, and fast_p against PyTorch
-    eager). Each loads with
+    eager), and where candidates were profiled, one row per profile (bottleneck, evidence,
+    counters, or why there is none). Each loads with
     datasets.load_dataset("json" or "parquet", data_files=...); docs/export.md holds the schema."""
     from geak_core.cli.cli_report import hardware_profiles
     from geak_core.engine.store import resolve_run
@@ -42,5 +43,7 @@ def export_command(run_ref: str, fmt: str, out: str | None, output_dir: str) -> 
         click.echo(f"wrote {written['categories']} categories to {written['files']['categories']}")
     if written["levels"]:
         click.echo(f"wrote {written['levels']} levels to {written['files']['levels']}")
+    if written["profiles"]:
+        click.echo(f"wrote {written['profiles']} profiles to {written['files']['profiles']}")
     click.echo(f"speedup (headline): {written['speedup_method']}; speedup_sum, speedup_geomean and "
                "speedup_mean_ratio hold each aggregate")

@@ -24,7 +24,16 @@ chosen in the recipe, like every other choice:
   faster one is offered to the optimizer and handed to the policy (a ``tune``
   plan), and what it changed goes into the lineage's next optimize prompt. A
   candidate whose speed the judge did not measure (the interpreter on a CPU) is
-  not tuned, and the run says so (a line per candidate and the summary).
+  not tuned, and the run says so (a line per candidate and the summary);
+* the **profiler** (``[profiler]``) explains a round's correct candidates (each, or only a
+  new lineage best: ``[profiler] when``) with the hardware's counters: the judge runs the
+  candidate under the tool (``EvaluatorBase.profile``) within ``[profiler] seconds`` and
+  the engine reads the bottleneck from the counters (``geak_core.engine.profiling``). The
+  diagnosis goes into the lineage's next optimize and reflect prompts (unless ``[profiler]
+  in_prompts = false``) and to the optimizer; a lineage whose candidate runs at its bound's
+  peak (``[profiler] stop_at_peak_fraction``) optimizes no more, and says why. A candidate
+  the judge did not time is not profiled, and a profile that fails is recorded with its
+  reason; neither stops the lineage.
 
 This module keeps the loop only. Recorded, resumable, budgeted LLM calls live
 in ``geak_core.engine.recording``, the lineage state in ``geak_core.api.lineage``, the
@@ -37,7 +46,8 @@ from the store, so nothing already paid for or judged is repeated, and the
 final summary equals that of an uninterrupted run. A finished tuning is stored
 as a ``tuned`` event of its round (the variants judged, the one kept, the notes,
 the seconds spent) and replayed from it without calling the tuner; one cut short
-is run again, its variants already judged served from the store.
+is run again, its variants already judged served from the store. A profile is stored
+as a ``profiled`` event (the ``ProfileRecord``) and replayed from it without profiling again.
 
 Reproducibility: each request carries a seed derived from ``[run] seed`` and
 its slot (``request_seed``), so lineages sample independently and a rerun asks
@@ -49,6 +59,7 @@ evaluator's own and do not come from ``[run] seed``.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import threading
 import time
@@ -75,18 +86,27 @@ from geak_core.api.components import (
     TuningReport,
     as_component,
 )
-from geak_core.api.errors import GeakError, InputError, OptionError, RecipeError
+from geak_core.api.errors import GeakError, InputError, OptionError, RecipeError, RecipeProblem
 from geak_core.api.extract import extract_code
 from geak_core.api.lineage import LineageState
 from geak_core.api.llm import ChatRequest, FatalLLMError, LLMError
 from geak_core.api.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
+from geak_core.api.profiling import ProfileRecord, bound_line, counters_text
 from geak_core.api.scaling import best_speedups, run_speedup_method, sequential_scaling
 from geak_core.api.tasks import Task
 from geak_core.engine.hardware import resolve_profile, visible_device
 from geak_core.engine.plugins import PluginManager
+from geak_core.engine.profiling import profile_candidate, roofline_stop, unprofiled_reason
 from geak_core.engine.progress import CandidateJudged, Echo, Progress
 from geak_core.engine.prompts import PromptRenderer
-from geak_core.engine.recipe import Recipe, TunerSection, dotted, dump_toml, options_to_dict
+from geak_core.engine.recipe import (
+    ProfilerSection,
+    Recipe,
+    TunerSection,
+    dotted,
+    dump_toml,
+    options_to_dict,
+)
 from geak_core.engine.recording import (
     Budget,
     BudgetExhausted,
@@ -154,6 +174,12 @@ class Agent:
         self.tally = TuningTally()
         self.recorded_tunings = {(e["task_id"], e["lineage"], e["iteration"], e["payload"].get("candidate")):
                                  e["payload"] for e in store.iter_events("tuned")}
+        self.profiler = built["profiler"]
+        self.profiling_on = recipe.components["profiler"].name != "none"  # core's switch: no profiling
+        self.profile_tally = ProfileTally()
+        self.recorded_profiles = {(e["task_id"], e["lineage"], e["iteration"], e["payload"].get("candidate")):
+                                  e["payload"] for e in store.iter_events("profiled")}
+        self.recorded_stops = {(e["task_id"], e["lineage"]) for e in store.iter_events("lineage_stopped")}
         run = recipe.run
         self.budget = Budget.resumed(run.max_llm_calls, run.max_tokens, run.max_cost_usd, store)
         self.llm = RecordedLLM(built["llm"], recipe.components["llm"].name, store, self.budget)
@@ -235,7 +261,19 @@ class Agent:
             optimizer=self.optimizer.context(key) if plan.kind == "optimize" else {},
             proposals=max(1, int(self.optimizer.proposals)) if plan.kind == "optimize" else 1,
             tuning=[t for t in state.tunings if t.judged][-PROMPT_TUNINGS:] if plan.kind == "optimize" else [],
+            profile=self.prompt_profile(state, plan),
         )
+
+    def prompt_profile(self, state: LineageState, plan: RoundPlan) -> ProfileRecord | None:
+        """The profile an optimize or reflect prompt shows: for an optimize round the one of
+        the candidate it improves on (else of the lineage's best), for a reflect round the
+        lineage's latest; None where there is none, or ``[profiler] in_prompts = false``."""
+        if not self.recipe.profiler.in_prompts or plan.kind not in ("optimize", "reflect"):
+            return None
+        if plan.kind == "optimize":
+            return (state.profile_of(state.last.id if state.last else None)
+                    or state.profile_of(state.best.id if state.best else None))
+        return state.profiles[-1] if state.profiles else None
 
     def _round(self, state: LineageState, iteration: int) -> None:
         task = state.task
@@ -297,6 +335,7 @@ class Agent:
                 task.id, state.lineage, iteration, kind, result, proposal=index if n > 1 else None))
         improved = self.policy.after_round(state, plan, [(c, results[c.id]) for c in candidates])
         improved = self.tune_round(state, iteration, candidates, results) or improved
+        self.profile_round(state, iteration, candidates, results)
         state.rounds_without_gain = 0 if improved else state.rounds_without_gain + 1
 
     # -- tuning ------------------------------------------------------------------
@@ -390,6 +429,66 @@ class Agent:
                            + describe_tuning(payload, variants, before, after))
         return improved
 
+    # -- profiling -----------------------------------------------------------------
+
+    def profile_round(self, state: LineageState, iteration: int, candidates: list[Candidate],
+                      results: dict[str, EvalResult]) -> None:
+        """Profile the round's correct candidates and the variant its tuning kept (all, or
+        only the one that became the lineage's best: ``[profiler] when``)."""
+        if not self.profiling_on:
+            return
+        chosen = [(c, results[c.id]) for c in candidates if c.code and results[c.id].call_ok and results[c.id].correct]
+        best, best_result = state.best, state.best_result
+        if best is not None and best_result is not None and best.iteration == iteration and best.id not in results:
+            chosen.append((best, best_result))  # a tuned variant of this round is the lineage's best now
+        if self.recipe.profiler.when == "best":
+            chosen = [(c, r) for c, r in chosen if best is not None and c.id == best.id]
+        for candidate, result in chosen:
+            self.profile(state, iteration, candidate, result)
+
+    def profile(self, state: LineageState, iteration: int, candidate: Candidate, result: EvalResult) -> None:
+        """Profile one correct candidate, or replay its recorded profile; stop its lineage at
+        the roofline."""
+        task = state.task
+        payload = self.recorded_profiles.get((task.id, state.lineage, iteration, candidate.id))
+        if payload is not None:
+            record = ProfileRecord.from_dict(payload)
+        else:
+            record = self._run_profiler(task, candidate, result)
+            self.store.event("profiled", record.to_dict(), task_id=task.id, lineage=state.lineage,
+                             iteration=iteration)
+        if record.ok:
+            state.profiles.append(record)
+        if self.recipe.profiler.in_prompts:  # the optimizer's history is a prompt too
+            self.optimizer.record_profile(f"{task.id}@{state.lineage}", record)
+        self.profile_tally.add(record)
+        assert self.progress is not None
+        where = f"[{task.id}] L{state.lineage} I{iteration}"
+        self.progress.line(f"{where} {'profile':<8} -> {candidate.id}: {describe_profile(record)}")
+        reason = roofline_stop(record, self.recipe.profiler.stop_at_peak_fraction)
+        if reason is None or state.stop_reason is not None:
+            return
+        state.stop_reason = reason
+        if (task.id, state.lineage) not in self.recorded_stops:
+            self.store.event("lineage_stopped", {"reason": reason, "candidate": candidate.id}, task_id=task.id,
+                             lineage=state.lineage, iteration=iteration)
+        self.profile_tally.stop(task.id, state.lineage, reason)
+        self.progress.line(f"{where} stopped: {reason}")
+
+    def _run_profiler(self, task: Task, candidate: Candidate, result: EvalResult) -> ProfileRecord:
+        """The profile of ``candidate`` (the judge's, within ``[profiler] seconds``), or a
+        record saying why there is none."""
+        name = self.recipe.components["profiler"].name
+        reason = unprofiled_reason(result)
+        if reason is not None:
+            return ProfileRecord(name, candidate.id, error=reason)
+        with self.eval_slots:  # a profile runs on the judge's device, never beside a timing
+            record = profile_candidate(self.evaluator, task, candidate, result, self.profiler,
+                                       self.recipe.profiler.seconds, self.hardware)
+        if self.interrupted.is_set():
+            raise RunStopped()  # profiled while stopping (its child killed): a resume profiles it again
+        return dataclasses.replace(record, profiler=record.profiler or name)
+
     # -- lineages and tasks -----------------------------------------------------
 
     def run_lineage(self, task: Task, lineage: int) -> LineageState:
@@ -402,6 +501,8 @@ class Agent:
             if state.best_correct and self.optimizer.proposals == 0:
                 break
             self._round(state, iteration)
+            if state.stop_reason is not None:
+                break
             if agent.target_speedup and state.best_speedup and state.best_speedup >= agent.target_speedup:
                 done.set()
                 break
@@ -501,7 +602,8 @@ class Agent:
         self.store.write_json(
             f"tasks/{task.id}.json",
             {"summary": summary.to_dict(),
-             "attempts": [a.to_dict() for s in self._ordered(states) for a in s.attempts]},
+             "attempts": [a.to_dict() for s in self._ordered(states) for a in s.attempts],
+             "stopped": {str(s.lineage): s.stop_reason for s in self._ordered(states) if s.stop_reason}},
         )
         assert self.progress is not None
         self.progress.task_finished(summary)
@@ -534,6 +636,9 @@ class Agent:
         summary.scripted = is_scripted(self.recipe.data.get("llm"))
         if self.tuning_on:
             summary.tuning = self.tally.summary(self.recipe.components["tuner"].name, self.recipe.tuner.when)
+        if self.profiling_on:
+            summary.profiling = self.profile_tally.summary(self.recipe.components["profiler"].name,
+                                                           self.recipe.profiler.when)
         summary.speedup_method = run_speedup_method(
             (r for s in states.values() for st in s for _, _, r in st.results),
             self.recipe.data.get("evaluator", {}).get("speedup_method"))  # the judge's option, if it has one
@@ -617,6 +722,46 @@ def describe_tuning(payload: dict[str, Any], variants: list[tuple[Candidate, Eva
     else:
         text += "none faster" + (f" than {before:.2f}x" if before is not None else "")
     return text + (f" ({notes})" if notes else "")
+
+
+class ProfileTally:
+    """What the run's profiles found, for its summary (``RunSummary.profiling``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.profiled = self.unprofiled = 0
+        self.bounds: Counter[str] = Counter()
+        self.notes: Counter[str] = Counter()
+        self.stopped: list[dict[str, Any]] = []
+
+    def add(self, record: ProfileRecord) -> None:
+        with self.lock:
+            if not record.ok:
+                self.unprofiled += 1
+                self.notes[record.error or "the profiler saw no kernel"] += 1
+                return
+            self.profiled += 1
+            self.bounds[record.diagnosis.bound if record.diagnosis else "unread"] += 1
+
+    def stop(self, task_id: str, lineage: int, reason: str) -> None:
+        with self.lock:
+            self.stopped.append({"task": task_id, "lineage": lineage, "reason": reason})
+
+    def summary(self, profiler: str, when: str) -> dict[str, Any]:
+        with self.lock:
+            return {"profiler": profiler, "when": when, "profiled": self.profiled, "unprofiled": self.unprofiled,
+                    "bounds": dict(sorted(self.bounds.items())),
+                    "stopped": sorted(self.stopped, key=lambda s: (s["task"], s["lineage"])),
+                    "notes": dict(sorted(self.notes.items()))}
+
+
+def describe_profile(record: ProfileRecord) -> str:
+    """One line: why a candidate has no profile, or its bottleneck and longest kernel."""
+    if not record.ok:
+        return record.error or "the profiler saw no kernel"
+    head = bound_line(record.diagnosis) if record.diagnosis else "no bottleneck could be read from the counters"
+    counters = counters_text(record, limit=1)
+    return f"{head} on {record.case or 'its case'}" + (f"; {counters[0]}" if counters else "")
 
 
 def resolve_hardware(profile: str, plugins: PluginManager) -> HardwareProfile | None:
@@ -708,6 +853,9 @@ def prepare(recipe: Recipe, plugins: PluginManager, *, llm: bool = True) -> Prep
             built[kind.section] = plugins.build(kind.name, comp.name, comp.options)
     with _located(recipe, "hardware.profile"):
         hardware = resolve_hardware(recipe.hardware.profile, plugins)
+    problem = _profiler_problem(recipe, built["profiler"], hardware)
+    if problem is not None:  # before the executor starts a judge
+        raise RecipeError([problem])
     with _located(recipe, "knowledge.packs"):
         packs = [plugins.build("knowledge_pack", name) for name in recipe.knowledge.packs]
     with _located(recipe, "prompts"):
@@ -718,7 +866,21 @@ def prepare(recipe: Recipe, plugins: PluginManager, *, llm: bool = True) -> Prep
             plugins.spec("evaluator", judge.name), judge.options))
     built["evaluator"].set_hardware(hardware)
     built["tuner"].set_hardware(hardware)
+    built["profiler"].set_hardware(hardware)
     return Prepared(built, tasks, hardware, packs, prompts)
+
+
+def _profiler_problem(recipe: Recipe, profiler: Any, hardware: HardwareProfile | None) -> RecipeProblem | None:
+    """Why the recipe's profiler cannot run on this machine (its ``unusable()``, or a GPU of
+    a vendor it does not support), at ``[profiler] name``; None: it can."""
+    name = recipe.components["profiler"].name
+    reasons = list(profiler.unusable())
+    if hardware is not None and hardware.vendor not in profiler.vendors:
+        reasons.append(f"it runs on {' and '.join(profiler.vendors)} GPUs, this is {hardware.marketing_name}")
+    if not reasons:
+        return None
+    return recipe.problem("profiler.name", f'profiler "{name}" cannot run here: ' + "; ".join(reasons),
+                          'name = "none" runs without profiling')
 
 
 def check_run(recipe: Recipe, plugins: PluginManager, *, llm: bool = True) -> list[Task]:
@@ -739,7 +901,9 @@ RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "r
 # Keys added to recipes after runs were first stored, with their defaults: a run recorded
 # without one resumes under the default as unchanged.
 ADDED_WITH_DEFAULTS = {"tuner.name": "none",
-                       **{f"tuner.{key}": value for key, value in options_to_dict(TunerSection()).items()}}
+                       **{f"tuner.{key}": value for key, value in options_to_dict(TunerSection()).items()},
+                       "profiler.name": "none",
+                       **{f"profiler.{key}": value for key, value in options_to_dict(ProfilerSection()).items()}}
 
 
 def recipe_changes(store: RunStore, recipe: Recipe) -> list[str]:

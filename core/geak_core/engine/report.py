@@ -363,6 +363,7 @@ def format_summary(summary: RunSummary) -> str:
         f"llm calls {summary.llm_calls}, tokens {summary.tokens}{cost}; status {summary.status}{seed}"
     )
     lines.extend(format_tuning(summary.tuning))
+    lines.extend(format_profiling(summary.profiling))
     if summary.note:
         lines.append(summary.note)
     return "\n".join(lines)
@@ -378,6 +379,21 @@ def format_tuning(tuning: dict[str, Any]) -> list[str]:
              f"{tuning.get('variants_judged', 0)} variants judged ({tuning.get('variants_correct', 0)} correct), "
              f"{tuning.get('kept', 0)} faster kept; {tuning.get('skipped', 0)} candidates not tuned"]
     lines += [f"  {count} x {note}" for note, count in tuning.get("notes", {}).items()]
+    return lines
+
+
+def format_profiling(profiling: dict[str, Any]) -> list[str]:
+    """What the run's profiles found (``RunSummary.profiling``): how many candidates had
+    each bottleneck, each lineage stopped at the roofline, and each reason a candidate has
+    no profile, with how often; nothing for a run without a profiler."""
+    if not profiling:
+        return []
+    when = "each correct candidate" if profiling.get("when") == "every_correct" else "each new lineage best"
+    bounds = ", ".join(f"{n} {bound}" for bound, n in profiling.get("bounds", {}).items())
+    lines = [f"profiling ({profiling.get('profiler')}, {when}): {profiling.get('profiled', 0)} candidates profiled"
+             + (f" (by bottleneck: {bounds})" if bounds else "") + f"; {profiling.get('unprofiled', 0)} without a profile"]
+    lines += [f"  lineage {s['task']} L{s['lineage']} stopped {s['reason']}" for s in profiling.get("stopped", [])]
+    lines += [f"  {count} x {note}" for note, count in profiling.get("notes", {}).items()]
     return lines
 
 

@@ -15,7 +15,9 @@ Both tables are written as JSON Lines or Parquet with the columns of
 a run whose tasks carry categories also gets ``categories``, one row per category
 with the figures of ``geak_core.engine.category_view`` (``CATEGORY_COLUMNS``), and
 one whose tasks carry KernelBench levels ``levels``, one row per level with the
-figures of ``geak_core.engine.level_view``, fast_p included (``LEVEL_COLUMNS``);
+figures of ``geak_core.engine.level_view``, fast_p included (``LEVEL_COLUMNS``); and
+one whose candidates were profiled ``profiles``, one row per profile with its diagnosis and
+counters (``PROFILE_COLUMNS``).
 ``datasets.load_dataset("json" | "parquet", data_files=...)`` loads either.
 """
 
@@ -29,6 +31,7 @@ from typing import Any
 
 from geak_core.api.components import HardwareProfile
 from geak_core.api.errors import InputError
+from geak_core.api.profiling import ProfileRecord, counters_text
 from geak_core.api.scaling import FAST_P_THRESHOLDS, fast_p_key
 from geak_core.engine.category_view import category_view, has_categories
 from geak_core.engine.level_view import UNLEVELLED, level_view
@@ -169,6 +172,44 @@ LEVEL_COLUMNS: tuple[Column, ...] = (
     Column("eager_unmeasured_reasons", "string", "why, with how many: '2 not timed: CPU interpreter; 1 without a "
                                                  "PyTorch eager equivalent'"),
 )
+
+
+PROFILE_COLUMNS: tuple[Column, ...] = (
+    Column("run_id", "string", "the run's id"),
+    Column("task", "string", "the task's id within the suite"),
+    Column("candidate_id", "string", "the profiled candidate (a row of candidates)"),
+    Column("lineage", "int", "its lineage"),
+    Column("iteration", "int", "its round"),
+    Column("profiler", "string", "the profiler ([profiler] name): ncu, proton, rocprof, ..."),
+    Column("case", "string", "the task's timed case it ran"),
+    Column("bound", "string", "the bottleneck: memory, compute, latency or launch; null without counters"),
+    Column("peak_fraction", "float", "how close it runs to that bound's peak, 0-1 (for launch: the share "
+                                     "of the call its kernels are busy)"),
+    Column("evidence", "strings", "the figures that say so, one line each"),
+    Column("counters", "strings", "the longest kernels' main counters, one line per kernel"),
+    Column("kernels", "string", "every kernel's counters as the profiler read them: a JSON list of objects"),
+    Column("numbers", "string", "the diagnosis' figures by name (achieved_gbs, achieved_tflops, "
+                                "dram_fraction, ...): a JSON object"),
+    Column("seconds", "float", "what the profile cost"),
+    Column("error", "string", "why there are no counters (not timed, the tool missing or failing)"),
+)
+
+
+def profile_records(run: RunData) -> list[dict[str, Any]]:
+    """One row per profile of the run's candidates, in candidate order."""
+    return [profile_record(run, row, p) for row in run.rows for p in row.profiles]
+
+
+def profile_record(run: RunData, row: CandidateRow, record: ProfileRecord) -> dict[str, Any]:
+    c, d = row.candidate, record.diagnosis
+    return {
+        "run_id": run.run_id, "task": c.task_id, "candidate_id": c.id, "lineage": c.lineage,
+        "iteration": c.iteration, "profiler": record.profiler, "case": record.case or None,
+        "bound": d.bound if d else None, "peak_fraction": d.peak_fraction if d else None,
+        "evidence": list(d.evidence) if d else [], "counters": counters_text(record, limit=len(record.kernels)),
+        "kernels": json.dumps([k.to_dict() for k in record.kernels]),
+        "numbers": json.dumps(dict(d.numbers)) if d else None, "seconds": record.seconds, "error": record.error,
+    }
 
 
 def level_records(run: RunData) -> list[dict[str, Any]]:
@@ -335,14 +376,18 @@ def export_run(run: RunData, out_dir: Path, fmt: str, profiles: list[HardwarePro
     if levels:
         files["levels"] = out_dir / f"levels.{fmt}"
         write_table(files["levels"], levels, LEVEL_COLUMNS, fmt)
+    profiles = profile_records(run)
+    if profiles:
+        files["profiles"] = out_dir / f"profiles.{fmt}"
+        write_table(files["profiles"], profiles, PROFILE_COLUMNS, fmt)
     kinds: dict[str, int] = {}
     for t in transitions:
         kinds[t["kind"]] = kinds.get(t["kind"], 0) + 1
     return {"files": {k: str(v) for k, v in files.items()}, "candidates": len(candidates),
             "transitions": len(transitions), "kinds": kinds, "categories": len(categories),
-            "levels": len(levels), "speedup_method": run.speedup_method}
+            "levels": len(levels), "profiles": len(profiles), "speedup_method": run.speedup_method}
 
 
-__all__ = ["CANDIDATE_COLUMNS", "CATEGORY_COLUMNS", "FORMATS", "LEVEL_COLUMNS", "TRANSITION_COLUMNS", "Column",
-           "candidate_record", "category_records", "export_run", "level_records", "transition_kind",
-           "transition_records", "write_table"]
+__all__ = ["CANDIDATE_COLUMNS", "CATEGORY_COLUMNS", "FORMATS", "LEVEL_COLUMNS", "PROFILE_COLUMNS", "TRANSITION_COLUMNS",
+           "Column", "candidate_record", "category_records", "export_run", "level_records", "profile_records",
+           "transition_kind", "transition_records", "write_table"]

@@ -2,7 +2,8 @@
 
 The page holds a summary and per-task tables, the scaling curves of the GEAK
 paper (accuracy and speedup per iteration; pass@k over lineages, call and execution), the
-speedup distribution, a roofline plot per hardware profile, breakdowns by
+speedup distribution, a roofline plot per hardware profile (with what a profiler measured
+of the best candidates, where they were profiled), breakdowns by
 category and difficulty, an ablation table when several runs are given, and
 each task's best kernel with its diff from the first correct version.
 
@@ -26,6 +27,7 @@ from typing import Any
 from geak_core import __version__
 from geak_core.api.components import HardwareProfile
 from geak_core.api.errors import InputError
+from geak_core.api.profiling import bound_line
 from geak_core.api.scaling import (
     SPEEDUP_METHOD_TEXT,
     FastTask,
@@ -46,6 +48,7 @@ from geak_core.engine.recipe import dotted
 from geak_core.engine.report import SCRIPTED_NOTE, fast_p_cell, is_scripted, unmeasured_text
 from geak_core.kit.code_metrics import CodeMetrics, code_metrics
 from geak_core.reporting.rundata import CandidateRow, RunData
+from geak_core.reporting.transcript import profile_lines
 
 TEMPLATE = Path(__file__).with_name("assets") / "report.html.j2"
 
@@ -363,10 +366,25 @@ class RooflinePoint:
 
 
 @dataclass
+class MeasuredPoint:
+    """What a profiler measured of a best candidate on one case: the bytes and FLOPs its
+    kernels moved and did per second of their own time (``Diagnosis.numbers``)."""
+
+    run: str
+    task_id: str
+    case: str
+    profiler: str
+    achieved_gbs: float
+    achieved_tflops: float
+    bound: str
+
+
+@dataclass
 class RooflineGroup:
     title: str
     profile: HardwareProfile | None
     points: list[RooflinePoint] = field(default_factory=list)
+    measured: list[MeasuredPoint] = field(default_factory=list)
 
 
 def roofline_groups(runs: list[RunData], stats: dict[str, list[TaskStat]],
@@ -392,16 +410,31 @@ def roofline_groups(runs: list[RunData], stats: dict[str, list[TaskStat]],
                 group.points.append(RooflinePoint(
                     _label(run, runs), stat.task_id, shape.case, shape.dtype, shape.flops, shape.bytes,
                     shape.achieved_gbs, shape.achieved_tflops, shape.roofline_fraction, shape.bound))
+            measured = _measured_point(_label(run, runs), stat)
+            if measured is not None:
+                group.measured.append(measured)
     return list(groups.values())
+
+
+def _measured_point(run: str, stat: TaskStat) -> MeasuredPoint | None:
+    """The profiler's throughputs of ``stat``'s best candidate, where it was profiled and
+    its kernels moved bytes and did FLOPs."""
+    record = stat.best.profile if stat.best else None
+    numbers = record.diagnosis.numbers if record is not None and record.diagnosis else {}
+    gbs, tflops = numbers.get("achieved_gbs"), numbers.get("achieved_tflops")
+    if record is None or record.diagnosis is None or not gbs or not tflops:
+        return None
+    return MeasuredPoint(run, stat.task_id, record.case, record.profiler, gbs, tflops, record.diagnosis.bound)
 
 
 def roofline_chart(charts: _Charts, group: RooflineGroup, index: int) -> str | None:
     go = charts.go
     placed = [p for p in group.points if p.flops and p.bytes and p.achieved_tflops]
-    if not placed:
+    if not placed and not group.measured:
         return None
     fig = go.Figure()
     intensities = [p.flops / p.bytes for p in placed]  # type: ignore[operator]
+    intensities += [m.achieved_tflops * 1000 / m.achieved_gbs for m in group.measured]
     low = min(intensities + [0.1]) / 4
     high = max(intensities + [1000.0]) * 4
     xs = [low * (high / low) ** (i / 60) for i in range(61)]
@@ -425,6 +458,15 @@ def roofline_chart(charts: _Charts, group: RooflineGroup, index: int) -> str | N
             text=[f"{task_id} {p.case}<br>{p.achieved_gbs or 0:.0f} GB/s, {p.achieved_tflops:.3g} TFLOP/s"
                   + (f"<br>{100 * p.fraction:.1f}% of peak ({p.bound} bound)" if p.fraction is not None else "")
                   for p in points],
+            hovertemplate="%{text}<extra></extra>"))
+    if group.measured:
+        fig.add_trace(go.Scatter(
+            x=[m.achieved_tflops * 1000 / m.achieved_gbs for m in group.measured],
+            y=[m.achieved_tflops for m in group.measured], mode="markers", name="measured by the profiler",
+            marker={"size": 11, "symbol": "x", "color": "black"},
+            text=[f"{m.task_id} {m.case} ({m.profiler}{', ' + m.run if several else ''})<br>"
+                  f"{m.achieved_gbs:.0f} GB/s, {m.achieved_tflops:.3g} TFLOP/s, {m.bound}-bound"
+                  for m in group.measured],
             hovertemplate="%{text}<extra></extra>"))
     fig.update_layout(title=f"Roofline: {group.title}")
     fig.update_xaxes(title="arithmetic intensity (FLOP/byte)", type="log")
@@ -537,6 +579,16 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _bottleneck(row: CandidateRow) -> str:
+    """A candidate's profiled class with its fraction of peak, why it has no profile, or "-"."""
+    record = row.profile
+    if record is None:
+        return "-"
+    if not record.ok:
+        return "no profile"
+    return bound_line(record.diagnosis) if record.diagnosis else "unread"
+
+
 def _measurement_note(run: RunData) -> str:
     modes = {r.result.mode for r in run.rows if r.result and r.result.mode}
     timed = any(r.result and r.result.performance_measured for r in run.rows)
@@ -601,7 +653,8 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
             })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, speed=_speed, num=_num, when=_when, fast=fast_p_cell, unmeasured=unmeasured_text)
+    env.filters.update(pct=_pct, speed=_speed, num=_num, when=_when, fast=fast_p_cell, unmeasured=unmeasured_text,
+                       profile_lines=profile_lines, bottleneck=_bottleneck)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     ablation = len(runs) > 1
     differences = recipe_differences(runs) if ablation else []
@@ -629,5 +682,5 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
     return page
 
 
-__all__ = ["TaskStat", "build_report", "recipe_differences", "roofline_groups", "scaling_curves",
+__all__ = ["MeasuredPoint", "TaskStat", "build_report", "recipe_differences", "roofline_groups", "scaling_curves",
            "task_stats"]

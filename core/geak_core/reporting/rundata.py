@@ -3,8 +3,8 @@
 ``geak-core report`` and ``geak-core export`` both read runs through here, so the
 two never disagree on what a candidate, a round kind or a verdict is. Nothing
 is recomputed: verdicts are the judge's stored ones, the prompt and reply are
-the recorded LLM call, and where a candidate was judged more than once (a
-resumed run) its latest verdict counts.
+the recorded LLM call, a candidate's profiles its ``profiled`` events, and where
+a candidate was judged more than once (a resumed run) its latest verdict counts.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from geak_core.api.components import TUNE_KIND
 from geak_core.api.model import Candidate, EvalResult, RunSummary
+from geak_core.api.profiling import ProfileRecord
 from geak_core.engine.store import MANIFEST_FILE, RECIPE_FILE, SUMMARY_FILE, RunStore
 
 if sys.version_info >= (3, 11):
@@ -44,6 +45,14 @@ class CandidateRow:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    profiles: list[ProfileRecord] = field(default_factory=list)  # what profilers found of it, in order
+    stop_reason: str | None = None  # why its lineage optimized no more after it (the roofline)
+
+    @property
+    def profile(self) -> ProfileRecord | None:
+        """Its latest profile with counters, else its latest profile (saying why there are
+        none), else None."""
+        return next((p for p in reversed(self.profiles) if p.ok), self.profiles[-1] if self.profiles else None)
 
     @property
     def verdict(self) -> str:
@@ -163,6 +172,9 @@ def load_run(run_dir: str | Path) -> RunData:
         name = store.meta("name", "") or ""
         status = store.meta("status", "?")
         history = store.meta("recipe_history", []) or []
+        profiled = [e["payload"] for e in store.iter_events("profiled")]
+        stops = {str(e["payload"].get("candidate")): str(e["payload"].get("reason"))
+                 for e in store.iter_events("lineage_stopped")}
     try:
         recipe = tomllib.loads((run_dir / RECIPE_FILE).read_text())
     except (OSError, tomllib.TOMLDecodeError):
@@ -180,13 +192,18 @@ def load_run(run_dir: str | Path) -> RunData:
             lineage, iteration, _ = _slot(candidate_id)
             candidates.append(Candidate(candidate_id, result.task_id, "", lineage, iteration))
             known.add(candidate_id)
+    profiles: dict[str, list[ProfileRecord]] = {}
+    for payload in profiled:
+        record = ProfileRecord.from_dict(payload)
+        profiles.setdefault(record.candidate_id, []).append(record)
     rows = []
     for c in candidates:
         call = calls.get(c.llm_call_id or "")
         if call is None and not c.llm_call_id and c.origin != TUNE_KIND:  # a tuned variant had no call
             call = _call_by_slot(calls.values(), c)
         proposal = _slot(c.id)[2]
-        row = CandidateRow(candidate=c, result=latest.get(c.id), round_kind=c.origin, proposal=proposal)
+        row = CandidateRow(candidate=c, result=latest.get(c.id), round_kind=c.origin, proposal=proposal,
+                           profiles=profiles.get(c.id, []), stop_reason=stops.get(c.id))
         if call is not None:
             _fill_from_call(row, call, proposal)
         rows.append(row)

@@ -1,5 +1,6 @@
 """What the model was asked and answered: a run's candidates with their prompts, replies,
-extracted code and verdicts (``geak-core runs log``), read through ``rundata.load_run``."""
+extracted code, verdicts and profiles (``geak-core runs log``), read through
+``rundata.load_run``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from geak_core.api.components import TUNE_KIND
 from geak_core.api.errors import InputError
 from geak_core.api.model import EvalResult
+from geak_core.api.profiling import ProfileRecord, bound_line, counters_text
 from geak_core.reporting.rundata import CandidateRow, load_run, verdict_of
 
 
@@ -38,6 +40,7 @@ def to_dict(row: CandidateRow) -> dict[str, Any]:
         "round": row.round_kind, "proposal": row.proposal, "strategy": c.strategy, "parent_id": c.parent_id,
         "messages": row.prompt, "reply": row.reply, "code": c.code,
         "verdict": row.result.to_dict() if row.result is not None else None,
+        "profiles": [p.to_dict() for p in row.profiles], "lineage_stopped": row.stop_reason,
     }
 
 
@@ -51,6 +54,17 @@ def verdict_text(result: EvalResult | None) -> str:
         return kind + (f", speedup {result.speedup:.3f}x" if result.speedup is not None else "")
     reason = (result.reason or "").strip()
     return f"{kind} ({result.failed_stage}): {reason}" if reason else f"{kind} ({result.failed_stage})"
+
+
+def profile_lines(record: ProfileRecord) -> list[str]:
+    """A profile as ``runs log`` shows it: a heading line (the profiler, the case, the class,
+    or why there is no profile), then its evidence and its longest kernels' counters."""
+    where = f"{record.profiler or 'profile'}" + (f", case {record.case}" if record.case else "")
+    if not record.ok:
+        return [f"({where}) {record.error or 'the profiler saw no kernel'}"]
+    head = bound_line(record.diagnosis) if record.diagnosis else "no bottleneck could be read from the counters"
+    return ([f"({where}) {head}"] + [f"  {line}" for line in (record.diagnosis.evidence if record.diagnosis else ())]
+            + [f"  kernel {line}" for line in counters_text(record)])
 
 
 def render(rows: list[CandidateRow], style: Any = None) -> str:
@@ -79,5 +93,11 @@ def render(rows: list[CandidateRow], style: Any = None) -> str:
         lines.append(c.code.rstrip() if c.code else "(none: no usable code in the reply)")
         colour = "green" if row.result is not None and row.result.correct else "yellow"
         lines.append(paint(f"--- verdict: {verdict_text(row.result)}", fg=colour))
+        for record in row.profiles:
+            heading, *rest = profile_lines(record)
+            lines.append(paint(f"--- profile {heading}", fg="cyan"))
+            lines.extend(rest)
+        if row.stop_reason:
+            lines.append(paint(f"--- lineage stopped {row.stop_reason}", fg="green"))
         lines.append("")
     return "\n".join(lines)

@@ -6,7 +6,8 @@
 * ``optimize``: the optimizer's archive of correct versions, slowest first
   (template ``optimize``, with the optimizer's ``context`` as variables), and what
   the lineage's latest tunings found (``tuning``: ``TuningReport``s, the knobs a
-  faster variant changed, one per line).
+  faster variant changed, one per line) and what the profiler found of the version it
+  improves on (``profile``: ``profiling.profile_view``, None where not profiled).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from geak_core.api.components import GeneratorBase, RoundContext
 from geak_core.api.llm import Message
+from geak_core.api.profiling import profile_view
 
 
 class GeakGenerator(GeneratorBase):
@@ -26,7 +28,8 @@ class GeakGenerator(GeneratorBase):
                   "examples": round.examples, "example": round.examples[0] if round.examples else None}
         kind = round.plan.kind
         if kind == "optimize":
-            user = round.render("optimize", **common, **round.optimizer, tuning=round.tuning)
+            user = round.render("optimize", **common, **round.optimizer, tuning=round.tuning,
+                                profile=profile_view(round.profile) if round.profile else None)
         else:
             user = round.render("strategy" if kind == "restart" else "generate",
                                 abandoned=list(round.lineage.abandoned), **common)

@@ -4,7 +4,8 @@ A reflect prompt shows the failed module, the judge's trimmed report and, as
 Reflexion does, the lineage's earlier failures: for each, what was tried (the
 strategy the model named), why it failed (the judge's stage and reason) and
 what the model said about it (its reply outside the code). ``memory`` says how
-many of those earlier failures are shown, newest last.
+many of those earlier failures are shown, newest last. Where the lineage has a profiled
+correct version, what the profiler found of it is shown too (``profile``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from geak_core.api.components import Reflection, ReflectorBase, RoundContext
 from geak_core.api.llm import Message
 from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.profiling import profile_view
 
 _FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
 _STRATEGY_LINE = re.compile(r"^[#>*_ \t]*strategy[*_ \t]*:.*$", re.IGNORECASE | re.MULTILINE)
@@ -109,5 +111,6 @@ class GeakReflector(ReflectorBase):
             knowledge=fit_knowledge(round.knowledge, self.options.knowledge_chars) if self.options.knowledge else [],
             hardware=round.hardware, examples=round.examples,
             example=round.examples[0] if round.examples else None,
+            profile=profile_view(round.profile) if round.profile else None,
         )
         return [Message("system", round.system), Message("user", user)]

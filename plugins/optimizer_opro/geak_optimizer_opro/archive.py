@@ -21,6 +21,8 @@ Rules (the prompt must never show a number that was not measured):
   (the incumbent stays). A measured newcomer beats an unmeasured entry
   always, and a measured one when faster by more than ``min_delta``; an
   unmeasured newcomer only replaces an unmeasured entry.
+* A profiled entry carries its bottleneck (``bottleneck``: "memory-bound at 82 % of
+  peak"), shown beside its speedup; profiles never change the order.
 """
 
 from __future__ import annotations
@@ -126,6 +128,12 @@ class Archive:
         self.entries.remove(worst)
         self.entries.append(new)
         return True
+
+    def profiled(self, candidate_id: str, bottleneck: str) -> None:
+        """Note the bottleneck of the entry of ``candidate_id`` (none: it is not in the archive)."""
+        for entry in self.entries:
+            if entry.candidate_id == candidate_id:
+                entry.bottleneck = bottleneck
 
     def ascending(self) -> list[OproEntry]:
         return sorted(self.entries, key=_display_key)

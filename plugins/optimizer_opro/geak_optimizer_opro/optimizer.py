@@ -1,6 +1,7 @@
 """The ``opro`` optimizer: per-task archives of the best correct candidates.
 
-``record`` sees every judged candidate; ``context`` hands the ``optimize``
+``record`` sees every judged candidate, ``record_profile`` what a profiler found of one
+(its bottleneck goes beside its entry); ``context`` hands the ``optimize``
 template the archive in ascending order (see ``archive.py`` for the rules),
 the best measured speedup, whether anything was measured at all, the
 ``explore`` switch ("propose a strategy different from all of these" rather
@@ -19,6 +20,7 @@ from typing import Any
 from geak_core.api.components import OptimizerBase
 from geak_core.api.errors import InputError
 from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.profiling import ProfileRecord, bound_line
 
 from geak_optimizer_opro.archive import Archive
 
@@ -63,6 +65,12 @@ class OproOptimizer(OptimizerBase):
     def record(self, task_id: str, candidate: Candidate, result: EvalResult) -> None:
         with self._lock:
             self._archive(task_id).offer(candidate, result)
+
+    def record_profile(self, task_id: str, record: ProfileRecord) -> None:
+        if record.diagnosis is None:
+            return
+        with self._lock:
+            self._archive(task_id).profiled(record.candidate_id, bound_line(record.diagnosis))
 
     def context(self, task_id: str) -> dict[str, Any]:
         with self._lock:
