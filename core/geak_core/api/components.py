@@ -51,7 +51,10 @@ class ComponentSpec:
         """The component, built by the factory from ``options`` and checked against its
         kind (``as_component``): required members present, optional abilities filled."""
         where = f" of plugin {self.plugin!r}" if self.plugin else ""
-        return as_component(self.kind, self.factory(options), f"{self.kind} {self.name!r}{where}")
+        component = as_component(self.kind, self.factory(options), f"{self.kind} {self.name!r}{where}")
+        if self.kind == "profiler" and not component.profiler_name:
+            component.profiler_name = self.name  # the name its records carry
+        return component
 
 
 class Register(Protocol):
