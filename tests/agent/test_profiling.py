@@ -65,7 +65,7 @@ class TimedJudge(EvaluatorBase):
         for job in jobs:
             yield job, self.evaluate(job.task, job.candidate)
 
-    def profile(self, task, candidate, profiler, seconds):
+    def profile(self, task, candidate, profiler, seconds, *, case="", calls=1):
         PROFILED.append(candidate.id)
         if BEHAVIOUR["raise"] is not None:
             raise BEHAVIOUR["raise"]

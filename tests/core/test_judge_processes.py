@@ -150,6 +150,69 @@ def test_a_judge_process_that_cannot_build_its_evaluator_says_why():
         ProcessJudges(spec, _options(), shares("", [], 1), start_timeout_s=120)
 
 
+def test_a_profile_goes_to_a_judge_process_with_its_profiler_pickled_and_comes_back_as_a_record():
+    """Both ends without a process: ``profile`` sends the profiler through a pipe that pickles
+    what it carries, and ``serve`` answers a ``profile`` message with the evaluator's record
+    (an unusable profiler: no child runs)."""
+    import pickle
+
+    from geak_core.api.components import ProfilerBase
+    from geak_core.api.profiling import ProfileRecord
+    from geak_core.engine.builtin import NoProfiler
+
+    task = _task()
+    candidate = Candidate("c", task.id, RIGHT)
+    judges = _dispatcher([1])
+
+    class Answering(_Pipe):
+        def send(self, message):
+            kind, rid, *rest = pickle.loads(pickle.dumps(message))
+            super().send((kind, rid, *rest))
+            profiler = rest[2]
+            record = ProfileRecord(type(profiler).__name__, rest[1]["id"], case=rest[4]["case"], calls=rest[4]["calls"])
+            judges._judges[0].waiting.pop(rid).set_result(record.to_dict())
+
+    judges._judges[0].conn = Answering()
+    record = judges.profile(task, candidate, NoProfiler(), 30.0, case="big", calls=2)
+    assert record == ProfileRecord("NoProfiler", "c", case="big", calls=2)
+    assert judges._judges[0].in_flight == 0
+
+    class Unusable(ProfilerBase):
+        profiler_name = "unusable"
+
+        def unusable(self):
+            return ["no counters here"]
+
+    class Asking(_Pipe):
+        """The judge process's end: asks for one profile, and closes once it is answered."""
+
+        asked = False
+
+        def recv(self):
+            if not self.asked:
+                self.asked = True
+                return ("profile", 7, task.to_dict(), candidate.to_dict(), Unusable(), 30.0,
+                        {"case": "", "calls": 1})
+            deadline = time.monotonic() + 30
+            while not any(m[0] == "result" for m in self.sent) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return ("close",)
+
+    pipe_end = Asking()
+    saved = dict(os.environ)
+    try:
+        serve(pipe_end, "triton", _options(), None, None, {"CUDA_VISIBLE_DEVICES": ""})
+    finally:
+        from geak_core.kit.sandbox import accept_new_jobs
+
+        os.environ.clear()
+        os.environ.update(saved)
+        accept_new_jobs()
+    answer = next(m for m in pipe_end.sent if m[0] == "result")
+    assert answer[:3] == ("result", 7, True)
+    assert ProfileRecord.from_dict(answer[3]).error == "no counters here"
+
+
 # -- judging under the interpreter -------------------------------------------------------------
 
 

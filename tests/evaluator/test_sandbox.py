@@ -516,3 +516,85 @@ def test_the_projects_packages_stay_readable_for_a_child_when_the_checkout_is_hi
     checkout = os.path.dirname(os.path.dirname(evaluator_folder))
     roots = read_roots([checkout], confine.visible)
     assert evaluator_folder in roots and not any(r == checkout for r in roots)
+
+
+# ---------------------------------------------------------------------------
+# A child under a tool (a profiler)
+# ---------------------------------------------------------------------------
+
+TOOL = """#!{python}
+import json, os, subprocess, sys
+out, command = sys.argv[1], sys.argv[2:]
+with open(os.path.join(out, "tool.json"), "w") as handle:
+    json.dump({{"argv": sys.argv, "env": dict(os.environ), "pid": os.getpid()}}, handle)
+print("TOOL SAYS HELLO", flush=True)
+sys.exit(subprocess.call(command, close_fds=False))
+"""
+
+
+def _tool(tmp_path):
+    import sys
+
+    path = tmp_path / "tool.py"
+    path.write_text(TOOL.format(python=sys.executable))
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("isolate", [False, pytest.param(True, marks=needs_namespaces)])
+def test_a_wrapped_child_runs_under_its_tool_confined_and_scrubbed_and_hands_back_its_files(tmp_path, monkeypatch,
+                                                                                          isolate):
+    import json
+
+    from geak_core.kit.confinement import Confinement, landlock_abi
+    from geak_core.kit.sandbox import Wrapper
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    out = tmp_path / "out"
+    out.mkdir()
+    wrapper = Wrapper((_tool(tmp_path), "{out}"), {"TOOL_REPORT": "{out}/report"}, str(out))
+    confine = Confinement() if landlock_abi() else None
+    result = run("tool_out", {}, wrapper=wrapper, confine=confine, isolate=isolate)
+    assert result.completed, (result.describe_exit(), result.stderr)
+    assert "TOOL SAYS HELLO" in result.stdout
+    seen = result.returned
+    tool = json.loads((out / "tool.json").read_text())
+    if not isolate:  # in a PID namespace of its own the child cannot see its parent
+        assert seen["ppid"] == tool["pid"], "the tool started the child"
+    assert tool["argv"][1] == seen["env"]["GEAK_TOOL_OUT"] and tool["argv"][2] == __import__("sys").executable
+    job = os.path.dirname(seen["env"]["GEAK_TOOL_OUT"])
+    assert os.path.basename(job).startswith("geak-sbx-") and not os.path.exists(job)
+    for env in (tool["env"], seen["env"]):
+        assert "OPENAI_API_KEY" not in env and "sk-secret" not in repr(env)
+        assert os.path.dirname(env["TMPDIR"]) == job, "the tool's temporary folder is in the job's"
+        assert env["TOOL_REPORT"] == os.path.join(job, "tool-out", "report")
+    assert (out / "from-child.txt").read_text() == "written by the child\n"
+    assert not os.path.lexists(out / "planted"), "a link the child planted is not handed back"
+
+
+def test_a_timeout_kills_the_tool_with_its_child_and_a_spare_cannot_be_wrapped(tmp_path):
+    from geak_core.kit.sandbox import Wrapper, start_spare
+
+    out = tmp_path / "out"
+    out.mkdir()
+    started = time.monotonic()
+    result = run("tool_out", {"sleep": 120}, wrapper=Wrapper((_tool(tmp_path), "{out}"), out=str(out)),
+                 timeout_s=3)
+    assert result.timed_out and time.monotonic() - started < 20
+    tool_pid = __import__("json").loads((out / "tool.json").read_text())["pid"]
+    time.sleep(0.2)
+    assert not os.path.exists(f"/proc/{tool_pid}") or open(f"/proc/{tool_pid}/stat").read().split(")")[-1].split()[0] in "ZX"
+    spare = start_spare()
+    try:
+        with pytest.raises(ValueError, match="cannot be a spare"):
+            run("describe", spare=spare, wrapper=Wrapper(("true",)))
+    finally:
+        spare.close()
+
+
+def test_a_tool_that_cannot_start_is_an_exit_status_that_names_it(tmp_path):
+    from geak_core.kit.sandbox import Wrapper
+
+    result = run("describe", wrapper=Wrapper((str(tmp_path / "no-such-tool"),), out=str(tmp_path)))
+    assert not result.completed and result.returncode == 127
+    assert "cannot start the tool" in result.stderr and "no-such-tool" in result.stderr

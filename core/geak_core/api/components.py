@@ -301,10 +301,11 @@ class EvaluatorBase:
       task's cost, for ordering only: an executor that shares a batch between several
       judges hands out the costliest tasks first (a task it has no figure for keeps its
       place);
-    * ``profile(task, candidate, profiler, seconds) -> ProfileRecord`` [a record saying it
-      cannot]: run a correct ``candidate`` on one of ``task``'s timed cases under
-      ``profiler`` (see ``Profiler``) within ``seconds``, in the same confinement as its
-      judgement; never changes a verdict; failures come back as the record's ``error``.
+    * ``profile(task, candidate, profiler, seconds, *, case="", calls=1) -> ProfileRecord``
+      [a record saying it cannot]: run a correct ``candidate`` on one of ``task``'s timed
+      cases (``case`` names one; else the largest) under ``profiler`` (see ``Profiler``),
+      ``calls`` calls profiled, within ``seconds``, in the same confinement as its judgement;
+      never changes a verdict; failures come back as the record's ``error``.
     """
 
     max_parallel: int = 1
@@ -321,8 +322,10 @@ class EvaluatorBase:
     def expected_costs(self, tasks: list[Task]) -> dict[str, float]:
         return {}
 
-    def profile(self, task: Task, candidate: Candidate, profiler: Profiler, seconds: float) -> ProfileRecord:
-        return ProfileRecord("", candidate.id, error="this evaluator cannot profile")
+    def profile(self, task: Task, candidate: Candidate, profiler: Profiler, seconds: float, *,
+                case: str = "", calls: int = 1) -> ProfileRecord:
+        return ProfileRecord(getattr(profiler, "profiler_name", ""), candidate.id, case=case, calls=calls,
+                             error="this evaluator cannot profile")
 
 
 @runtime_checkable
@@ -802,6 +805,12 @@ class _Filled:
 
     def __repr__(self) -> str:
         return repr(self._component)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the component itself, filled again where it is loaded (a judge process:
+        the profiler ``ProcessJudges.profile`` sends); its class is made at run time."""
+        kind = next(k.name for k in COMPONENT_KINDS if k.base is not None and isinstance(self, k.base))
+        return as_component, (kind, self._component)
 
 
 def _delegate(name: str) -> property:

@@ -694,6 +694,9 @@ def _add_optional_commands() -> None:
     from geak_core.cli.cli_tune import tune_command
 
     main.add_command(tune_command, "tune")
+    from geak_core.cli.cli_profile import profile_command
+
+    main.add_command(profile_command, "profile")
     from geak_core.cli.cli_export import export_command
     from geak_core.cli.cli_report import report_command
 

@@ -27,7 +27,8 @@ the process's evaluator's own ``evaluate_many`` (references ahead of their candi
 slow reference holding up only its own task). Verdicts are yielded as they arrive, from
 whichever process. (Sending each process its whole share up front left one GPU working
 through the costliest tasks of a file while the others stood idle.) ``evaluate`` sends one
-job to the process that judged its task before, else to the one with the most room. A judge
+job to the process that judged its task before, else to the one with the most room, and so
+does ``profile`` (the profiler object goes pickled). A judge
 process that dies (killed, out of memory) has the jobs it had not answered sent to another,
 up to ``max_attempts`` tries each, and a new process is started in its place; a job out of
 tries gets a judge-error verdict.
@@ -48,9 +49,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from geak_core.api.components import ComponentSpec, EvalJob, EvaluatorBase
+from geak_core.api.components import ComponentSpec, EvalJob, EvaluatorBase, ProfilerBase
 from geak_core.api.errors import GeakError, OptionError
 from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.profiling import ProfileRecord
 from geak_core.api.tasks import Task
 from geak_core.engine.plugins import LOAD_ENV
 from geak_core.kit.sandbox import drop_credentials, stop_running_jobs
@@ -203,6 +205,10 @@ def serve(conn: Any, evaluator: str, options: Any, load_plugins: str | None, har
                 _, rid, tasks = message
                 threading.Thread(target=answer, args=(rid, lambda ts=tasks: expected_costs(
                     judge, [Task.from_dict(t) for t in ts])), daemon=True).start()
+            elif kind == "profile":
+                _, rid, task, candidate, profiler, seconds, options = message
+                pool.submit(answer, rid, lambda t=task, c=candidate, p=profiler, s=seconds, o=options: judge.profile(
+                    Task.from_dict(t), Candidate.from_dict(c), p, s, **o).to_dict())
             elif kind == "unmet":
                 _, rid, task = message
                 threading.Thread(target=answer, args=(rid, lambda t=task: list(
@@ -472,6 +478,26 @@ class ProcessJudges(EvaluatorBase):
             finally:
                 self._release(judge, task.key, judged)
         return _lost_verdict(task, candidate, lost, time.monotonic() - started)
+
+    def profile(self, task: Task, candidate: Candidate, profiler: ProfilerBase, seconds: float, *,
+                case: str = "", calls: int = 1) -> ProfileRecord:
+        """Profile in the judge process that judged ``task`` before (else the one with the most
+        room), as ``evaluate`` sends a job: ``profiler`` travels pickled (a plain class with
+        its options dataclass). A process lost meanwhile is the record's ``error``."""
+        judge = self._acquire(task.key)
+        if judge is None:
+            return ProfileRecord(profiler.profiler_name, candidate.id, case=case, calls=calls,
+                                 error="no judge process is left")
+        try:
+            data = self._ask(judge, "profile", task.to_dict(), candidate.to_dict(), profiler, seconds,
+                             {"case": case, "calls": calls}).result()
+            return ProfileRecord.from_dict(data)
+        except (JudgeLost, GeakError) as exc:  # lost, or a traceback whose last line says what
+            why = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+            return ProfileRecord(profiler.profiler_name, candidate.id, case=case, calls=calls,
+                                 error=f"the judge process could not profile: {why}")
+        finally:
+            self._release(judge, task.key, False)
 
     # -- batches --------------------------------------------------------------------------
 

@@ -27,6 +27,10 @@ starts ``python -I -m geak_core.kit.sandbox`` with:
   child sends length-prefixed ``tensorio`` frames. The caller may answer each
   frame through the child's stdin, which is how a handshake can hold data back
   until the child has reached a given point.
+* optionally (``wrapper``, :class:`Wrapper`) a tool that starts the child and
+  watches it, a profiler: its command is put before the child's own, in the same
+  process group, environment and private directory, and what it writes goes to
+  a folder inside that directory, handed to the caller when the job ends.
 
 The child side: ``entry`` names ``"module:function"``; the function is called
 as ``function(args, channel)`` and whatever it returns is sent as the last
@@ -318,12 +322,86 @@ def namespaces_available() -> bool:
     return _namespaces
 
 
-def _child_command(result_fd: int, preload: tuple[str, ...] = ()) -> list[str]:
-    command = [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.kit.sandbox", str(result_fd),
-               f"--parent={os.getpid()}"]
+def _child_command(result_fd: int, preload: tuple[str, ...] = (), wrapper: Wrapper | None = None,
+                   workdir: str = "") -> list[str]:
+    command = [sys.executable, "-I", "-X", "faulthandler", "-m", "geak_core.kit.sandbox", str(result_fd)]
+    tool = [part.replace(TOOL_OUT_MARK, os.path.join(workdir, TOOL_OUT))
+            for part in (wrapper.command if wrapper is not None else ())]
+    if not tool:
+        command.append(f"--parent={os.getpid()}")
     if preload:
         command.append("--preload=" + ",".join(preload))
-    return command
+    if not tool:
+        return command
+    # The tool's parent is this process: a launcher asks for its death with the judge (as a
+    # child does), then becomes the tool; the child, the tool's child, asks for it with the
+    # tool's thread that started it, so it is started without ``--parent``.
+    return [sys.executable, "-I", "-c", _LAUNCHER, str(os.getpid()), *tool, *command]
+
+
+# Runs the tool of a wrapped child: dies with the judge (the parent-death signal outlives
+# ``exec``), or at once if the judge is gone already; then ``exec``s the tool. Inline, so it
+# needs nothing but Python.
+_LAUNCHER = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(71)\n"
+    "try:\n"
+    "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "except OSError as exc:\n"
+    "    sys.stderr.write(f'cannot start the tool {sys.argv[2]!r}: {exc}\\n')\n"
+    "    os._exit(127)\n"
+)
+TOOL_OUT = "tool-out"  # the folder, in a wrapped job's directory, that its tool writes to
+TOOL_TMP = "tool-tmp"  # its temporary folder (``TMPDIR``), beside it
+TOOL_OUT_MARK = "{out}"  # stands for that folder in a wrapper's command and variables
+TOOL_OUT_VARIABLE = "GEAK_TOOL_OUT"  # names that folder to the child
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A tool that starts the child and watches it (a profiler): ``command`` is put before the
+    child's own command (``("ncu", "--csv", ...)``; empty for a tool that lives in the child,
+    which then starts as usual); ``env`` is added to the environment the tool and the child
+    share (after the allow-list: the caller's own, trusted values). ``{out}`` in either
+    stands for a folder inside the job's directory, the only place the confined child may
+    write the tool's files to; the child finds it in ``GEAK_TOOL_OUT``, and the tool's
+    ``TMPDIR`` is another folder there. When the job ends, the regular files of that folder
+    (symbolic links are dropped: the child could plant one) are moved to ``out``, a folder
+    of the caller's, before the job's directory is removed.
+
+    The tool runs unconfined (it is the caller's, trusted) in the child's process group, so a
+    timeout kills it with the child; it must pass the child its inherited file descriptors
+    (the result channel) and stdin, and start it from a thread that lives as long as the
+    child (the child dies with that thread, as it dies with the judge otherwise)."""
+
+    command: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    out: str = ""
+
+    def variables(self, workdir: str) -> dict[str, str]:
+        folder, tmp = os.path.join(workdir, TOOL_OUT), os.path.join(workdir, TOOL_TMP)
+        values = {name: value.replace(TOOL_OUT_MARK, folder) for name, value in self.env.items()}
+        return {**values, TOOL_OUT_VARIABLE: folder, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+
+
+def collect_tool_output(workdir: str, out: str) -> None:
+    """Move the regular files a wrapped job's tool wrote (``TOOL_OUT`` in ``workdir``) into
+    ``out``, keeping their relative paths; links and other special files are left behind, and
+    so is a file that cannot be moved (the reader then finds it missing)."""
+    source = os.path.join(workdir, TOOL_OUT)
+    for root, _, files in os.walk(source):
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            target = os.path.join(out, os.path.relpath(path, source))
+            try:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.move(path, target)
+            except OSError:
+                continue
 
 
 # Created in a spare child's working directory once its preloads are imported.
@@ -452,17 +530,22 @@ _SPAWNER = _Spawner()
 
 def _spawn(env: Mapping[str, str | None] | None, base_env: Mapping[str, str] | None, isolate: bool,
            preload: tuple[str, ...] = (), limits: ChildLimits | None = None,
-           env_allow: tuple[str, ...] = ()) -> SpareChild:
-    """Start a child that waits for its job on stdin; raises OSError if it cannot start."""
+           env_allow: tuple[str, ...] = (), wrapper: Wrapper | None = None) -> SpareChild:
+    """Start a child (under ``wrapper``'s tool, if given) that waits for its job on stdin;
+    raises OSError if it cannot start."""
     limits = limits or ChildLimits()
     workdir = tempfile.mkdtemp(prefix="geak-sbx-")
     child_env = _child_env(env, base_env, workdir, env_allow)
+    if wrapper is not None:
+        for folder in (TOOL_OUT, TOOL_TMP):
+            os.mkdir(os.path.join(workdir, folder), 0o700)
+        child_env.update(wrapper.variables(workdir))
     read_fd, write_fd = os.pipe()
     widen_pipe(read_fd)
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            _child_command(write_fd, preload), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            _child_command(write_fd, preload, wrapper, workdir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, cwd=workdir, env=child_env, pass_fds=(write_fd,),
             start_new_session=True, close_fds=True,
         )
@@ -524,6 +607,7 @@ def run_sandboxed(
     confine: Confinement | None = None,
     env_allow: tuple[str, ...] = (),
     preload: tuple[str, ...] = (),
+    wrapper: Wrapper | None = None,
 ) -> SandboxResult:
     """Run ``entry(args, channel)`` in a fresh, isolated child; never raises for child failures.
 
@@ -545,8 +629,12 @@ def run_sandboxed(
     ``isolate`` were fixed when it started); ``job_env``: variables the child
     sets before importing ``entry`` (what differs between jobs of one spare).
     The timeout starts now; a handler that makes the child wait can exclude that
-    time with ``replier.exclude``.
+    time with ``replier.exclude``. ``wrapper``: a tool that starts the child
+    (:class:`Wrapper`); such a child is always started here, never a spare, and
+    what the tool printed is in the result's ``stdout`` and ``stderr`` with the child's.
     """
+    if wrapper is not None and spare is not None:
+        raise ValueError("a wrapped child is started for its job: it cannot be a spare")
     path = [os.path.abspath(p) for p in (sys_path if sys_path is not None else sys.path)
             if p and os.path.isdir(p)]
     if _REFUSING.is_set():
@@ -557,7 +645,8 @@ def run_sandboxed(
         if spare is not None:
             spare.close()
         try:
-            spare = _spawn(env, base_env, isolate, preload, limits=limits, env_allow=env_allow)
+            spare = _spawn(env, base_env, isolate, preload, limits=limits, env_allow=env_allow,
+                           wrapper=wrapper)
         except OSError as exc:
             return SandboxResult(returncode=None, channel_error=f"could not start the child: {exc}")
     proc, read_fd, workdir, isolate = spare.proc, spare.read_fd, spare.workdir, spare.isolate
@@ -682,6 +771,8 @@ def run_sandboxed(
                 stream.close()  # type: ignore[union-attr]
             except OSError:
                 pass
+        if wrapper is not None and wrapper.out:
+            collect_tool_output(workdir, wrapper.out)
         if not keep_dir:
             shutil.rmtree(workdir, ignore_errors=True)
     result.returncode = proc.returncode

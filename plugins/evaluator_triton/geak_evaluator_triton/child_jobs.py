@@ -13,6 +13,8 @@
                serve both.
 ``compare``    runs a harness's own ``compare`` hook on outputs the judge
                sends (a trusted process: harness only, no candidate).
+``profile``    runs a correct candidate, imported under the same guards, on one
+               timed case for a profiling tool (``profile_run``); judges nothing.
 
 Every job reports through the frames of ``protocol`` on the sandbox channel;
 the judge decides every verdict.
@@ -608,3 +610,109 @@ def compare(args: dict[str, Any], channel: Any) -> list[Any]:
         except Exception as exc:
             verdicts.append(f"the harness's compare raised {type(exc).__name__}: {exc}")
     return verdicts
+
+
+# ---------------------------------------------------------------------------
+# Profiling
+# ---------------------------------------------------------------------------
+
+
+class CaseChoiceError(ValueError):
+    """No case of the task can be profiled as asked."""
+
+
+def profiled_case(task: Any, cases: list[Any], name: str = "") -> Any:
+    """The case a profile runs: ``name`` when given, else the largest timed case (by the
+    bytes it moves, then its FLOPs), of those whose requirements this device meets."""
+    task_unmet = unmet(task.requires)
+    if name:
+        for case in cases:
+            if case.name == name:
+                why = task_unmet or unmet(case.requires)
+                if why:
+                    raise CaseChoiceError(f"case {name!r} cannot run here: {why}")
+                return case
+        raise CaseChoiceError(f"the task has no case {name!r} (its cases: {', '.join(c.name for c in cases)})")
+    timed = [c for c in cases if c.timed and not (task_unmet or unmet(c.requires))]
+    if not timed:
+        raise CaseChoiceError("the task has no timed case that can run here")
+    return max(timed, key=lambda c: (c.bytes or 0.0, c.flops or 0.0))
+
+
+def import_hook(path: str) -> Any:
+    module_name, _, name = path.partition(":")
+    return getattr(importlib.import_module(module_name), name)
+
+
+def profile(args: dict[str, Any], channel: Any) -> dict[str, Any]:
+    """Run a correct candidate on one case for a profiling tool; never a verdict.
+
+    The candidate is imported under the guards of its judgement, the case's inputs drawn
+    (``args["seed"]``), and one call made (it compiles and autotunes); then the child says
+    ``ready`` and waits for the judge to hold the device alone. The profiled region follows:
+    ``calls`` calls through the guarded entry points, inside the tool's ``in_child`` context
+    manager (entered with the tool's folder) and, with ``region`` on a GPU, between
+    ``cudaProfilerStart`` and ``cudaProfilerStop``; then ``done``. Returns the case and the
+    Triton kernels launched in the region, in launch order, or ``error``: why not."""
+    from geak_evaluator_triton.checks.torch_compute import guard_entry_points
+
+    log = setup_runtime()
+    task = load_task(args["task"])
+    try:
+        harness = load_harness(task)
+        case = profiled_case(task, _case_table(harness, args["case_set"]), args.get("case") or "")
+    except CaseChoiceError as exc:
+        return {"ok": False, "error": str(exc)}
+    except Exception as exc:
+        return {"ok": False, "error": f"the task's harness failed: {type(exc).__name__}: {exc}"}
+    hook = None
+    if args.get("in_child"):
+        try:  # before the candidate exists: the tool's code is the judge's, not the candidate's
+            hook = import_hook(args["in_child"])
+        except Exception as exc:
+            return {"ok": False, "error": f"the profiler's hook {args['in_child']!r} could not be imported: "
+                                          f"{type(exc).__name__}: {exc}"}
+    module, guard, frame = prepare_candidate(task, args["code"], harness, log)
+    if module is None:
+        return {"ok": False, "error": f"the candidate failed to import: {frame['exception']}: {frame['message']}"}
+    problems = list(frame["contract"]) + [f"the candidate {v}" for v in frame["violations"]]
+    if problems:
+        return {"ok": False, "error": "the candidate broke the judge's rules at import: " + "; ".join(problems)}
+    guarded = guard_entry_points(module, task.entry_points, guard.monitor)
+    calls = max(1, int(args.get("calls") or 1))
+    try:
+        prefetch(harness, case, args["seed"])
+        inputs = make_inputs(harness, task, case, args["seed"], "stage1")
+        harness.run(guarded, case, inputs, harness.allocate(case, inputs))  # compiles, autotunes
+        synchronize()
+        outputs = [harness.allocate(case, inputs) for _ in range(calls)]
+        synchronize()
+    except Exception as exc:
+        return {"ok": False, "error": f"the candidate's warm-up call raised {type(exc).__name__}: {exc}"}
+    problems = guard.violations()
+    if problems:
+        return {"ok": False, "error": "the candidate broke the judge's rules: " + "; ".join(problems)}
+    channel.send({"kind": "ready", "case": case.name})
+    if channel.receive().get("abort"):
+        return {"ok": False, "error": "the judge stopped the profile"}
+    mark = log.mark()
+    began = time.perf_counter()
+    try:
+        with contextlib.ExitStack() as region:
+            if hook is not None:
+                region.enter_context(hook(os.environ.get("GEAK_TOOL_OUT", os.getcwd())))
+            if args.get("region") and not is_interpreter():
+                import torch
+
+                if torch.cuda.is_available():
+                    torch.cuda.profiler.start()
+                    region.callback(torch.cuda.profiler.stop)
+            for out in outputs:
+                harness.run(guarded, case, inputs, out)
+            synchronize()
+    except Exception as exc:
+        return {"ok": False, "error": f"a profiled call raised {type(exc).__name__}: {exc}"}
+    region_s = time.perf_counter() - began
+    channel.send({"kind": "done"})
+    return {"ok": True, "case": case.name, "calls": calls, "region_s": round(region_s, 6),
+            "launches": [name for name, _, _ in log.since(mark)]}

@@ -25,7 +25,7 @@ from geak_core.api.tasks import Task
 from geak_core.engine.plugins import package_folders
 from geak_core.kit.confinement import Confinement
 from geak_core.kit.limits import ChildLimits, physical_memory_mb
-from geak_core.kit.sandbox import SandboxResult, SpareChild, run_sandboxed, start_spare
+from geak_core.kit.sandbox import SandboxResult, SpareChild, Wrapper, run_sandboxed, start_spare
 
 from geak_evaluator_triton.devices import Runtime, Slot
 from geak_evaluator_triton.options import TritonEvaluatorOptions
@@ -188,28 +188,33 @@ class Children:
         return extra + [p for p in sys.path if p not in extra]
 
     def run(self, job: str, args: Any, env: dict[str, str | None], *, timeout: float, cache: str,
-            on_message: Any = None, slot: Slot | None = None) -> SandboxResult:
+            on_message: Any = None, slot: Slot | None = None, wrapper: Wrapper | None = None,
+            output_limit: int = 0) -> SandboxResult:
         """Run ``child_jobs.<job>`` (or a full ``module:function``) in a fresh sandboxed child.
 
         With ``slot``, a spare child of that slot (started earlier, nothing of any
         job in it yet) takes the job when one is waiting, and another is started.
+        ``wrapper``: a profiling tool starts the child (never a spare; see the sandbox's
+        ``Wrapper``). ``output_limit``: the bytes of its output kept (0: the options').
         """
         entry = job if ":" in job else f"{CHILD}:{job}"
         child_env = dict(env)
         cache_path = cache if os.path.isabs(cache) else self.cache_dir(cache)
         child_env["TRITON_CACHE_DIR"] = cache_path
         child_env["TRITON_CACHE_AUTOTUNING"] = "1" if self.options.autotune_cache else None
-        spare, owner = self._take_spare(slot)
+        spare, owner = self._take_spare(slot) if wrapper is None else (None, None)
         try:
-            return self._run(entry, args, child_env, timeout, on_message, spare, self.confinement(cache_path, args))
+            return self._run(entry, args, child_env, timeout, on_message, spare, self.confinement(cache_path, args),
+                             wrapper, output_limit or self.options.output_limit_kb * 1024)
         finally:
-            if slot is not None and self.use_spares():
+            if wrapper is None and slot is not None and self.use_spares():
                 self._replenish(slot)  # after the job, so the new spare does not compete with it
                 if owner is not None and owner is not slot:
                     self._replenish(owner)
 
     def _run(self, entry: str, args: Any, child_env: dict[str, str | None], timeout: float, on_message: Any,
-             spare: SpareChild | None, confine: Confinement | None) -> SandboxResult:
+             spare: SpareChild | None, confine: Confinement | None, wrapper: Wrapper | None,
+             output_limit: int) -> SandboxResult:
         gpu = self.runtime is not None and self.runtime.mode == "gpu"
         return run_sandboxed(
             entry,
@@ -217,7 +222,7 @@ class Children:
             timeout_s=timeout,
             env=child_env,
             sys_path=self.sys_path(),
-            output_limit=self.options.output_limit_kb * 1024,
+            output_limit=output_limit,
             result_limit=self.options.max_result_mb * 1024 * 1024,
             on_message=on_message,
             isolate=self.runtime.isolate if self.runtime is not None else False,
@@ -228,6 +233,7 @@ class Children:
             confine=confine,
             env_allow=tuple(self.options.child_env_allow),
             preload=PRELOAD if gpu else (),
+            wrapper=wrapper,
         )
 
     def for_task(self, task: Task, slot: Slot) -> Any:

@@ -17,10 +17,15 @@ Nothing here runs candidate code. Per candidate the judge
 Several candidates are checked on one GPU at once (``candidates_per_gpu``
 slots per device, ``max_parallel`` in all); timing never shares the device
 (``devices.DeviceGate``). ``evaluate_many`` yields results as they finish.
+
+``profile`` runs a correct candidate under a profiling tool for the agent's and ``geak-core
+profile``'s diagnosis (``profile_run``); it holds the device alone, as timing does, and
+changes no verdict.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import secrets
@@ -31,8 +36,9 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from geak_core.api.components import EvalJob, EvaluatorBase, HardwareProfile
+from geak_core.api.components import EvalJob, EvaluatorBase, HardwareProfile, ProfilerBase
 from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.profiling import ProfileRecord
 from geak_core.api.tasks import Task
 from geak_core.engine.hardware import resolve_profile
 from geak_core.kit.confinement import landlock_abi
@@ -51,6 +57,7 @@ from geak_evaluator_triton.devices import Runtime, Slot, gpu_slots, gpu_visible,
 from geak_evaluator_triton.eager import EagerStore
 from geak_evaluator_triton.options import TritonEvaluatorOptions
 from geak_evaluator_triton.performance import INTERPRETER_NOTE, shape_stub
+from geak_evaluator_triton.profile_run import run_profile, why_not
 from geak_evaluator_triton.reference_run import ReferenceRun, candidate_budget
 from geak_evaluator_triton.reference_store import PendingReference, ReferenceStore
 from geak_evaluator_triton.run_compare import (
@@ -609,6 +616,36 @@ class TritonEvaluator(EvaluatorBase):
             if isinstance(pending, PendingReference) and not pending.done:
                 started.append(pending)
         return count
+
+    # -- profiling --------------------------------------------------------------
+
+    def profile(self, task: Task, candidate: Candidate, profiler: ProfilerBase, seconds: float, *,
+                case: str = "", calls: int = 1) -> ProfileRecord:
+        """Run a correct ``candidate`` under ``profiler`` on one case of ``task`` (``case``, else
+        its largest timed case), ``calls`` calls profiled, in a child of its own within
+        ``seconds`` (``profile_run``): one slot, the device held alone while it is profiled.
+        Never changes a verdict, a reference or a timing; never raises for a failure (the
+        record's ``error`` says it)."""
+        started = time.monotonic()
+        record = ProfileRecord(profiler.profiler_name, candidate.id, case=case, calls=calls)
+        try:
+            problem = why_not(profiler)
+            if not problem:
+                finding = check_source(candidate.code, forbid_constructs=self.options.static_checks)
+                problem = f"rejected before running: {finding.reason}" if finding is not None else ""
+            if problem:
+                return dataclasses.replace(record, error=problem)
+            runtime = self.runtime()
+            slot = self._slots.get()
+            try:
+                record = run_profile(self.children, runtime, slot, task, candidate, profiler, seconds, case, calls)
+            finally:
+                self._slots.put(slot)
+        except JudgeError as exc:
+            record = dataclasses.replace(record, error=f"judge error: {str(exc).splitlines()[0]}")
+        except Exception as exc:  # never let the judge's own bugs escape
+            record = dataclasses.replace(record, error=f"internal judge error: {type(exc).__name__}: {exc}")
+        return dataclasses.replace(record, seconds=time.monotonic() - started)
 
     def close(self) -> None:
         self.references.clear()

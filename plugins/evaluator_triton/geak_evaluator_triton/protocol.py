@@ -57,6 +57,10 @@ kind           sent by                    carries / what happens next
 ``timed``      eager                      every case is timed: the device is free again
 ``timing_outputs`` eager                  a timed case's last outputs (after ``timed``)
 ``setup_error`` / ``import_error``        the harness / the module under test failed
+``ready``      profile                    its warm-up call is done (``case``): the child
+                                          waits for :data:`GO` (the judge holds the device
+                                          alone), then runs the profiled calls
+``done``       profile                    the profiled calls are over: the device is free
 =============  =========================  ==============================================
 
 Timing commands (``timed_calls.serve``) are sent by the judge's timing session
@@ -92,6 +96,8 @@ TIMING_OUTPUTS = "timing_outputs"
 VERIFIED = "verified"
 SETUP_ERROR = "setup_error"
 IMPORT_ERROR = "import_error"
+READY = "ready"
+DONE = "done"
 
 GO: dict[str, Any] = {"go": True}
 ABORT: dict[str, Any] = {"abort": True}
