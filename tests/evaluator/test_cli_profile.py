@@ -6,6 +6,7 @@ input that names the ones looked for."""
 from __future__ import annotations
 
 import json
+import types
 
 import pytest
 from click.testing import CliRunner
@@ -63,8 +64,19 @@ def test_a_wrong_kernel_is_not_profiled_and_exits_1_with_its_reason(profile_cli,
     assert not seen.exists(), "nothing was profiled"
 
 
-def test_without_a_usable_profiler_the_command_names_those_it_looked_for(profile_cli):
+def test_without_a_usable_profiler_the_command_names_those_it_looked_for(profile_cli, monkeypatch):
+    from geak_core.engine.profiling import PREFERRED_PROFILERS
+
+    # whatever this machine has, each says it cannot run: no tool on PATH, none in the
+    # folders the plugins look in, no GPU device file
+    nothing = types.SimpleNamespace(glob=lambda pattern, **kw: [])
+    monkeypatch.setenv("PATH", "/nonexistent")
+    for module in ("geak_profiler_ncu.profiler", "geak_profiler_proton.profiler", "geak_profiler_rocprof.profiler"):
+        monkeypatch.setattr(f"{module}.glob", nothing)
     result = profile_cli(str(REFERENCES / "add.py"), profiler=())
     assert result.exit_code == 2
-    assert ("error: no profiler is usable here (ncu: not installed; proton: not installed; rocprof: not "
-            "installed): install one of ncu, proton, rocprof, or name a registered one with --profiler") in result.stderr
+    message = result.stderr
+    assert "error: no profiler is usable here (" in message, message
+    assert "install one of ncu, proton, rocprof, or name a registered one with --profiler" in message
+    for name in PREFERRED_PROFILERS:
+        assert f"{name}: " in message, (name, message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import importlib
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from geak_profiler_proton.child import SESSION_NAME
 from geak_profiler_proton.report import read_hatchet
 
 SESSION = "geak_profiler_proton.child:session"
+# The device files of the GPUs proton traces: NVIDIA's (CUPTI) and AMD's (roctracer).
+GPU_DEVICE_FILES = ("/dev/nvidia[0-9]*", "/dev/kfd")
 # What the child printed, kept in a ValueError's message: the end of it says why it failed.
 OUTPUT_TAIL_CHARS = 1500
 
@@ -27,6 +30,8 @@ class ProtonProfiler(ProfilerBase):
         pass
 
     def unusable(self) -> list[str]:
+        if not any(glob.glob(pattern) for pattern in GPU_DEVICE_FILES):
+            return ["no NVIDIA or AMD GPU here (no /dev/nvidia* or /dev/kfd): proton traces GPU kernels"]
         try:
             importlib.import_module("triton.profiler")
         except Exception as exc:  # a Triton without proton fails in many ways

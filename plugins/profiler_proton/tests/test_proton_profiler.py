@@ -144,11 +144,27 @@ def test_tree_without_kernels_is_a_value_error(tmp_path):
         ProtonProfiler().read(str(tmp_path), "")
 
 
-def test_usable_where_triton_profiler_imports():
+def a_gpu_device_file(monkeypatch, present: bool) -> None:
+    import types
+
+    found = types.SimpleNamespace(glob=lambda pattern, **kw: ["/dev/nvidia0"] if present else [])
+    monkeypatch.setattr("geak_profiler_proton.profiler.glob", found)
+
+
+def test_usable_where_triton_profiler_imports_and_a_gpu_is_there(monkeypatch):
+    a_gpu_device_file(monkeypatch, True)
     assert ProtonProfiler().unusable() == []
 
 
+def test_unusable_without_a_gpu_device(monkeypatch):
+    a_gpu_device_file(monkeypatch, False)
+    (reason,) = ProtonProfiler().unusable()
+    assert reason.startswith("no NVIDIA or AMD GPU here"), reason
+
+
 def test_unusable_says_proton_cannot_be_imported(monkeypatch):
+    a_gpu_device_file(monkeypatch, True)
+
     def fail(name):
         raise ImportError("libproton.so: cannot open shared object file")
 
