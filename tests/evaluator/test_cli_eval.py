@@ -281,6 +281,43 @@ def test_a_hung_candidate_holds_up_no_verdict_when_stdout_is_a_pipe(tmp_path):
     assert first_quick < 20 <= hung_at, seen  # a quick verdict waits for no hung one to end
 
 
+def test_eval_through_the_console_script_leaves_every_output_whole(tmp_path):
+    """``geak-core eval`` over a folder as the console script runs it (``entry``), stdout a
+    block-buffered pipe: the process leaves through ``os._exit`` (an exit handler registered
+    before the command's is never reached: ``cli_exit``), status 0, every verdict line, the
+    summary and the last line on stdout, every record in -o/--out."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    (folder / "add__honest.py").write_text((REFERENCES / "add.py").read_text())
+    (folder / "add__unwritten.py").write_text((CHEATS / "add_unwritten.py").read_text())
+    out = tmp_path / "verdicts.jsonl"
+    script = (
+        "import atexit, sys, minisuite\n"
+        "atexit.register(lambda: print('finalized by Python', file=sys.stderr))\n"
+        "from geak_core.engine.plugins import PluginManager, reset_plugin_manager\n"
+        "reset_plugin_manager(PluginManager(extra_plugins=[('minisuite', minisuite)]))\n"
+        "from geak_core.cli import entry\n"
+        "entry()\n"
+    )
+    args = ["eval", "--suite", "mini", "--mode", "interpreter", "--workers", "2", "--pythonpath", str(FIXTURES),
+            "--seeds", "0", str(folder), "-o", str(out)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120,
+                          env={**env, "PYTHONPATH": os.pathsep.join([str(FIXTURES), *sys.path])})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert sum(line.startswith("add ") and "add__" in line for line in lines) == 2, proc.stdout
+    assert "call accuracy 100.0%  execution accuracy 50.0%" in proc.stdout
+    assert lines[-1] == f"wrote 2 records to {out}"
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["correct"] for r in records) == [False, True]
+    assert "finalized by Python" not in proc.stderr
+
+
 def test_ctrl_c_stops_eval_at_once_with_a_candidate_in_flight(tmp_path):
     """SIGINT while a candidate hangs (its child in a process group of its own, which the
     terminal's Ctrl-C never reaches): the judge kills it and exits 130 at once, not when the

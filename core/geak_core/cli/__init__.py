@@ -1,10 +1,11 @@
 """The ``geak-core`` command line.
 
-Exit codes: 0 success, 1 the run (or a command) failed, 2 bad input.
+Exit codes: 0 success, 1 the run (or a command) failed, 2 bad input, 130 stopped (Ctrl-C).
 
 This package is the cli wing: the command group and most commands are here, the others in
 its modules (``cli_eval``, ``cli_report``, ``cli_export``, ``cli_corpus``), the shared
-option conventions in ``cli_options``; ``python -m geak_core.cli`` runs ``__main__``.
+option conventions in ``cli_options``, how the process ends after a command that may have
+started native threads in ``cli_exit``; ``python -m geak_core.cli`` runs ``__main__``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import click
 
 from geak_core import __version__
 from geak_core.api.errors import GeakError, InputError, RecipeError
+from geak_core.cli.cli_exit import NativeExit
 from geak_core.cli.cli_options import (
     ConventionCommand,
     build_suite,
@@ -65,6 +67,8 @@ def main(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:  # bare `geak-core`: the help, which is no error
         click.echo(ctx.get_help())
         ctx.exit(0)
+    if isinstance(ctx.obj, NativeExit):  # the console script's way out (``entry``)
+        ctx.obj.command = ctx.invoked_subcommand
     _stacks_on_sigusr1()
 
 
@@ -723,11 +727,18 @@ _add_corpus_commands()
 
 
 def entry() -> None:
-    """Console-script entry: adds plugin-provided commands, then runs the CLI."""
+    """Console-script entry: adds plugin-provided commands, then runs the CLI. A command that
+    may have started native threads here leaves through ``os._exit`` once Python's shutdown
+    has run (``cli_exit``), with the status it decided."""
+    exit_path = NativeExit().install()
     try:
         _plugins().add_commands(main)
     except GeakError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    main()
+    try:
+        main(obj=exit_path)
+    except SystemExit as exc:
+        exit_path.ended(exc.code)
+        raise
 

@@ -995,6 +995,7 @@ def run_recipe(
     try:
         return _run_locked(recipe, plugins, store, echo, prepared)
     finally:
+        store.close()  # however the run ends: the process may leave without finalizers (cli_exit)
         lock.release()
 
 
@@ -1081,7 +1082,6 @@ def _run_locked(recipe: Recipe, plugins: PluginManager, store: RunStore, echo: E
     echo(f"\nrun stored in {store.dir}")
     if summary.status == "budget_exhausted":
         echo(f"budget exhausted; raise it in the recipe and resume with: {resume_hint}")
-    store.close()
     return summary
 
 

@@ -116,7 +116,7 @@ class SandboxResult:
     channel_error: str | None = None  # an undecodable or oversized frame
     waited_s: float = 0.0  # time the judge kept the child waiting (not counted against it)
     limits: ChildLimits = field(default_factory=ChildLimits)
-    budget_note: str = ""  # why its timeout was what it was (Replier.set_limit), when it ran out
+    budget_note: str = ""  # why its deadline was where it was (Replier.budget_note), when it ran out
 
     @property
     def returned(self) -> Any:
@@ -174,6 +174,8 @@ class Replier:
         self._waiting_since: float | None = None
         self.limit_s: float | None = None  # the child's timeout, when the judge set another
         self.limit_note = ""
+        self.allowed_s = 0.0  # time allowed beyond the timeout for work the judge learnt of
+        self.allowance_note = ""
 
     def set_limit(self, seconds: float, note: str = "") -> None:
         """The child's timeout is ``seconds`` from now on (counted from its start, waits for the
@@ -181,6 +183,18 @@ class Replier:
         ``note`` explains it in the verdict of a child that runs out of it."""
         self.limit_s = seconds
         self.limit_note = note
+
+    def allow(self, seconds: float, note: str = "") -> None:
+        """``seconds`` beyond the child's timeout (or the limit set), for work the judge
+        learnt the child has to do, that its budget does not foresee (a kernel's autotuner
+        benchmarking its configs at every new shape); replaces any earlier allowance.
+        ``note`` explains it in the verdict of a child that runs out of time."""
+        self.allowed_s = max(0.0, seconds)
+        self.allowance_note = note
+
+    def budget_note(self) -> str:
+        """Why the child's deadline was where it was: the limit's note and the allowance's."""
+        return "; ".join(note for note in (self.limit_note, self.allowance_note) if note)
 
     def send(self, obj: Any) -> None:
         self._outbox.put(obj)
@@ -743,7 +757,7 @@ def run_sandboxed(
     try:
         while True:
             budget = replier.limit_s if replier.limit_s is not None else timeout_s
-            left = started + budget + replier.excluded_now() - time.monotonic()
+            left = started + budget + replier.allowed_s + replier.excluded_now() - time.monotonic()
             if left <= 0:
                 raise subprocess.TimeoutExpired(proc.args, budget)
             try:
@@ -753,7 +767,7 @@ def run_sandboxed(
                 continue
     except subprocess.TimeoutExpired:
         result.timed_out = True
-        result.budget_note = replier.limit_note
+        result.budget_note = replier.budget_note()
         _kill_group(proc.pid)
         proc.wait()
     finally:

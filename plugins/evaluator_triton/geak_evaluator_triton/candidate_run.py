@@ -26,6 +26,7 @@ from typing import Any
 from geak_core.api.tasks import Case, Task
 from geak_core.kit.sandbox import Replier, SandboxResult
 
+from geak_evaluator_triton.autotuning import AutotuneLog, allow_for, planned_cases, read_autotuners
 from geak_evaluator_triton.checks import (
     contract,
     determinism,
@@ -267,6 +268,7 @@ class CandidateFrames(FrameHandler):
         self.started = time.monotonic()
         self._budgeted = False
         self.phases: dict[str, float] = {"runs": 0.0, "compare": 0.0}  # child's run time, judge's compare time
+        self.autotune = AutotuneLog()
         self.comparisons = Comparisons(self._compare_run)
 
     def __call__(self, message: Any, replier: Replier) -> Any:
@@ -302,7 +304,21 @@ class CandidateFrames(FrameHandler):
         contract.report(self.verdict, frame.get("contract", []))
         tampering.report(self.verdict, "at import", frame.get("violations", []), once=False)
         assert self.replier is not None
+        # Each case it runs can be a new key for each of its autotuners: time for those.
+        timed = [c.name for c in self.ref.timed] if self.timing_wanted else []
+        self.autotune.cases = planned_cases(self.plan, timed)
+        allow_for(self.replier, read_autotuners(frame.get("autotuners")), self.autotune.cases,
+                  self.options.autotune_allowance_s, self.options.autotune_allowance_max_s)
         self.replier.send(ABORT if self.aborted else dict(self.plan))
+        return frame
+
+    def on_autotune(self, frame: dict[str, Any]) -> Any:
+        """One of its kernels starts tuning a key it has not seen (its configs benchmarked)."""
+        self.autotune.started(frame)
+        return frame
+
+    def on_autotuned(self, frame: dict[str, Any]) -> Any:
+        self.autotune.ended(frame)
         return frame
 
     def on_start(self, frame: dict[str, Any]) -> Any:
@@ -658,7 +674,7 @@ class CandidateFrames(FrameHandler):
 
             self.timing_inbox.put(END)
             self._session.join()
-            ended = sandbox.describe_exit()  # a session cut short by the child's end says how it ended
+            ended = self.exit_text(sandbox)  # a session cut short by the child's end says how it ended
             for failure in self.timing_errors.failures:
                 failure.reason = with_exit(failure.reason, ended)
             self.untimed = with_exit(self.untimed, ended)
@@ -680,13 +696,19 @@ class CandidateFrames(FrameHandler):
                          tail(sandbox.stderr, 4000) or None)
         elif self.imported and not self.aborted and not self.failed_run and not complete:
             location = f" during {where(self.current)}" if self.current else ""
-            verdict.fail("run", f"the candidate's process {sandbox.describe_exit()}{location}",
+            verdict.fail("run", f"the candidate's process {self.exit_text(sandbox)}{location}",
                          tail(sandbox.stderr, 4000) or None)
         if complete:
             self.settle()
         verdict.ran = complete
+        self.phases.update(self.autotune.phases())
         self._final = verdict
         return verdict
+
+    def exit_text(self, sandbox: SandboxResult) -> str:
+        """How the child ended, and what it was autotuning if it ran out of time then."""
+        tuning = self.autotune.during() if sandbox.timed_out else ""
+        return f"ran out of time {tuning} ({sandbox.describe_exit()})" if tuning else sandbox.describe_exit()
 
     def _check_guards(self, frame: dict[str, Any], checks: RunChecks) -> None:
         """Guard findings of one run; each kind of finding is reported once, where first seen."""

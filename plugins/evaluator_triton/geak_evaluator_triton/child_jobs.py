@@ -32,6 +32,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from geak_evaluator_triton.autotuning import (
+    AUTOTUNE_FRAMES,
+    AUTOTUNERS,
+    find_autotuners,
+    planned_cases,
+)
 from geak_evaluator_triton.checks.input_mutation import mutated_inputs, snapshot_inputs
 from geak_evaluator_triton.checks.launches import classify as classify_launches
 from geak_evaluator_triton.checks.output_objects import record as record_outputs
@@ -101,7 +107,8 @@ def import_file(module_name: str, path: str) -> Any:
 
 
 def setup_runtime() -> Any:
-    """Import torch/triton, install the launch log and the interpreter shim."""
+    """Import torch/triton, install the launch log, the autotuning frames (sent once a job
+    gives them its channel) and the interpreter shim."""
     import torch  # noqa: F401
     import triton  # noqa: F401
 
@@ -109,6 +116,7 @@ def setup_runtime() -> Any:
 
     if is_interpreter():
         install_interpreter_autotune_shim()
+    AUTOTUNE_FRAMES.install()
     log = LaunchLog()
     log.install()
     return log
@@ -262,6 +270,10 @@ def reference(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     }
     if timing_seed is not None:
         plan["case_seeds"]["timing"] = {name: [timing_seed] for name in plan["timing"]}
+    # Its autotuners, for the budget (the judge allows time for their configs at each case),
+    # then a frame whenever one tunes a new key.
+    channel.send({"kind": AUTOTUNERS, "autotuners": find_autotuners(module), "cases": planned_cases(plan)})
+    AUTOTUNE_FRAMES.channel = channel
     ok = run_plan(task, harness, module, {c.name: c for c in runnable}, plan, channel, guard=None)
     return {"ok": ok}
 
@@ -524,6 +536,7 @@ def prepare_candidate(task: Any, code: str, harness: Any, log: Any) -> tuple[Any
         "contract": check_contract(module, task.entry_points, path),
         "violations": guard.violations(),
         "import_launches": guard.classify(log.since(mark)),
+        "autotuners": find_autotuners(module),
     }
     return module, guard, frame
 
@@ -567,6 +580,7 @@ def candidate(args: dict[str, Any], channel: Any) -> dict[str, Any]:
     plan = channel.receive()
     if plan.get("abort"):
         return {"ok": False}
+    AUTOTUNE_FRAMES.channel = channel  # each new key its autotuners tune, in runs and timing
     guarded = guard_entry_points(module, task.entry_points, guard.monitor)
     hide = {guard.files["candidate"]: "candidate.py"}
     ok = run_plan(task, harness, guarded, cases, plan, channel, guard, hide=hide)

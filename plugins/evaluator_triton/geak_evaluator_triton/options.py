@@ -29,6 +29,12 @@ class TritonEvaluatorOptions:
     # and autotuning), plus a second a timed case, at most timeout_s. 0: timeout_s flat.
     budget_scale: float = 20.0
     budget_floor_s: float = 120.0
+    # Time a child (a candidate's or a reference's) is allowed beyond its budget or timeout
+    # for autotuning: this many seconds for each config of each autotuner its module has, at
+    # each case it runs (a new key each, at most), at most autotune_allowance_max_s (the
+    # autotuning module). 0: none.
+    autotune_allowance_s: float = 1.0
+    autotune_allowance_max_s: float = 600.0
     workers: int = 0  # 0: one per visible GPU, or min(4, CPUs) under the interpreter
     # Candidates checked at once on one GPU; their runs share it, timing always has it alone.
     candidates_per_gpu: int = 8
@@ -168,6 +174,8 @@ class TritonEvaluatorOptions:
             problems.append(f"speedup_method must be mean_ratio, sum or geomean, not {self.speedup_method!r}")
         if self.budget_scale < 0 or self.budget_floor_s < 0:
             problems.append("budget_scale and budget_floor_s must be >= 0")
+        if self.autotune_allowance_s < 0 or self.autotune_allowance_max_s < 0:
+            problems.append("autotune_allowance_s and autotune_allowance_max_s must be >= 0")
         if self.reference_prefetch < -1:
             problems.append("reference_prefetch must be -1 (auto), 0 (off) or a count")
         if self.late_rep_ms < 0:

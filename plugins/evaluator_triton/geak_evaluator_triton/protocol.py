@@ -8,8 +8,16 @@ kind           sent by                    carries / what happens next
 =============  =========================  ==============================================
 ``cases``      reference                  the case table, skips, ``custom_compare``
 ``imported``   candidate                  :class:`ImportedFrame`: contract problems and
-                                          guard findings of the import; the child waits
-                                          for a :data:`Plan` (or :data:`ABORT`)
+                                          guard findings of the import, its autotuners;
+                                          the child waits for a :data:`Plan` (or
+                                          :data:`ABORT`)
+``autotuners`` reference                  after its import: its autotuners (``kernel``,
+                                          ``configs``) and the ``cases`` it runs; the judge
+                                          extends its deadline (``autotuning``)
+``autotune``   reference, candidate       one of its kernels starts tuning a key it has not
+                                          seen (``kernel``, ``configs``, ``key``: its k-th)
+``autotuned``  reference, candidate       that kernel's choice is made (``seconds``;
+                                          ``failed``: the tuning raised)
 ``start``      reference, candidate,      a run begins (``stage``, ``case``, ``seed``;
                timer, eager               stage ``warm-up``: the timer's or eager's
                                           baseline warm-up); with ``plan["gate"]`` the
@@ -78,7 +86,10 @@ The findings of the judge's runtime checks travel in the TypedDicts below
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from geak_evaluator_triton.autotuning import AutotunerInfo
 
 CASES = "cases"
 IMPORTED = "imported"
@@ -161,6 +172,7 @@ class ImportedFrame(TypedDict, total=False):
     violations: list[str]  # checks.tampering, after the import
     import_launches: LaunchCounts  # checks.launches: what the import itself launched
     import_s: float
+    autotuners: list[AutotunerInfo]  # autotuning: the module's autotuners (the budget's allowance)
 
 
 class BlockChecks(TypedDict):

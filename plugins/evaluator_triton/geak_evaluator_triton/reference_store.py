@@ -23,6 +23,7 @@ from typing import Any
 from geak_core.api.tasks import Case, Task
 from geak_core.kit.sandbox import Replier
 
+from geak_evaluator_triton.autotuning import AutotuneLog, allow_for, read_autotuners
 from geak_evaluator_triton.candidate_run import Gating
 from geak_evaluator_triton.child_pool import Children, task_payload
 from geak_evaluator_triton.devices import Runtime, Slot
@@ -573,7 +574,8 @@ class ReferenceStore:
         # waiting for the device waits for runs, not for a whole reference process.
         sharing = runtime.mode == "gpu" and runtime.shares_device(slot)
         args["gate"] = sharing
-        reader = _ReferenceFrames(task, Gating(slot, shared_runs=True) if sharing else None)
+        reader = _ReferenceFrames(task, Gating(slot, shared_runs=True) if sharing else None,
+                                  allowance=(self.options.autotune_allowance_s, self.options.autotune_allowance_max_s))
         if live is not None:
             gpu = runtime.mode == "gpu"
 
@@ -594,12 +596,14 @@ class ReferenceStore:
         if reader.failure is not None:
             raise reader.failure
         if reader.table is None or not result.completed:
-            raise ReferenceFailed(f"the reference of {task.key} did not finish: {result.describe_exit()}"
-                                  + tail(result.stderr),
+            tuning = reader.autotune.during() if result.timed_out else ""
+            ended = f"it ran out of time {tuning} ({result.describe_exit()})" if tuning else result.describe_exit()
+            raise ReferenceFailed(f"the reference of {task.key} did not finish: {ended}" + tail(result.stderr),
                                   timed_out_s=(timeout_s or self.options.reference_timeout_s) if result.timed_out else 0.0)
         run = self._from_table(reader.table, reader, seeds, timing_seed)
         run.wall_s = time.monotonic() - started
-        run.phases = {"start": (reader.table_at or started) - started, "runs": reader.runs_s}
+        run.phases = {"start": (reader.table_at or started) - started, "runs": reader.runs_s,
+                      **reader.autotune.phases()}
         run.own_s = max(0.0, run.wall_s - result.waited_s)
         return run
 
@@ -627,9 +631,12 @@ class ReferenceStore:
 class _ReferenceFrames(FrameHandler):
     """Collects a reference child's frames; the first failure is kept as a JudgeError."""
 
-    def __init__(self, task: Task, gating: Gating | None = None) -> None:
+    def __init__(self, task: Task, gating: Gating | None = None, allowance: tuple[float, float] = (0.0, 0.0)) -> None:
         self.task = task
         self.gating = gating  # holds the device gate shared for each run (None: not asked)
+        # Seconds allowed for autotuning a config a case, and at most (autotuning.allowance).
+        self.allowance = allowance
+        self.autotune = AutotuneLog()
         self.replier: Replier | None = None
         self.table: dict[str, Any] | None = None
         self.outputs: dict[tuple[str, str, int], Any] = {}
@@ -671,6 +678,23 @@ class _ReferenceFrames(FrameHandler):
         if self.gating is not None:
             self.gating.release()
         return {"kind": "ran"}
+
+    def on_autotuners(self, frame: dict[str, Any]) -> Any:
+        """The reference is imported: its autotuners, and the cases it runs (a new key each,
+        at most), for which its deadline is extended."""
+        cases = frame.get("cases")
+        self.autotune.cases = cases if type(cases) is int and cases >= 0 else 0
+        if self.replier is not None:
+            allow_for(self.replier, read_autotuners(frame.get("autotuners")), self.autotune.cases, *self.allowance)
+        return frame
+
+    def on_autotune(self, frame: dict[str, Any]) -> Any:
+        self.autotune.started(frame)
+        return frame
+
+    def on_autotuned(self, frame: dict[str, Any]) -> Any:
+        self.autotune.ended(frame)
+        return frame
 
     def on_run(self, frame: dict[str, Any]) -> Any:
         if self.gating is not None:

@@ -16,6 +16,7 @@ import torch
 import triton  # noqa: F401
 import triton.language  # noqa: F401
 
+import geak_evaluator_triton.autotuning  # noqa: F401
 import geak_evaluator_triton.checks.contract  # noqa: F401
 import geak_evaluator_triton.checks.input_mutation  # noqa: F401
 import geak_evaluator_triton.checks.launches  # noqa: F401

@@ -53,7 +53,8 @@ PROTECTED = (
     "triton.testing.do_bench_cudagraph", "triton.runtime.jit.JITFunction",
     "triton.runtime.jit.JITFunction.run", "triton.runtime.jit.KernelInterface.__getitem__",
     "triton.runtime.autotuner.Autotuner", "triton.runtime.autotuner.Autotuner.run",
-    "triton.runtime.autotuner.Autotuner._bench", "triton.runtime.autotuner.Heuristics.run",
+    "triton.runtime.autotuner.Autotuner._bench", "triton.runtime.autotuner.Autotuner.prune_configs",
+    "triton.runtime.autotuner.Heuristics.run",
     "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic",
     "time.monotonic_ns", "time.process_time", "time.sleep", "threading.Thread.start",
     "os.urandom", "secrets.randbelow", "secrets.randbits", "torch.Generator.manual_seed",
@@ -86,6 +87,7 @@ PROTECTED_MODULES = (
 # child: the timed loop, the frames, the runs.
 GUARD_MODULES = {
     "judge": "geak_evaluator_triton.guards",
+    "judge.autotuning": "geak_evaluator_triton.autotuning",
     "judge.contract": "geak_evaluator_triton.checks.contract",
     "judge.input_mutation": "geak_evaluator_triton.checks.input_mutation",
     "judge.launches": "geak_evaluator_triton.checks.launches",
