@@ -76,6 +76,8 @@ from geak_core.api.llm import (
     Message,
     NoCodeError,
     RetryableLLMError,
+    ToolCall,
+    ToolSpec,
     Usage,
 )
 from geak_core.api.model import Attempt, Candidate, EvalResult, RunSummary, ShapeResult, TaskSummary
@@ -109,7 +111,7 @@ __all__ = [
     "Case", "DeviceInfo", "EntryPoint", "Harness", "OutlierSpec", "Requirement", "Task",
     # LLM types
     "ChatRequest", "ChatResponse", "FatalLLMError", "LLMError", "Message", "NoCodeError", "RetryableLLMError",
-    "Usage",
+    "ToolCall", "ToolSpec", "Usage",
     # errors
     "GeakError", "InputError", "OptionError", "PluginError", "RecipeError", "RecipeProblem",
     "UnknownComponentError",

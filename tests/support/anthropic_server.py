@@ -19,7 +19,17 @@ whole ``usage`` object (Anthropic's names: ``input_tokens``, ``output_tokens``,
 ``cache_creation_input_tokens``, ``cache_read_input_tokens``). A ``Reply(json=...)`` of
 ``message_body(blocks)`` sends those content blocks (thinking ones, say), with the usage
 counted unless given; any other JSON (errors, odd shapes) is sent as it is.
-``srv.usages`` lists the usage of every message sent.
+``srv.usages`` lists the usage of every message sent. ``Reply.calling(Call(...), text=...)``
+sends ``tool_use`` blocks (after a text block when ``text`` is set) with ``stop_reason``
+``tool_use``; ``tool_use_block`` builds one for a ``message_body`` of its own (after a
+thinking block, say).
+
+Tool use is checked as the API checks it: ``tools`` need a ``name`` and an object
+``input_schema``; ``tool_choice`` is ``auto``, ``any``, ``none`` or ``tool`` with a name, and
+only ``auto`` or ``none`` with thinking on; the user message after an assistant's
+``tool_use`` blocks answers every one of them with ``tool_result`` blocks, which come before
+any text; with thinking on, the last assistant message, when it holds ``tool_use`` blocks,
+must start with its ``thinking`` (or ``redacted_thinking``) block.
 
 Switches: ``api_key`` (a missing or different ``x-api-key`` gets a 401
 ``authentication_error``); ``cache`` (prompt caching: the words of the prefix up to each
@@ -34,6 +44,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tests.support.openai_server import (
+    Call,
     RecordedRequest,
     Reply,
     ScriptedServer,
@@ -78,6 +89,11 @@ def message_body(
 
 def text_block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
+
+
+def tool_use_block(call: Call, default_id: str) -> dict[str, Any]:
+    """A ``tool_use`` block of ``call`` (its id, or ``default_id``)."""
+    return {"type": "tool_use", "id": call.id or default_id, "name": call.name, "input": call.arguments}
 
 
 def thinking_block(thinking: str) -> dict[str, Any]:
@@ -142,6 +158,13 @@ class AnthropicServer(ScriptedServer):
                 if isinstance(b, dict)
             )
             payload.setdefault("usage", self._usage(body, said))
+        elif reply.calls:
+            text = (reply.texts or [""])[0]
+            blocks = ([text_block(text)] if text else []) + [
+                tool_use_block(call, f"toolu_{len(self.requests)}_{k}") for k, call in enumerate(reply.calls)
+            ]
+            payload = message_body(blocks, usage=reply.usage or self._usage(body, text),
+                                   model=str(body["model"]), stop_reason=reply.finish_reason or "tool_use")
         else:
             text = (reply.texts or [""])[0]
             payload = message_body([text_block(text)], usage=reply.usage or self._usage(body, text),
@@ -176,6 +199,53 @@ class AnthropicServer(ScriptedServer):
                 return "`max_tokens` must be greater than `thinking.budget_tokens`"
             if body.get("temperature", 1) != 1:
                 return "`temperature` may only be set to 1 when thinking is enabled"
+        return AnthropicServer._tool_problem(body)
+
+    @staticmethod
+    def _tool_problem(body: dict[str, Any]) -> str:
+        """What the API refuses in a request's tools, tool choice and tool turns ("" when nothing)."""
+        tools = body.get("tools", [])
+        if not isinstance(tools, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("name"), str)
+            and isinstance(t.get("input_schema"), dict) and t["input_schema"].get("type") == "object"
+            for t in tools
+        ):
+            return "tools: each tool needs a name and an input_schema of type object"
+        thinking = body.get("thinking") is not None
+        choice = body.get("tool_choice")
+        if choice is not None:
+            kind = choice.get("type") if isinstance(choice, dict) else None
+            if kind not in ("auto", "any", "tool", "none") or (kind == "tool" and not choice.get("name")):
+                return f"tool_choice: invalid value {choice!r}"
+            if not tools:
+                return "tool_choice may only be specified while providing tools"
+            if thinking and kind not in ("auto", "none"):
+                return "Thinking may not be enabled when tool_choice forces tool use."
+        pending: list[str] = []  # the tool_use ids of the assistant message just before
+        last = max((i for i, m in enumerate(body["messages"]) if m.get("role") == "assistant"), default=-1)
+        for i, message in enumerate(body["messages"]):
+            blocks = message.get("content") if isinstance(message.get("content"), list) else []
+            kinds = [b.get("type") for b in blocks if isinstance(b, dict)]
+            if message.get("role") == "user":
+                answered = [b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+                if "tool_result" in kinds and "text" in kinds[: kinds.index("tool_result")]:
+                    return f"messages.{i}: tool_result blocks must come before any text"
+                stray = [a for a in answered if a not in pending]
+                if stray:
+                    return (f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: "
+                            f"{', '.join(map(str, stray))}. Each `tool_result` block must have a corresponding "
+                            "`tool_use` block in the previous message.")
+                missing = [p for p in pending if p not in answered]
+                if missing:
+                    return (f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
+                            f"after: {', '.join(missing)}")
+                pending = []
+            elif message.get("role") == "assistant":
+                pending = [str(b.get("id")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+                if i == last and pending and thinking and kinds[0] not in ("thinking", "redacted_thinking"):
+                    return (f"messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                            f"`{kinds[0]}`. When `thinking` is enabled, a final `assistant` message must start "
+                            "with a thinking block.")
         return ""
 
     def _usage(self, body: dict[str, Any], text: str) -> dict[str, int]:

@@ -13,14 +13,24 @@ Usage counts words, as in ``openai_server``. Switches: ``max_candidates``
 (a larger ``candidateCount`` gets a 400 "Multiple candidates is not enabled"),
 ``api_key`` (a missing or different ``x-goog-api-key`` gets a 400
 API_KEY_INVALID, as Google answers).
+
+``Reply.calling(Call(...), text=...)`` sends ``functionCall`` parts (after a text part when
+``text`` is set; a ``Call``'s ``id`` and ``signature`` as the part's ``functionCall.id`` and
+``thoughtSignature``). Function calling is checked as the API checks it: ``tools`` hold
+``functionDeclarations`` with a name and ``parameters`` or ``parametersJsonSchema`` (not
+both); a content of ``functionResponse`` parts (each with a name and an object ``response``)
+follows a ``model`` content of as many ``functionCall`` parts; and a call the server sent with
+a thought signature must come back with it, on its part (as Gemini 3 requires).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from tests.support.openai_server import (
+    Call,
     RecordedRequest,
     Reply,
     ScriptedServer,
@@ -78,6 +88,7 @@ class GeminiServer(ScriptedServer):
         super().__init__(replies)
         self.max_candidates = max_candidates
         self.api_key = api_key
+        self.signed: dict[str, str] = {}  # call (name and args, as JSON) -> the signature sent with it
 
     @property
     def base_url(self) -> str:
@@ -96,6 +107,9 @@ class GeminiServer(ScriptedServer):
                 400, "API key not valid. Please pass a valid API key.",
                 details=[{"@type": ERROR_INFO, "reason": "API_KEY_INVALID"}],
             ))
+        problem = self._tool_problem(body)
+        if problem:
+            return self.refuse(gemini_error(400, problem))
         config = body.get("generationConfig") or {}
         count = int(config.get("candidateCount", 1))
         if self.max_candidates is not None and count > self.max_candidates:
@@ -119,7 +133,7 @@ class GeminiServer(ScriptedServer):
         payload = {
             "candidates": [
                 {
-                    "content": {"role": "model", "parts": [{"text": text}]},
+                    "content": {"role": "model", "parts": self._parts(text, reply.calls)},
                     "finishReason": reply.finish_reason or "STOP",
                     "index": i,
                 }
@@ -134,3 +148,50 @@ class GeminiServer(ScriptedServer):
         }
         return (*self.encode(reply, payload), delay)
 
+    def _parts(self, text: str, calls: list[Call]) -> list[dict[str, Any]]:
+        if not calls:
+            return [{"text": text}]
+        parts: list[dict[str, Any]] = [{"text": text}] if text else []
+        for call in calls:
+            function: dict[str, Any] = {"name": call.name, "args": call.arguments}
+            if call.id:
+                function["id"] = call.id
+            part: dict[str, Any] = {"functionCall": function}
+            if call.signature:
+                part["thoughtSignature"] = call.signature
+                with self._lock:
+                    self.signed[_call_key(function)] = call.signature
+            parts.append(part)
+        return parts
+
+    def _tool_problem(self, body: dict[str, Any]) -> str:
+        """What generateContent refuses in a request's tools and function turns ("" when nothing)."""
+        for tool in body.get("tools") or []:
+            for declaration in (tool.get("functionDeclarations") or []) if isinstance(tool, dict) else [None]:
+                if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
+                    return "Invalid JSON payload: tools[].functionDeclarations[] needs a name."
+                if "parameters" in declaration and "parametersJsonSchema" in declaration:
+                    return "parameters and parametersJsonSchema are mutually exclusive."
+        calls = 0  # functionCall parts of the model content just before
+        for i, content in enumerate(body["contents"]):
+            parts = [p for p in content.get("parts", []) if isinstance(p, dict)]
+            answers = [p["functionResponse"] for p in parts if "functionResponse" in p]
+            if answers:
+                if content.get("role") != "user" or len(answers) != calls:
+                    return ("Please ensure that the number of function response parts is equal to the number "
+                            "of function call parts of the function call turn.")
+                if not all(isinstance(a, dict) and isinstance(a.get("name"), str)
+                           and isinstance(a.get("response"), dict) for a in answers):
+                    return f"contents[{i}]: a functionResponse needs a name and an object response."
+            called = [p for p in parts if "functionCall" in p]
+            for part in called:
+                wanted = self.signed.get(_call_key(part["functionCall"]))
+                if wanted is not None and part.get("thoughtSignature") != wanted:
+                    return (f"Function call is missing a thought_signature in functionCall parts. This is "
+                            f"required for tools to work correctly (contents[{i}]).")
+            calls = len(called) if content.get("role") == "model" else 0
+        return ""
+
+
+def _call_key(function: dict[str, Any]) -> str:
+    return json.dumps([function.get("name"), function.get("args")], sort_keys=True)

@@ -17,7 +17,10 @@ the ``RecordedRequest`` and returns one item. An item is
 * a ``str``: every one of the request's ``n`` choices has this text;
 * a ``list[str]``: exactly these choices (fewer than ``n`` simulates a server
   that ignores ``n``);
-* a ``Reply``: full control (status, headers, raw body, delay, usage).
+* a ``Reply``: full control (status, headers, raw body, delay, usage);
+  ``Reply.calling(Call("judge", {"code": "..."}), text="")`` is a reply that calls tools,
+  in each server's own wire format (a ``Call`` whose ``arguments`` is a string sends that
+  text as it is: malformed arguments).
 
 A request arriving after the list is used up gets a 400 saying so. Usage
 counts words: prompt tokens = words of all messages, completion tokens =
@@ -25,7 +28,9 @@ words of the choices, unless a ``Reply`` sets ``usage``. Server switches:
 ``max_n`` (a larger ``n`` gets a 400 naming ``n``), ``ignore_n`` (always one
 choice), ``reject_params`` (400 "Unsupported parameter" for those request
 fields), ``api_key`` (a missing or different ``Authorization: Bearer`` gets a
-401).
+401). Tool calling is checked as the API checks it: ``tools`` must be function tools,
+``tool_choice`` needs them, and every ``tool_calls`` of an assistant message must be answered
+by the ``tool`` messages right after it, each naming its ``tool_call_id`` (a 400 otherwise).
 """
 
 from __future__ import annotations
@@ -39,10 +44,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
 
 
+@dataclass(frozen=True)
+class Call:
+    """A tool call a scripted reply makes. ``arguments`` as a string is sent as it is (the
+    servers that send arguments as JSON text: OpenAI) or as a JSON string where an object
+    belongs (Anthropic, Gemini); ``id`` None gets one made up (Gemini: none is sent);
+    ``signature`` is Gemini's ``thoughtSignature`` on the call's part."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+    signature: str | None = None
+
+    def arguments_text(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
 @dataclass
 class Reply:
     """One scripted answer. ``texts`` None with status 200 and no body: use the request's n
-    copies of ``text``."""
+    copies of ``text``. ``calls``: the tool calls every choice makes."""
 
     texts: list[str] | None = None
     status: int = 200
@@ -54,6 +75,7 @@ class Reply:
     usage: dict[str, int] | None = None
     finish_reason: str | None = None  # default: the protocol's normal stop reason
     then: ScriptItem | None = None  # for stall(): what to send after the delay
+    calls: list[Call] = field(default_factory=list)
 
     @classmethod
     def error(
@@ -69,6 +91,11 @@ class Reply:
         """An OpenAI-shaped error body: ``{"error": {"message", "type", "param", "code"}}``."""
         error = {"message": message, "type": type or "invalid_request_error", "param": param, "code": code}
         return cls(status=status, json={"error": error}, headers=dict(headers or {}))
+
+    @classmethod
+    def calling(cls, *calls: Call, text: str = "", usage: dict[str, int] | None = None) -> Reply:
+        """A reply of one choice that says ``text`` and calls ``calls``."""
+        return cls(texts=[text], calls=list(calls), usage=usage)
 
     @classmethod
     def raw(cls, body: str | bytes, *, status: int = 200, content_type: str = "text/plain") -> Reply:
@@ -254,6 +281,9 @@ class OpenAIServer(ScriptedServer):
                     400, f"Unsupported parameter: '{name}' is not supported with this model.",
                     param=name, code="unsupported_parameter",
                 ))
+        problem = tool_problem(body)
+        if problem:
+            return self.refuse(Reply.error(400, problem))
         n = record.n
         if self.max_n is not None and n > self.max_n:
             return self.refuse(Reply.error(400, f"n must be at most {self.max_n}, got {n}", param="n"))
@@ -269,7 +299,7 @@ class OpenAIServer(ScriptedServer):
         texts = list(reply.texts if reply.texts is not None else [""] * n)
         if self.ignore_n:
             texts = texts[:1]
-        prompt = sum(words(str(m.get("content", ""))) for m in record.messages)
+        prompt = sum(words(str(m.get("content") or "")) for m in record.messages)
         usage = reply.usage or {"prompt_tokens": prompt, "completion_tokens": sum(map(words, texts))}
         usage = {**usage, "total_tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)}
         payload = {
@@ -280,14 +310,60 @@ class OpenAIServer(ScriptedServer):
             "choices": [
                 {
                     "index": i,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": reply.finish_reason or "stop",
+                    "message": self._message(text, reply.calls, i),
+                    "finish_reason": reply.finish_reason or ("tool_calls" if reply.calls else "stop"),
                 }
                 for i, text in enumerate(texts)
             ],
             "usage": usage,
         }
         return (*self.encode(reply, payload), delay)
+
+
+    def _message(self, text: str, calls: list[Call], choice: int) -> dict[str, Any]:
+        if not calls:
+            return {"role": "assistant", "content": text}
+        return {
+            "role": "assistant",
+            "content": text or None,
+            "tool_calls": [
+                {"id": call.id or f"call_{len(self.requests)}_{choice}_{k}", "type": "function",
+                 "function": {"name": call.name, "arguments": call.arguments_text()}}
+                for k, call in enumerate(calls)
+            ],
+        }
+
+
+def tool_problem(body: dict[str, Any]) -> str:
+    """What Chat Completions refuses in a request's tools and tool messages ("" when nothing)."""
+    tools = body.get("tools")
+    if tools is not None:
+        if not isinstance(tools, list) or not all(
+            isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("function"), dict)
+            and isinstance(t["function"].get("name"), str) for t in tools
+        ):
+            return "Invalid 'tools': each must be {'type': 'function', 'function': {'name': ...}}"
+    if "tool_choice" in body and not tools:
+        return "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."
+    pending: list[str] = []  # ids of the last assistant message's calls not yet answered
+    for i, message in enumerate(body["messages"]):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role == "tool":
+            if message.get("tool_call_id") not in pending:
+                return (f"Invalid parameter: messages[{i}]: messages with role 'tool' must be a response to a "
+                        "preceding message with 'tool_calls'.")
+            pending.remove(message["tool_call_id"])
+            continue
+        if pending:
+            return unanswered(pending)
+        if role == "assistant" and message.get("tool_calls"):
+            pending = [str(c.get("id")) for c in message["tool_calls"] if isinstance(c, dict)]
+    return unanswered(pending) if pending else ""
+
+
+def unanswered(ids: list[str]) -> str:
+    return ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+            f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(ids)}")
 
 
 def as_reply(item: ScriptItem, n: int) -> Reply:

@@ -93,10 +93,16 @@ class LLMBackend(Protocol):
 class LLMBackendBase:
     """Base class of LLM backends: the optional abilities and their defaults.
 
-    * ``max_concurrency: int`` [4]: how many requests the agent sends this backend at once.
+    * ``max_concurrency: int`` [4]: how many requests the agent sends this backend at once;
+    * ``tool_calling: bool`` [False]: ``complete`` offers the model a request's ``tools`` and
+      returns the calls it asks for (``ChatResponse.tool_calls``), and sends an assistant's
+      calls and the tools' results (``Message.tool_calls``, role ``"tool"``) as its provider
+      expects them. A backend without it is never given tools: a recipe whose generator needs
+      them (``GeneratorBase.needs_tool_calling``) is refused before the run.
     """
 
     max_concurrency: int = 4
+    tool_calling: bool = False
 
 
 @dataclass
@@ -612,7 +618,14 @@ class Generator(Protocol):
 
 
 class GeneratorBase:
-    """Base class of generators (no optional abilities yet)."""
+    """Base class of generators: the optional abilities and their defaults.
+
+    * ``needs_tool_calling: bool`` [False]: the generator offers the model tools
+      (``ChatRequest.tools``), so it needs a backend with ``LLMBackendBase.tool_calling``;
+      ``recipe check`` and ``run`` refuse a recipe that pairs it with one without.
+    """
+
+    needs_tool_calling: bool = False
 
 
 @runtime_checkable

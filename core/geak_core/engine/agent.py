@@ -853,7 +853,7 @@ def prepare(recipe: Recipe, plugins: PluginManager, *, llm: bool = True) -> Prep
             built[kind.section] = plugins.build(kind.name, comp.name, comp.options)
     with _located(recipe, "hardware.profile"):
         hardware = resolve_hardware(recipe.hardware.profile, plugins)
-    problem = _profiler_problem(recipe, built["profiler"], hardware)
+    problem = _profiler_problem(recipe, built["profiler"], hardware) or _tool_calling_problem(recipe, built)
     if problem is not None:  # before the executor starts a judge
         raise RecipeError([problem])
     with _located(recipe, "knowledge.packs"):
@@ -881,6 +881,18 @@ def _profiler_problem(recipe: Recipe, profiler: Any, hardware: HardwareProfile |
         return None
     return recipe.problem("profiler.name", f'profiler "{name}" cannot run here: ' + "; ".join(reasons),
                           'name = "none" runs without profiling')
+
+
+def _tool_calling_problem(recipe: Recipe, built: dict[str, Any]) -> RecipeProblem | None:
+    """Why the recipe's LLM backend cannot serve its generator, which offers the model tools,
+    at ``[llm] backend``; None: it can, or the generator offers none, or the backend was left
+    unbuilt (``recipe check --no-env``)."""
+    if "llm" not in built or not built["generator"].needs_tool_calling or built["llm"].tool_calling:
+        return None
+    backend, generator = recipe.components["llm"].name, recipe.components["generator"].name
+    return recipe.problem("llm.backend", f'backend "{backend}" cannot call tools, which generator '
+                          f'"{generator}" gives the model',
+                          "choose a backend that can (openai, anthropic, gemini, replay), or another generator")
 
 
 def check_run(recipe: Recipe, plugins: PluginManager, *, llm: bool = True) -> list[Task]:

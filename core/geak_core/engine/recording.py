@@ -19,7 +19,7 @@ from typing import Any
 
 from geak_core.api.components import as_component
 from geak_core.api.errors import GeakError
-from geak_core.api.llm import ChatRequest, ChatResponse, LLMError
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, LLMError
 from geak_core.engine.store import RunStore
 
 
@@ -95,6 +95,9 @@ class RecordedLLM:
         recorded = self.store.find_llm_call(call_key)
         if recorded is not None:
             return recorded["id"], ChatResponse.from_dict(recorded["response"])
+        if request.tools and not self.backend.tool_calling:
+            raise FatalLLMError(f"backend {self.name!r} cannot call tools, and this request offers the "
+                                f"model {len(request.tools)}", provider=str(self.identity.get("provider", "")))
         self.budget.check()
         call_id = uuid.uuid4().hex
         request.meta = {**request.meta, **slot}

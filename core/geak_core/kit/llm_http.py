@@ -40,7 +40,14 @@ from urllib.parse import urlsplit
 import httpx
 
 from geak_core.api.errors import InputError
-from geak_core.api.llm import ChatResponse, FatalLLMError, LLMError, RetryableLLMError, Usage
+from geak_core.api.llm import (
+    ChatResponse,
+    FatalLLMError,
+    LLMError,
+    RetryableLLMError,
+    ToolCall,
+    Usage,
+)
 
 log = logging.getLogger(__name__)
 
@@ -679,13 +686,16 @@ class SampleFanOut:
 
 @dataclass
 class SampleBatch:
-    """The samples one request returned, as a backend parsed them from the reply."""
+    """The samples one request returned, as a backend parsed them from the reply;
+    ``tool_calls`` and ``native`` as in ``ChatResponse`` (empty: no sample called a tool)."""
 
     texts: list[str]
     finish_reasons: list[str]
     usage: Usage
     model: str
     raw: Any
+    tool_calls: list[list[ToolCall]] = field(default_factory=list)
+    native: list[dict[str, Any] | None] = field(default_factory=list)
 
 
 def merge_samples(
@@ -696,10 +706,14 @@ def merge_samples(
     ``price``; ``model`` names the model when there is no batch."""
     texts: list[str] = []
     reasons: list[str] = []
+    calls: list[list[ToolCall]] = []
+    native: list[dict[str, Any] | None] = []
     usage = Usage()
     for batch in batches:
         texts += batch.texts
         reasons += batch.finish_reasons
+        calls += batch.tool_calls or [[] for _ in batch.texts]
+        native += batch.native or [None] * len(batch.texts)
         usage.prompt_tokens += batch.usage.prompt_tokens
         usage.completion_tokens += batch.usage.completion_tokens
     return ChatResponse(
@@ -710,4 +724,6 @@ def merge_samples(
         cost_usd=price.cost(usage) if price else None,
         raw=[b.raw for b in batches],
         finish_reasons=reasons[:n],
+        tool_calls=calls[:n],
+        native=native[:n],
     )

@@ -11,6 +11,15 @@ Usage: Anthropic counts prompt tokens read from or written to the prompt cache a
 own rate (cache writes 1.25x the input price, 2x for one-hour writes; cache reads 0.1x).
 A reply stopped with ``stop_reason`` ``refusal`` is a ``FatalLLMError``, as is a request the
 server refuses for want of credit or over a usage limit.
+
+Tools: a request's ``tools`` go out as ``tools`` of ``{name, description, input_schema}``
+(with ``tool_choice`` ``none``, ``any`` for ``"required"`` or ``tool`` for a name; nothing for
+``"auto"``, the API's default); a reply's ``tool_use`` blocks come back as ``ToolCall``s, and
+its whole content as the turn's ``native``, which goes back unchanged in the assistant
+message (with thinking on, the thinking blocks before a ``tool_use`` must return with it).
+The results of one turn's calls go in one user message, as ``tool_result`` blocks ahead of
+any text. With thinking on the API takes only ``auto`` and ``none``: forcing a tool is a
+``FatalLLMError``.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from typing import Any
 import httpx
 from geak_core.api.components import LLMBackendBase
 from geak_core.api.errors import InputError
-from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Message, ToolCall, Usage
 from geak_core.kit.llm_http import (
     HTTPFatalError,
     Price,
@@ -62,6 +71,68 @@ THINKING_TOP_P = (0.95, 1.0)  # the only top_p the API takes while thinking is o
 _BILLING = re.compile(
     r"credit balance|billing|purchase credits|usage limits?|spend(?:ing)? limit", re.IGNORECASE
 )
+
+
+def encode_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """``messages`` of the request (system messages aside, they go to ``system``): plain turns
+    as they are; an assistant's calls as its ``native`` content, or as text and ``tool_use``
+    blocks; the results that follow as ``tool_result`` blocks of one user message, with the
+    text of a user turn right after them joined to it."""
+    encoded: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] | None = None  # the blocks of the open message of results
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role == "tool":
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id,
+                                     "content": message.content}
+            if message.is_error:
+                block["is_error"] = True
+            if results is None:
+                results = []
+                encoded.append({"role": "user", "content": results})
+            results.append(block)
+            continue
+        if message.role == "user" and results is not None:
+            results.append({"type": "text", "text": message.content})
+        elif message.role == "assistant" and message.tool_calls:
+            encoded.append({"role": "assistant", "content": _assistant_blocks(message)})
+        else:
+            encoded.append({"role": message.role, "content": message.content})
+        results = None
+    return encoded
+
+
+def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
+    native = message.native or {}
+    if native.get("provider") == PROVIDER and isinstance(native.get("content"), list):
+        return list(native["content"])
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+    return blocks + [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+                     for c in message.tool_calls]
+
+
+def encode_tools(request: ChatRequest, thinking: bool) -> dict[str, Any]:
+    """``tools`` and ``tool_choice`` of a request that offers tools (nothing otherwise)."""
+    if not request.tools:
+        return {}
+    fields: dict[str, Any] = {"tools": [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+    ]}
+    choice = request.tool_choice
+    if thinking and choice not in ("auto", "none"):
+        raise FatalLLMError(
+            f"{PROVIDER}: tool_choice {choice!r} cannot be sent with thinking on (the API takes only "
+            "auto and none then); leave thinking_budget_tokens unset or let the model choose",
+            provider=PROVIDER,
+        )
+    if choice == "none":
+        fields["tool_choice"] = {"type": "none"}
+    elif choice == "required":
+        fields["tool_choice"] = {"type": "any"}
+    elif choice != "auto":
+        fields["tool_choice"] = {"type": "tool", "name": choice}
+    return fields
 
 
 @dataclass(frozen=True)
@@ -220,6 +291,8 @@ class AnthropicOptions:
 class AnthropicBackend(LLMBackendBase):
     """``LLMBackend`` for ``POST {base_url}/v1/messages``."""
 
+    tool_calling = True
+
     def __init__(
         self,
         options: AnthropicOptions,
@@ -296,12 +369,11 @@ class AnthropicBackend(LLMBackendBase):
     def _payload(self, request: ChatRequest) -> dict[str, Any]:
         opts = self.options
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
-        messages: list[dict[str, Any]] = [
-            {"role": m.role, "content": m.content} for m in request.messages if m.role != "system"
-        ]
         limit = request.max_tokens if request.max_tokens is not None else opts.max_tokens
         limit = limit if limit is not None else self.default_max_tokens
-        body: dict[str, Any] = {"model": self.model, "max_tokens": limit, "messages": messages}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": limit,
+                                "messages": encode_messages(request.messages),
+                                **encode_tools(request, self.thinking is not None)}
         if system:
             body["system"] = system
         if opts.prompt_cache:
@@ -342,7 +414,8 @@ class AnthropicBackend(LLMBackendBase):
             body["system"] = [{"type": "text", "text": body["system"], "cache_control": EPHEMERAL}]
         for message in body["messages"]:
             if message["role"] == "user":
-                message["content"] = [{"type": "text", "text": message["content"], "cache_control": EPHEMERAL}]
+                if isinstance(message["content"], str):
+                    message["content"] = [{"type": "text", "text": message["content"], "cache_control": EPHEMERAL}]
                 break
 
     def _warn_once(self, what: str, message: str) -> None:
@@ -381,10 +454,14 @@ class AnthropicBackend(LLMBackendBase):
                 "prompt would be refused again",
                 provider=PROVIDER,
             )
+        blocks = [block for block in data["content"] if isinstance(block, dict)]
         text = "".join(
-            block["text"] for block in data["content"]
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+            block["text"] for block in blocks if block.get("type") == "text" and isinstance(block.get("text"), str)
         )
+        calls = [
+            ToolCall.from_value(str(block.get("id") or f"toolu_{k}"), str(block.get("name") or ""), block.get("input"))
+            for k, block in enumerate(b for b in blocks if b.get("type") == "tool_use")
+        ]
         tokens = ClaudeTokens.from_usage(data.get("usage"))
         return ClaudeBatch(
             texts=[text],
@@ -392,6 +469,8 @@ class AnthropicBackend(LLMBackendBase):
             usage=tokens.usage(),
             model=str(data.get("model") or self.model),
             raw=data,
+            tool_calls=[calls],
+            native=[{"provider": PROVIDER, "content": data["content"]} if calls else None],
             tokens=tokens,
         )
 

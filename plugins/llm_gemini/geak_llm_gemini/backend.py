@@ -5,6 +5,16 @@ System messages become ``systemInstruction``; assistant turns use the role
 refuses it (or returns fewer candidates) gets the missing samples as
 concurrent single requests. A blocked prompt or a candidate stopped by a
 safety filter is a ``FatalLLMError``: the same prompt would be blocked again.
+
+Tools: a request's ``tools`` go out as ``tools: [{"functionDeclarations": [{name,
+description, parametersJsonSchema}]}]`` (their parameters are JSON Schema, which
+``parametersJsonSchema`` takes whole), with ``toolConfig.functionCallingConfig`` unless
+``tool_choice`` is ``"auto"`` (mode ``NONE``; ``ANY``; ``ANY`` with ``allowedFunctionNames``
+for a name). A candidate's ``functionCall`` parts come back as ``ToolCall``s (a call without
+an ``id`` gets one made up, which is never sent back) and its parts as the turn's
+``native``, which goes back unchanged: thought signatures must return with their calls.
+The results of one turn's calls go in one ``user`` content of ``functionResponse`` parts,
+``{"output": text}`` or, for an error, ``{"error": text}``.
 """
 
 from __future__ import annotations
@@ -12,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -19,7 +30,7 @@ from urllib.parse import quote
 import httpx
 from geak_core.api.components import LLMBackendBase
 from geak_core.api.errors import InputError
-from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Message, ToolCall, Usage
 from geak_core.kit.llm_http import (
     HTTPFatalError,
     RetryPolicy,
@@ -48,6 +59,91 @@ BLOCKING_FINISH_REASONS = frozenset({
     "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE",
 })
 _CANDIDATES_REFUSAL = re.compile(r"candidate[_ ]?count|multiple candidates", re.IGNORECASE)
+MADE_UP_ID = "geak-call-"  # the prefix of the ids given to calls that came without one
+_MODES = {"none": "NONE", "required": "ANY"}
+
+
+def encode_contents(messages: list[Message]) -> list[dict[str, Any]]:
+    """``contents`` of the request (system messages aside: ``systemInstruction``): plain turns
+    as text parts, an assistant's calls as its ``native`` parts or as text and ``functionCall``
+    parts, the results that follow as ``functionResponse`` parts of one ``user`` content (each
+    named after the call it answers), with the text of a user turn right after them joined
+    to it."""
+    contents: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # call id -> function name, of the calls sent so far
+    results: list[dict[str, Any]] | None = None  # the parts of the open content of results
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role == "tool":
+            if message.tool_call_id not in names:
+                raise FatalLLMError(
+                    f"{PROVIDER}: a tool result answers call {message.tool_call_id!r}, which no earlier "
+                    "assistant message holds (Gemini needs the call's function name)",
+                    provider=PROVIDER,
+                )
+            response = {"error" if message.is_error else "output": message.content}
+            answer: dict[str, Any] = {"name": names[message.tool_call_id], "response": response}
+            if not message.tool_call_id.startswith(MADE_UP_ID):
+                answer["id"] = message.tool_call_id
+            if results is None:
+                results = []
+                contents.append({"role": "user", "parts": results})
+            results.append({"functionResponse": answer})
+            continue
+        if message.role == "user" and results is not None:
+            results.append({"text": message.content})
+        elif message.role == "assistant" and message.tool_calls:
+            names.update((c.id, c.name) for c in message.tool_calls)
+            contents.append({"role": "model", "parts": _model_parts(message)})
+        else:
+            role = "model" if message.role == "assistant" else "user"
+            contents.append({"role": role, "parts": [{"text": message.content}]})
+        results = None
+    return contents
+
+
+def _model_parts(message: Message) -> list[dict[str, Any]]:
+    native = message.native or {}
+    if native.get("provider") == PROVIDER and isinstance(native.get("parts"), list):
+        return list(native["parts"])
+    parts: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
+    for call in message.tool_calls:
+        function: dict[str, Any] = {"name": call.name, "args": call.arguments}
+        if not call.id.startswith(MADE_UP_ID):
+            function["id"] = call.id
+        parts.append({"functionCall": function})
+    return parts
+
+
+def encode_tools(request: ChatRequest) -> dict[str, Any]:
+    """``tools`` and ``toolConfig`` of a request that offers tools (nothing otherwise)."""
+    if not request.tools:
+        return {}
+    fields: dict[str, Any] = {"tools": [{"functionDeclarations": [
+        {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters}
+        for t in request.tools
+    ]}]}
+    choice = request.tool_choice
+    if choice != "auto":
+        config: dict[str, Any] = {"mode": _MODES.get(choice, "ANY")}
+        if choice not in _MODES:
+            config["allowedFunctionNames"] = [choice]
+        fields["toolConfig"] = {"functionCallingConfig": config}
+    return fields
+
+
+def decode_calls(parts: list[Any]) -> list[ToolCall]:
+    """The ``functionCall`` parts of a candidate as ``ToolCall``s."""
+    calls = []
+    for part in parts:
+        function = part.get("functionCall") if isinstance(part, dict) else None
+        if not isinstance(function, dict):
+            continue
+        given = function.get("id")
+        call_id = given if isinstance(given, str) and given else MADE_UP_ID + uuid.uuid4().hex[:12]
+        calls.append(ToolCall.from_value(call_id, str(function.get("name") or ""), function.get("args")))
+    return calls
 
 
 @dataclass
@@ -79,6 +175,8 @@ class GeminiOptions:
 
 class GeminiBackend(LLMBackendBase):
     """``LLMBackend`` for ``POST {base_url}/v1beta/models/{model}:generateContent``."""
+
+    tool_calling = True
 
     def __init__(
         self,
@@ -143,12 +241,7 @@ class GeminiBackend(LLMBackendBase):
     def _payload(self, request: ChatRequest, n: int, sample_index: int) -> dict[str, Any]:
         opts = self.options
         system = [m.content for m in request.messages if m.role == "system"]
-        contents = [
-            {"role": "model" if m.role == "assistant" else "user", "parts": [{"text": m.content}]}
-            for m in request.messages
-            if m.role != "system"
-        ]
-        body: dict[str, Any] = {"contents": contents}
+        body: dict[str, Any] = {"contents": encode_contents(request.messages), **encode_tools(request)}
         if system:
             body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
         config: dict[str, Any] = {}
@@ -206,7 +299,7 @@ class GeminiBackend(LLMBackendBase):
             (c for c in candidates if isinstance(c, dict)),
             key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0,
         )
-        texts, reasons = [], []
+        texts, reasons, calls, native = [], [], [], []
         for candidate in candidates:
             reason = str(candidate.get("finishReason") or "")
             content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
@@ -226,7 +319,8 @@ class GeminiBackend(LLMBackendBase):
                     + "; the same prompt would be stopped again",
                     provider=PROVIDER,
                 )
-            if not text and reason != "MAX_TOKENS":
+            called = decode_calls(parts)
+            if not text and not called and reason != "MAX_TOKENS":
                 raise FatalLLMError(
                     f"{PROVIDER}: model {self.model} returned an empty candidate "
                     f"(finishReason {reason or 'missing'})",
@@ -234,6 +328,8 @@ class GeminiBackend(LLMBackendBase):
                 )
             texts.append(text)
             reasons.append(reason)
+            calls.append(called)
+            native.append({"provider": PROVIDER, "parts": parts} if called else None)
         meta = data.get("usageMetadata") if isinstance(data.get("usageMetadata"), dict) else {}
         completion = token_count(meta.get("candidatesTokenCount")) + token_count(meta.get("thoughtsTokenCount"))
         return SampleBatch(
@@ -242,6 +338,8 @@ class GeminiBackend(LLMBackendBase):
             usage=Usage(token_count(meta.get("promptTokenCount")), completion),
             model=str(data.get("modelVersion") or self.model),
             raw=data,
+            tool_calls=calls,
+            native=native,
         )
 
 

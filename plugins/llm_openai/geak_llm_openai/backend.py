@@ -6,10 +6,19 @@ unsupported parameter is retried once without it (or with the other name of
 the token limit) and the adjustment is remembered; a server that refuses
 ``n > 1`` or returns fewer choices gets the missing samples as concurrent
 single requests.
+
+Tools: a request's ``tools`` go out as ``tools`` of ``{"type": "function", "function":
+{name, description, parameters}}`` (and ``tool_choice`` unless it is ``"auto"``, the API's
+default); a reply's ``message.tool_calls`` come back as ``ToolCall``s, their ``arguments``
+text decoded (text that is not a JSON object is kept as ``invalid_arguments``). An
+assistant's calls are sent back as ``tool_calls`` and each result as a ``role: "tool"``
+message with its ``tool_call_id``. A 400 about ``tools`` or ``tool_choice`` is not adapted
+to: a server without tool calling cannot serve such a request.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -20,7 +29,7 @@ from typing import Any
 import httpx
 from geak_core.api.components import LLMBackendBase
 from geak_core.api.errors import InputError
-from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Message, ToolCall, Usage
 from geak_core.kit.llm_http import (
     HTTPFatalError,
     RetryPolicy,
@@ -63,10 +72,66 @@ _N_REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"""['"`]([A-Za-z_][\w.]*)['"`]""")
+_NOT_ADJUSTABLE = ("model", "messages", "tools", "tool_choice")  # never dropped to please a server
 
 
 def is_reasoning_model(model: str) -> bool:
     return bool(_REASONING.match(model)) and "-chat" not in model.lower()
+
+
+def encode_message(message: Message) -> dict[str, Any]:
+    """One message of ``messages``: an assistant's calls as ``tool_calls`` (arguments as JSON
+    text, or as the model wrote them when they were invalid), a tool's result as a ``tool``
+    message with its ``tool_call_id``."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.invalid_arguments if call.invalid_arguments is not None
+                        else json.dumps(call.arguments),
+                    },
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def encode_tools(request: ChatRequest) -> dict[str, Any]:
+    """``tools`` and ``tool_choice`` of a request that offers tools (nothing otherwise)."""
+    if not request.tools:
+        return {}
+    fields: dict[str, Any] = {"tools": [
+        {"type": "function", "function": {"name": t.name, "description": t.description,
+                                          "parameters": t.parameters}}
+        for t in request.tools
+    ]}
+    choice = request.tool_choice
+    if choice in ("none", "required"):
+        fields["tool_choice"] = choice
+    elif choice != "auto":
+        fields["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    return fields
+
+
+def decode_tool_calls(message: dict[str, Any], choice: int) -> list[ToolCall]:
+    """The function calls of a reply's ``message`` (other kinds of call are not ours); a call
+    without an id (some compatible servers) gets ``call_<choice>_<k>``."""
+    calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+    found = []
+    for k, call in enumerate(c for c in calls if isinstance(c, dict) and c.get("type", "function") == "function"):
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else f"call_{choice}_{k}"
+        found.append(ToolCall.from_text(call_id, str(function.get("name") or ""), function.get("arguments")))
+    return found
 
 
 @dataclass
@@ -101,6 +166,8 @@ class OpenAIOptions:
 
 class OpenAIBackend(LLMBackendBase):
     """``LLMBackend`` for ``POST {base_url}/chat/completions``."""
+
+    tool_calling = True
 
     def __init__(
         self,
@@ -172,7 +239,8 @@ class OpenAIBackend(LLMBackendBase):
         opts = self.options
         body: dict[str, Any] = {
             "model": opts.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [encode_message(m) for m in request.messages],
+            **encode_tools(request),
         }
         if n != 1:
             body["n"] = n
@@ -208,7 +276,7 @@ class OpenAIBackend(LLMBackendBase):
         text = detail.message.lower()
         if "n" in body and (detail.param == "n" or _N_REFUSAL.search(detail.message)):
             return "n"
-        adjustable = [k for k in body if k not in ("model", "messages")]
+        adjustable = [k for k in body if k not in _NOT_ADJUSTABLE]
         if detail.param in adjustable and (
             detail.code in ("unsupported_parameter", "unsupported_value")
             or any(w in text for w in _UNSUPPORTED_WORDING)
@@ -261,9 +329,10 @@ class OpenAIBackend(LLMBackendBase):
             (c for c in data["choices"] if isinstance(c, dict)),
             key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0,
         )
-        texts, reasons = [], []
-        for choice in choices:
+        texts, reasons, calls = [], [], []
+        for index, choice in enumerate(choices):
             message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+            calls.append(decode_tool_calls(message, index))
             content = message.get("content", choice.get("text"))  # "text": completions-style proxies
             if isinstance(content, list):  # content parts
                 content = "".join(
@@ -280,6 +349,7 @@ class OpenAIBackend(LLMBackendBase):
             usage=Usage(token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens"))),
             model=str(data.get("model") or self.options.model),
             raw=data,
+            tool_calls=calls,
         )
 
     def _merge(self, batches: list[SampleBatch], n: int, latency: float) -> ChatResponse:

@@ -8,7 +8,7 @@
   ``meta`` fields (``sequence_by``, default task, lineage and purpose), for
   replaying a run whose prompts changed a little (a template edit).
 * ``scripted``: replies written by hand, chosen by matching ``request.meta``;
-  offline demonstrations and tests use it.
+  offline demonstrations and tests use it. An entry may script tool calls.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from geak_core.api.components import LLMBackendBase
 from geak_core.api.errors import InputError
-from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Usage
+from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, ToolCall, Usage
 
 from geak_llm_replay.sources import (
     RecordedCall,
@@ -86,7 +86,10 @@ def _describe_meta(meta: dict[str, Any]) -> str:
 
 
 class ReplayBackend(LLMBackendBase):
-    """``LLMBackend`` that answers from recordings or a script."""
+    """``LLMBackend`` that answers from recordings or a script. It serves tool calls as they
+    were recorded or scripted (``tool_calls`` of a script entry)."""
+
+    tool_calling = True
 
     def __init__(self, options: ReplayOptions) -> None:
         self.options = options
@@ -228,6 +231,11 @@ class ReplayBackend(LLMBackendBase):
                 out.append(f"{name} (recorded {a!r}, requested {b!r})")
         if len(recorded.messages) != len(wanted.messages):
             out.append(f"number of messages (recorded {len(recorded.messages)}, requested {len(wanted.messages)})")
+        if [t.to_dict() for t in recorded.tools] != [t.to_dict() for t in wanted.tools]:
+            out.append(f"tools offered (recorded {[t.name for t in recorded.tools]}, requested "
+                       f"{[t.name for t in wanted.tools]})")
+        elif recorded.tool_choice != wanted.tool_choice:
+            out.append(f"tool_choice (recorded {recorded.tool_choice!r}, requested {wanted.tool_choice!r})")
         for i, (a, b) in enumerate(zip(recorded.messages, wanted.messages, strict=False)):
             if a.role != b.role:
                 out.append(f"messages[{i}] role (recorded {a.role!r}, requested {b.role!r})")
@@ -238,6 +246,10 @@ class ReplayBackend(LLMBackendBase):
                     f"messages[{i}] ({a.role}) from character {at}: recorded "
                     f"{a.content[at:at + 60]!r}, requested {b.content[at:at + 60]!r}"
                 )
+                break
+            elif a.canonical() != b.canonical():
+                out.append(f"messages[{i}] ({a.role}) in its tool calls or result (recorded "
+                           f"{a.to_dict()}, requested {b.to_dict()})"[:400])
                 break
         return out
 
@@ -273,6 +285,11 @@ class ReplayBackend(LLMBackendBase):
             start = self._cursor.get(("entry", entry.index), 0)
             texts = [entry.texts[(start + i) % len(entry.texts)] for i in range(request.n)]
             self._cursor[("entry", entry.index)] = start + request.n
+        calls = [
+            [ToolCall(c.id or f"call_{entry.index}_{start + i}_{k}", c.name, dict(c.arguments))
+             for k, c in enumerate(entry.tool_calls)]
+            for i in range(request.n)
+        ]
         return ChatResponse(
             texts=texts,
             usage=Usage(entry.usage.get("prompt_tokens", 0), entry.usage.get("completion_tokens", 0)),
@@ -281,6 +298,7 @@ class ReplayBackend(LLMBackendBase):
             cost_usd=None,
             raw={"script": str(self.path), "entry": entry.where},
             finish_reasons=[entry.finish_reason] * request.n,
+            tool_calls=calls,
         )
 
 

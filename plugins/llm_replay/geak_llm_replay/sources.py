@@ -148,7 +148,17 @@ def load_recorded(source: str) -> tuple[Path, list[RecordedCall]]:
 # Scripts
 # ---------------------------------------------------------------------------
 
-ENTRY_KEYS = {"match", "text", "texts", "file", "files", "usage", "finish_reason", "times"}
+ENTRY_KEYS = {"match", "text", "texts", "file", "files", "usage", "finish_reason", "times", "tool_calls"}
+CALL_KEYS = {"name", "arguments", "id"}
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """A tool call a script entry makes; ``id`` "" gets one made up for every reply."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
 
 
 @dataclass
@@ -162,6 +172,7 @@ class ScriptEntry:
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str = "stop"
     times: int | None = None  # how often it may be served (None: always)
+    tool_calls: list[ScriptedCall] = field(default_factory=list)  # made in every reply it serves
 
 
 def load_script(source: str) -> tuple[Path, list[ScriptEntry]]:
@@ -220,15 +231,36 @@ def _entry(index: int, where: str, value: Any, base: Path) -> ScriptEntry:
         if not file.is_file():
             raise InputError(f"{where}: file {name!r} not found (looked in {file})")
         texts.append(file.read_text(encoding="utf-8"))
-    if not texts:
-        raise InputError(f"{where}: an entry needs 'text', 'texts', 'file' or 'files'")
+    calls = _calls(where, value.get("tool_calls", []))
+    if not texts and not calls:
+        raise InputError(f"{where}: an entry needs 'text', 'texts', 'file', 'files' or 'tool_calls'")
     usage = value.get("usage", {})
     if not isinstance(usage, dict):
         raise InputError(f"{where}: 'usage' must be a table with prompt_tokens/completion_tokens")
     times = value.get("times")
     if times is not None and (not isinstance(times, int) or times < 1):
         raise InputError(f"{where}: 'times' must be a positive integer")
+    reason = value.get("finish_reason", "tool_calls" if calls else "stop")
     return ScriptEntry(
-        index, where, dict(match), texts,
-        {k: int(v) for k, v in usage.items()}, str(value.get("finish_reason", "stop")), times,
+        index, where, dict(match), texts or [""],
+        {k: int(v) for k, v in usage.items()}, str(reason), times, calls,
     )
+
+
+def _calls(where: str, value: Any) -> list[ScriptedCall]:
+    """An entry's ``tool_calls``: tables of ``name``, ``arguments`` (a table) and ``id``."""
+    if not isinstance(value, list):
+        raise InputError(f"{where}: 'tool_calls' must be a list of tables with name and arguments")
+    calls = []
+    for k, call in enumerate(value):
+        at = f"{where}: tool_calls[{k}]"
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not call["name"]:
+            raise InputError(f"{at}: a call is a table with a 'name' (and 'arguments', 'id')")
+        unknown = sorted(set(call) - CALL_KEYS)
+        if unknown:
+            raise InputError(f"{at}: unknown key(s) {', '.join(unknown)} (valid: {', '.join(sorted(CALL_KEYS))})")
+        arguments = call.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise InputError(f"{at}: 'arguments' must be a table")
+        calls.append(ScriptedCall(call["name"], dict(arguments), str(call.get("id", ""))))
+    return calls
