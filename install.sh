@@ -18,7 +18,7 @@ for arg in "$@"; do
     *) echo "install.sh: unknown option $arg (known: --no-deps, --with-browser)" >&2; exit 2 ;;
   esac
 done
-pkgs=(-e ".[report,export,test]")
+pkgs=(-e ".[report,export,test,mcp]")
 # Every bundled plugin, each with its own dependencies (plugins/executor_ray brings Ray, which
 # nothing else needs; with --no-deps, install Ray's wheel beside it to use or test it).
 for d in plugins/*/ templates/; do pkgs+=(-e "$d"); done
@@ -39,7 +39,8 @@ fi
 # packages below are built with it in place (no isolated build environment to set up for each,
 # which made a repeated install take a minute), and the third-party plugin test builds the
 # example's wheel with it, without an index.
-# The test tools, and the report's and export's libraries, come with geak-core's extras.
+# The test tools, and the report's, export's and MCP server's libraries, come with geak-core's
+# extras.
 $PY -m pip install --quiet "triton==3.6.0" "setuptools>=70.1"
 $PY -m pip install --quiet --no-build-isolation "${pkgs[@]}"
 # The report's browser test drives the system's Chromium through Playwright, which never

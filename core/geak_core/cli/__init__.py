@@ -3,9 +3,9 @@
 Exit codes: 0 success, 1 the run (or a command) failed, 2 bad input, 130 stopped (Ctrl-C).
 
 This package is the cli wing: the command group and most commands are here, the others in
-its modules (``cli_eval``, ``cli_report``, ``cli_export``, ``cli_corpus``), the shared
-option conventions in ``cli_options``, how the process ends after a command that may have
-started native threads in ``cli_exit``; ``python -m geak_core.cli`` runs ``__main__``.
+its modules (``cli_eval``, ``cli_report``, ``cli_export``, ``cli_corpus``, ``cli_mcp``, ...),
+the shared option conventions in ``cli_options``, how the process ends after a command that may
+have started native threads in ``cli_exit``; ``python -m geak_core.cli`` runs ``__main__``.
 """
 
 from __future__ import annotations
@@ -246,6 +246,8 @@ def task_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
     """Print a task's instruction and candidate contract (what a model is shown)."""
+    from geak_core.engine.tools import statement_text
+
     suite_name, sep, task_id = ref.partition("/")
     if not sep:
         raise InputError(f"expected SUITE/ID, got {ref!r}: {_suite_of_task(ref)}")
@@ -256,21 +258,7 @@ def task_show(ref: str, options: tuple[str, ...], as_json: bool) -> None:
                                "category": task.category, "instruction": task.instruction, **view},
                               indent=2, default=str))
         return
-    click.echo(f"{task.key}  (difficulty {task.difficulty}, category {task.category})")
-    click.echo("")
-    click.echo(task.instruction)
-    click.echo("")
-    click.echo("Entry points:")
-    for e in view["entry_points"]:
-        click.echo(f"  [{e['kind']}] {e['signature']}")
-    if view["shapes"]:
-        click.echo(f"\nShapes: {view['shapes']}")
-    if view["tolerances"]:
-        click.echo("Tolerances (atol, rtol): " + ", ".join(f"{k}: {v}" for k, v in view["tolerances"].items()))
-    if view["requires"]:
-        click.echo("Requires: " + ", ".join(view["requires"]))
-    if view["case_requires"]:
-        click.echo("Some cases require: " + ", ".join(view["case_requires"]))
+    click.echo(statement_text(task), nl=False)
 
 
 def _suite_of_task(task_id: str) -> str:
@@ -380,22 +368,15 @@ def runs_show(run_ref: str, output_dir: str, as_json: bool) -> None:
     """Show one run: status, usage, its summary table and scaling curves."""
     from geak_core.api.model import RunSummary
     from geak_core.engine.report import format_summary
-    from geak_core.engine.store import SUMMARY_FILE, RunStore, resolve_run, run_status
+    from geak_core.engine.store import resolve_run, run_details
 
     run_dir = resolve_run(run_ref, output_dir)
-    with RunStore(run_dir) as store:
-        status = run_status(store)
-        failure = store.meta("failure")
-        counts = store.counts()
-        usage = store.usage()
-    summary_path = run_dir / SUMMARY_FILE
-    summary = RunSummary.from_dict(json.loads(summary_path.read_text())) if summary_path.exists() else None
+    details = run_details(run_dir)
+    summary = RunSummary.from_dict(details["summary"]) if details["summary"] is not None else None
     if as_json:
-        click.echo(json.dumps({
-            "run_id": run_dir.name, "dir": str(run_dir), "status": status, "failure": failure,
-            "counts": counts, "usage": usage, "summary": summary.to_dict() if summary else None,
-        }, indent=2))
+        click.echo(json.dumps(details, indent=2))
         return
+    status, failure, counts, usage = details["status"], details["failure"], details["counts"], details["usage"]
     click.echo(f"run {run_dir.name}  [{status}]  {run_dir}")
     click.echo(
         f"llm calls {usage['calls']}, tokens {usage['prompt_tokens'] + usage['completion_tokens']}, "
@@ -712,6 +693,9 @@ def _add_optional_commands() -> None:
     from geak_core.cli.cli_export_kernel import export_kernel_command
 
     main.add_command(export_kernel_command, "export-kernel")
+    from geak_core.cli.cli_mcp import mcp_command
+
+    main.add_command(mcp_command, "mcp")
 
 
 _add_optional_commands()

@@ -18,8 +18,8 @@ executor such as ``ray``, with ``--executor-option KEY=VALUE``); the verdicts ar
 the same wherever it runs.
 
 Scripts that judge records themselves (``bench/``) reuse ``entries_from_jsonl``,
-``build_executor``, ``build_evaluator``, ``result_record``, ``verdict_line`` and
-``summarize``; ``geak-core tune`` reads its candidates (``read_entries``), builds its judge
+``build_executor``, ``build_evaluator``, ``result_record`` (``engine.records``'s, which the
+judge's tools write too), ``verdict_line`` and ``summarize``; ``geak-core tune`` reads its candidates (``read_entries``), builds its judge
 (``judge_options``, ``build_judge``) and keeps its journal (``read_journal``,
 ``RecordFile``) with the same code.
 
@@ -35,7 +35,6 @@ import json
 import math
 import os
 import sys
-import textwrap
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -59,7 +58,7 @@ from geak_core.cli.cli_options import (
 )
 from geak_core.engine.plugins import get_plugin_manager
 from geak_core.engine.progress import clip, clip_left
-from geak_core.engine.store import atomic_write
+from geak_core.engine.records import RecordFile, result_record
 
 
 @dataclass
@@ -288,37 +287,6 @@ def build_judge(evaluator_name: str, executor_name: str, executor_options: tuple
     }, executor)
 
 
-def result_record(task: Task, result: EvalResult) -> dict[str, Any]:
-    """The ``--json`` record of one verdict."""
-    return {
-        "task": task.id,
-        "suite": task.suite,
-        "candidate": result.candidate_id,
-        "call_ok": result.call_ok,
-        "correct": result.correct,
-        "failed_stage": result.failed_stage,
-        "reason": result.reason,
-        "error": result.error,
-        "speedup": result.speedup,
-        "speedup_sum": result.speedup_sum,
-        "speedup_geomean": result.speedup_geomean,
-        "speedup_mean_ratio": result.speedup_mean_ratio,
-        "speedup_method": result.speedup_method,
-        "speedup_vs_eager": result.speedup_vs_eager,
-        "roofline_fraction": result.roofline_fraction,
-        "performance_measured": result.performance_measured,
-        "performance_note": result.performance_note,
-        "shapes": [s.to_dict() for s in result.shapes],
-        "mismatches": result.mismatches,
-        "skipped": result.skipped,
-        "flags": result.flags,
-        "mode": result.mode,
-        "device": result.device,
-        "wall_s": round(result.wall_s, 3),
-        "phases": {name: round(seconds, 3) for name, seconds in result.phases.items()},
-    }
-
-
 def read_journal(path: str) -> dict[tuple[str, str], dict[str, Any]]:
     """The records an earlier ``-o/--out`` file holds (a ``.json`` list or ``.jsonl`` lines),
     by (task, candidate id): what ``--resume`` does not do again. Records of judge errors are
@@ -360,30 +328,6 @@ def load_journal(path: str) -> dict[tuple[str, str], EvalResult]:
         kept[(str(record["task"]), str(record["candidate"]))] = EvalResult.from_dict(
             {**data, "task_id": record["task"], "candidate_id": record["candidate"]})
     return kept
-
-
-class RecordFile:
-    """The ``-o/--out`` journal: every record so far, rewritten atomically after each one (one
-    JSON object a line for a ``.jsonl`` path, a JSON list otherwise), so a command stopped
-    half-way leaves a complete file. Each record is encoded once, when it is added: the n-th
-    rewrite costs a write of the file, not n encodings."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._texts: list[str] = []
-
-    def add(self, record: dict[str, Any]) -> None:
-        if self.path.endswith(".jsonl"):
-            self._texts.append(json.dumps(record, default=str) + "\n")
-        else:  # as json.dumps(records, indent=2) lays out each element of a list
-            self._texts.append(textwrap.indent(json.dumps(record, indent=2, default=str), "  "))
-
-    def write(self) -> None:
-        if self.path.endswith(".jsonl"):
-            text = "".join(self._texts)
-        else:
-            text = ("[\n" + ",\n".join(self._texts) + "\n]" if self._texts else "[]") + "\n"
-        atomic_write(self.path, text)
 
 
 def summarize(pairs: list[tuple[Task, EvalResult]], ks: Iterable[int],

@@ -9,26 +9,26 @@ correct variant is kept if it beats the candidate. A candidate that is not corre
 speed was not measured (the interpreter on a CPU checks correctness only), is not tuned, and
 its record says why.
 
-One record per candidate (``tune_record``), written to ``-o/--out`` (``.jsonl`` lines or a
+One record per candidate (``engine.tuning.tune_record``, which the judge's ``tune`` tool
+answers with too), written to ``-o/--out`` (``.jsonl`` lines or a
 ``.json`` list) atomically after each one, so that ``--resume`` skips the records a stopped
 run already wrote. Exit status: 0 when every candidate was judged, 1 when the judge failed on
 some (a judge error), 2 for bad input.
 
 Scripts that tune candidates themselves (``bench/tune_published.py``,
 ``bench/tune_rocm_recovery.py``) build the tuner with ``build_tuner`` and tune with
-``tune_candidate``, as this command does.
+``tune_candidate`` (``engine.tuning``'s), as this command does.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterable
 from typing import Any
 
 import click
 
-from geak_core.api.components import EvalJob, TuneBudget, TunedVariant
+from geak_core.api.components import EvalJob, TuneBudget
 from geak_core.api.errors import InputError
 from geak_core.api.model import Candidate, EvalResult
 from geak_core.api.tasks import Task
@@ -50,40 +50,9 @@ from geak_core.cli.cli_options import (
 )
 from geak_core.engine.progress import clip_left
 from geak_core.engine.recipe import TunerSection
-from geak_core.engine.tuning import kept_variant, knob_lines, measured_speedup, untimed_reason
+from geak_core.engine.tuning import tune_candidate
 
 DEFAULTS = TunerSection()
-
-
-def tune_record(task: Task, candidate: Candidate, untuned: EvalResult, variants: list[TunedVariant],
-                kept: TunedVariant | None, notes: list[str], seconds: float) -> dict[str, Any]:
-    """The ``-o/--out`` record of one candidate: its verdict, its speedup untuned and tuned (the
-    kept variant's, or its own when none was kept), the kept variant's changed knobs (one a
-    line), diff and code, how many variants were judged and how many were correct."""
-    judged = [v for v in variants if v.result is not None]
-    before = measured_speedup(untuned)
-    return {
-        "task": task.id,
-        "suite": task.suite,
-        "candidate": candidate.id,
-        "call_ok": untuned.call_ok,
-        "correct": untuned.correct,
-        "failed_stage": untuned.failed_stage,
-        "reason": untuned.reason,
-        "flags": untuned.flags,
-        "mode": untuned.mode,
-        "speedup_method": untuned.speedup_method,
-        "untuned_speedup": before,
-        "tuned_speedup": measured_speedup(kept.result) if kept is not None else before,
-        "variants_judged": len(judged),
-        "variants_correct": sum(bool(v.result and v.result.correct) for v in judged),
-        "kept": kept.candidate.id if kept is not None else None,
-        "changes": knob_lines(kept.changes) if kept is not None else [],
-        "diff": kept.diff if kept is not None else "",
-        "tuned_code": kept.candidate.code if kept is not None else None,
-        "notes": notes,
-        "seconds": round(seconds, 3),
-    }
 
 
 def tune_line(record: dict[str, Any]) -> str:
@@ -144,20 +113,6 @@ def build_tuner(name: str, options: Iterable[str], hardware: str | None) -> Any:
     tuner = build_with_options("tuner", name, options, "--tuner-option")
     tuner.set_hardware(resolve_profile(hardware or "auto", get_plugin_manager(), visible_device()))
     return tuner
-
-
-def tune_candidate(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, judge: Any,
-                   budget: TuneBudget) -> tuple[dict[str, Any], TunedVariant | None]:
-    """Tune one judged candidate (if it can be): its record, and the variant kept (None when
-    none was faster, or the candidate could not be tuned)."""
-    reason = untimed_reason(untuned)
-    if reason is not None:
-        return tune_record(task, candidate, untuned, [], None, [reason], 0.0), None
-    started = time.monotonic()
-    result = tuner.tune(task, candidate, judge, budget)
-    kept = kept_variant(result, untuned)
-    return tune_record(task, candidate, untuned, result.variants, kept, list(result.notes),
-                       time.monotonic() - started), kept
 
 
 def tune_one(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, judge: Any,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from geak_core.api.errors import InputError
-from geak_core.api.model import Candidate, EvalResult, code_hash
+from geak_core.api.model import Candidate, EvalResult, RunSummary, code_hash
 
 STORE_FILE = "store.sqlite"
 RECIPE_FILE = "recipe.toml"
@@ -665,6 +665,23 @@ def list_runs(output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
         except sqlite3.DatabaseError as exc:
             rows.append({"run_id": run_dir.name, "status": f"unreadable: {exc}"})
     return rows
+
+
+def run_details(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """What ``runs show --json`` prints of the run in ``run_dir``: its id, folder, status, the
+    reason it failed, its counts and LLM usage, and its summary (``summary.json``; None while
+    it runs or when it stopped early). The judge's ``runs_show`` tool answers with it too."""
+    base = Path(run_dir)
+    with RunStore(base) as store:
+        status = run_status(store)
+        failure = store.meta("failure")
+        counts = store.counts()
+        usage = store.usage()
+    summary_path = base / SUMMARY_FILE
+    summary = (RunSummary.from_dict(json.loads(summary_path.read_text())).to_dict()
+               if summary_path.exists() else None)
+    return {"run_id": base.name, "dir": str(base), "status": status, "failure": failure,
+            "counts": counts, "usage": usage, "summary": summary}
 
 
 def stored_status(run_dir: str | os.PathLike[str]) -> str:

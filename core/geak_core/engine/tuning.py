@@ -10,15 +10,20 @@
   ``prompt_knobs`` at most so many of them.
 * ``TuneLedger``: what tuning has spent of a task's budget (``[tuner] candidates`` and
   ``seconds``), over all its lineages.
+* ``tune_candidate`` and ``tune_record``: one judged candidate tuned from anywhere and the
+  record of it, as ``geak-core tune`` writes it and the judge's ``tune`` tool answers.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
+from typing import Any
 
 from geak_core.api.components import TuneBudget, TunedVariant, TuneResult
-from geak_core.api.model import EvalResult
+from geak_core.api.model import Candidate, EvalResult
+from geak_core.api.tasks import Task
 
 
 def untimed_reason(result: EvalResult) -> str | None:
@@ -107,3 +112,49 @@ class TuneLedger:
     def spent_note(self) -> str:
         return (f"tuning skipped: the task's tuning budget ([tuner] candidates = {self.candidates}, "
                 f"seconds = {self.seconds:g}) is spent")
+
+
+def tune_record(task: Task, candidate: Candidate, untuned: EvalResult, variants: list[TunedVariant],
+                kept: TunedVariant | None, notes: list[str], seconds: float) -> dict[str, Any]:
+    """The record of one tuned candidate (``geak-core tune``'s ``-o/--out``): its verdict,
+    its speedup untuned and tuned (the kept variant's, or its own when none was kept), the
+    kept variant's changed knobs (one a line), diff and code, how many variants were judged
+    and how many were correct."""
+    judged = [v for v in variants if v.result is not None]
+    before = measured_speedup(untuned)
+    return {
+        "task": task.id,
+        "suite": task.suite,
+        "candidate": candidate.id,
+        "call_ok": untuned.call_ok,
+        "correct": untuned.correct,
+        "failed_stage": untuned.failed_stage,
+        "reason": untuned.reason,
+        "flags": untuned.flags,
+        "mode": untuned.mode,
+        "speedup_method": untuned.speedup_method,
+        "untuned_speedup": before,
+        "tuned_speedup": measured_speedup(kept.result) if kept is not None else before,
+        "variants_judged": len(judged),
+        "variants_correct": sum(bool(v.result and v.result.correct) for v in judged),
+        "kept": kept.candidate.id if kept is not None else None,
+        "changes": knob_lines(kept.changes) if kept is not None else [],
+        "diff": kept.diff if kept is not None else "",
+        "tuned_code": kept.candidate.code if kept is not None else None,
+        "notes": notes,
+        "seconds": round(seconds, 3),
+    }
+
+
+def tune_candidate(task: Task, candidate: Candidate, untuned: EvalResult, tuner: Any, judge: Any,
+                   budget: TuneBudget) -> tuple[dict[str, Any], TunedVariant | None]:
+    """Tune one judged candidate (if it can be): its record, and the variant kept (None when
+    none was faster, or the candidate could not be tuned)."""
+    reason = untimed_reason(untuned)
+    if reason is not None:
+        return tune_record(task, candidate, untuned, [], None, [reason], 0.0), None
+    started = time.monotonic()
+    result = tuner.tune(task, candidate, judge, budget)
+    kept = kept_variant(result, untuned)
+    return tune_record(task, candidate, untuned, result.variants, kept, list(result.notes),
+                       time.monotonic() - started), kept
