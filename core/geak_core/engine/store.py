@@ -90,18 +90,44 @@ MIGRATIONS: list[str] = [
 ]
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system says it
+    (``/proc/self/status``, Linux 4.7 on); elsewhere set and put back under a lock."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True) -> None:
     """Write ``data`` to ``path`` so that readers see the old or the new file, never half.
 
     Text is written as UTF-8, bytes as they are. The data goes to a temporary file beside
     ``path`` (a unique name, so concurrent writers never share one), is flushed to disk
     (``fsync=False`` skips that, for files rewritten often whose loss on a power cut does
-    not matter) and renamed over ``path``; parent folders are created.
+    not matter) and renamed over ``path``; parent folders are created. The file gets the
+    mode a plain ``open`` would give it: an existing file's, else 0666 less the umask (the
+    temporary file is made 0600, and a report or export is meant to be shared as others are).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:
+        mode = 0o666 & ~current_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
