@@ -170,32 +170,38 @@ def _git_revision() -> str | None:
 
 
 def environment_manifest(plugin_versions: dict[str, str] | None = None) -> dict[str, Any]:
-    """Python, torch, triton, GPU (or "cpu-interpreter"), plugins, git revision."""
+    """Python, torch, triton, GPU (or "cpu-interpreter"), plugins, git revision. Versions are
+    read from the installed distributions, and torch is imported only where a GPU may be
+    there to name (``no_gpu_here``): its import is seconds that a run's start need not wait
+    for on a CPU."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from geak_core.engine.hardware import no_gpu_here
+
     manifest: dict[str, Any] = {
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "plugins": plugin_versions or {},
         "git_revision": _git_revision(),
+        "gpu": "cpu-interpreter",
     }
+    for name in ("torch", "triton"):
+        try:
+            manifest[name] = version(name)
+        except PackageNotFoundError as exc:
+            manifest[name] = f"unavailable: {exc}"
+    if no_gpu_here() or os.environ.get("TRITON_INTERPRET") == "1":
+        return manifest
     try:
         import torch
 
-        manifest["torch"] = torch.__version__
-        if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
+        if torch.cuda.is_available():
             manifest["gpu"] = torch.cuda.get_device_name(0)
             manifest["gpu_count"] = torch.cuda.device_count()
             manifest["driver"] = torch.version.hip or torch.version.cuda
-        else:
-            manifest["gpu"] = "cpu-interpreter"
     except Exception as exc:
         manifest["torch"] = f"unavailable: {exc}"
-    try:
-        import triton
-
-        manifest["triton"] = triton.__version__
-    except Exception as exc:
-        manifest["triton"] = f"unavailable: {exc}"
     return manifest
 
 
