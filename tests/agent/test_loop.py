@@ -18,7 +18,7 @@ from geak_core.api.errors import InputError
 from geak_core.engine.agent import run_recipe
 from geak_core.engine.plugins import PluginManager
 from geak_core.engine.recipe import load_recipe
-from geak_core.engine.report import format_summary
+from geak_core.engine.report import SCRIPTED_NOTE, format_summary
 from geak_core.engine.store import RunStore, list_runs
 from geak_core.kit.code_metrics import code_metrics
 
@@ -310,7 +310,14 @@ def test_the_ablation_command_runs_the_four_recipes_and_prints_one_table(tmp_pat
     # the direct baseline makes one call, whose scripted reply fails; the loop's variants fix it
     assert rows[0].split()[2:4] == ["0.00%", "0.00%"]
     assert all(r.split()[3] == "100.00%" for r in rows[1:])
-    assert len(list(tmp_path.iterdir())) == 4
+    folders = sorted(tmp_path.iterdir())
+    assert [re.sub(r"^\d{8}-\d{6}-ablation-(.*)-[0-9a-f]{6}$", r"\1", f.name) for f in folders] == names
+    # one table for the four runs: no run's own tables, each note said once, then each run's folder
+    out = proc.stdout
+    assert "lineages ok" not in out and out.count("(call and exec acc:") == 1
+    assert out.count(SCRIPTED_NOTE) == 1
+    listing = out.split("runs (each one's tables: geak-core runs show FOLDER):\n", 1)[1].splitlines()
+    assert [line.split() for line in listing] == [[n, str(f)] for n, f in zip(names, folders, strict=True)]
 
 
 def test_a_recorded_run_replays_with_the_server_gone_to_identical_candidates(tmp_path):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
 
+import pytest
 from geak_core.api.model import Candidate, EvalResult
 from geak_core.engine.store import RunStore, atomic_write, list_runs, resolve_run
 
@@ -70,6 +72,24 @@ def test_atomic_write_writes_bytes_as_they_are_and_text_as_utf8(tmp_path):
     atomic_write(text, "speedup \u00d7 2\n", fsync=False)
     assert text.read_bytes() == "speedup \u00d7 2\n".encode()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt", "sub"]
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_atomic_write_gives_a_new_file_the_mode_the_umask_allows(tmp_path, umask, mode):
+    previous = os.umask(umask)
+    try:
+        atomic_write(tmp_path / "report.html", "<html></html>")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "report.html").stat().st_mode) == mode
+
+
+def test_atomic_write_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "summary.json"
+    target.write_text("{}")
+    target.chmod(0o640)
+    atomic_write(target, '{"a": 1}')
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640 and target.read_text() == '{"a": 1}'
 
 
 def test_a_killed_writer_leaves_a_consistent_store(tmp_path):

@@ -14,7 +14,7 @@ from geak_core.reporting.rundata import load_run
 
 from tests.report.timed_run import with_levels
 
-pytest.importorskip("plotly")
+pytest.importorskip("pygments")
 
 
 def _page(run_dir, tmp_path) -> str:
@@ -40,7 +40,7 @@ def test_the_summary_table_shows_fast_p_and_why_a_correct_task_is_not_counted(ti
     table = page.split('id="summary-table"', 1)[1].split("</table>", 1)[0]
     assert "<th>fast_p vs eager</th>" in table
     cell = table.split('data-col="fast-p">', 1)[1].split("</td>", 1)[0]
-    assert cell.startswith("fast_0 1/2<br>fast_1 ")
+    assert cell.startswith('<span class="agg">fast_0 1/2</span><br><span class="agg">fast_1 ')
     assert "%" not in cell  # one correct task had no eager figure: no share
     assert f"fast_p counts 1 correct task {NO_EAGER_SPEEDUP} as not fast." in page
 
@@ -68,5 +68,5 @@ def test_the_quickstart_page_says_its_correct_tasks_were_not_timed(quickstart_ru
     page = _page(quickstart_run, tmp_path)
     entry = summary["fast_p"]["fast_0"]
     cell = page.split('data-col="fast-p">', 1)[1].split("</td>", 1)[0]
-    assert cell == "<br>".join(f"{k} 0/{entry['m']}" for k in ("fast_0", "fast_1", "fast_2"))
+    assert cell == "<br>".join(f'<span class="agg">{k} 0/{entry["m"]}</span>' for k in ("fast_0", "fast_1", "fast_2"))
     assert f"fast_p counts {entry['unmeasured']} correct tasks {NOT_TIMED_INTERPRETER} as not fast." in page

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 
 import pytest
 from click.testing import CliRunner
+from geak_core.api.scaling import NO_EAGER_SPEEDUP
 from geak_core.cli import main
 from geak_core.cli.cli_report import hardware_profiles
 from geak_core.reporting.html_report import (
@@ -19,9 +22,9 @@ from geak_core.reporting.html_report import (
 )
 from geak_core.reporting.rundata import load_run
 
-from tests.report.timed_run import EAGER_OVER_REFERENCE
+from tests.report.timed_run import EAGER_OVER_REFERENCE, make_timed_run
 
-pytest.importorskip("plotly")
+pytest.importorskip("pygments")
 
 
 def escape_text(text):
@@ -36,10 +39,10 @@ def test_report_of_the_quickstart_is_one_file_that_loads_nothing_from_outside(qu
     assert result.exit_code == 0, result.output
     page = out.read_text()
     assert not re.search(r"<script[^>]+src=", page) and "<link" not in page
-    assert "Plotly.newPlot" in page and 'id="chart-sequential"' in page and 'id="chart-parallel"' in page
+    assert '<svg id="chart-sequential"' in page and '<svg id="chart-parallel"' in page
     for task in ("test_add_kernel", "softmax"):
         assert f'<tr data-task="{task}">' in page and f'<div class="kernel" data-task="{task}">' in page
-    assert "every verdict of this run came from the Triton interpreter" in page
+    assert "every verdict came from the Triton interpreter" in page
     assert "No correct candidate was timed" in page  # no speedup chart from interpreter verdicts
     # its replies are scripted (replay backend): the page says so beside the summary
     from geak_core.engine.report import SCRIPTED_NOTE
@@ -148,13 +151,44 @@ def test_the_ablation_table_names_the_recipe_setting_that_differs(timed_runs):
     assert recipe_differences(runs) == ["retriever.name"]
     page = build_report(runs, hardware_profiles())
     table = page.split('id="ablation-table"', 1)[1].split("</table>", 1)[0]
-    assert "<th>retriever.name</th>" in table and "<td>codesim</td>" in table and "<td>none</td>" in table
+    settings = re.findall(r'<div data-key="([^"]+)">(.*?)</div>', table)
+    assert settings == [("retriever.name", "retriever.<wbr>name = codesim"),
+                        ("retriever.name", "retriever.<wbr>name = none")]
     assert 'id="chart-speedup"' in page and 'id="chart-roofline-0"' in page
 
 
 def test_one_run_has_no_ablation_section(timed_runs):
     page = build_report([load_run(timed_runs[0])], hardware_profiles())
     assert 'id="ablation"' not in page and 'id="chart-roofline-0"' in page
+
+
+def test_a_note_that_holds_for_several_runs_is_one_banner_naming_them(quickstart_run, timed_runs):
+    runs = [load_run(p) for p in (quickstart_run, *timed_runs)]
+    summary = build_report(runs, hardware_profiles()).split('<section id="summary">', 1)[1].split("</section>", 1)[0]
+    banners = re.findall(r'<p class="note[^"]*"><b>([^<]*)</b>: ([^<]*)</p>', summary)
+    assert len(banners) == len({text for _, text in banners})  # each fact once
+    # both timed runs lack one eager speedup alike: one banner for the two
+    assert ("full, no-retriever", f"fast_p counts 1 correct task {NO_EAGER_SPEEDUP} as not fast.") in banners
+    assert [runs for runs, text in banners if "Triton interpreter" in text] == ["quickstart"]
+
+
+def test_a_run_named_by_its_id_shows_the_id_once_in_its_cell(tmp_path):
+    runs = [load_run(make_timed_run(tmp_path, "same")), load_run(make_timed_run(tmp_path, "same"))]
+    summary = build_report(runs, hardware_profiles()).split('id="summary-table"', 1)[1].split("</table>", 1)[0]
+    for run in runs:  # two runs of one name are told apart by their ids, each shown once
+        breakable = run.run_id.replace("-", "-<wbr>")
+        assert summary.count(breakable) == 1 and f'title="{run.dir}">{breakable}</td>' in summary
+
+
+def test_the_report_file_gets_the_mode_the_umask_allows(timed_runs, tmp_path):
+    out = tmp_path / "report.html"
+    previous = os.umask(0o022)
+    try:
+        result = CliRunner().invoke(main, ["report", str(timed_runs[0]), "-o", str(out)])
+    finally:
+        os.umask(previous)
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
 
 
 def test_report_of_an_unknown_run_is_bad_input(tmp_path):

@@ -1,6 +1,7 @@
 """The report in a real browser: the system's Chromium, driven by Playwright, with every
-request that would leave the file refused. Charts render, nothing logs an error, and the
-filter, the folded code and the charts' legends respond."""
+request that would leave the file refused. Charts render, nothing logs an error, the
+filter, the folded code and the charts' legends respond, and from 1400 px the page and its
+summary and ablation tables fit the window."""
 
 from __future__ import annotations
 
@@ -51,12 +52,14 @@ class Page:
         self.page.wait_for_load_state("load")
 
     def rendered_traces(self) -> dict[str, int]:
-        """Per chart: how many traces Plotly drew (0 where it drew no plot)."""
+        """Per chart: how many of its series the browser drew with a size (0 where none)."""
         return self.page.evaluate("""() => Object.fromEntries(
             Array.from(document.querySelectorAll('.chart')).map(c => {
-              const plot = c.querySelector('.js-plotly-plot');
-              const drawn = plot && plot.querySelector('.main-svg') && plot.data ? plot.data.length : 0;
-              return [c.dataset.chart, drawn];
+              const drawn = Array.from(c.querySelectorAll('svg .series')).filter(g => {
+                const box = g.getBBox();
+                return box.width > 0 || box.height > 0;
+              });
+              return [c.dataset.chart, drawn.length];
             }))""")
 
 
@@ -97,17 +100,22 @@ def test_a_timed_ablation_report_renders_speedups_rooflines_and_responds(browser
     assert view.errors == [] and view.outside == []
     page = view.page
     assert page.locator("#ablation-table tr").count() == 3  # header and one row per run
-    # clicking a legend entry hides that trace, as Plotly's legends do
-    legend = page.locator('[data-chart="roofline-0"] .legend .traces').last
-    legend.click()  # Plotly waits out its double-click delay before it acts on one click
-    page.wait_for_function("() => document.getElementById('chart-roofline-0').data.at(-1).visible"
-                           " === 'legendonly'", timeout=5000)
-    # hovering a task's point shows its shape and throughput
-    point = page.locator('[data-chart="roofline-0"] .scatterlayer .trace').nth(2).locator(".point").first
-    box = point.bounding_box()  # Plotly's drag layer lies over the points: move the mouse there
+    # clicking a legend entry hides its series; a second click shows it again
+    chart = page.locator('[data-chart="roofline-0"]')
+    last = chart.locator(".legend li").last
+    series = chart.locator(f'svg .series[data-series="{last.get_attribute("data-series")}"]')
+    assert series.is_visible()
+    last.click()
+    assert not series.is_visible()
+    last.click()
+    assert series.is_visible()
+    # a task's point is where the mouse finds it, and its tooltip gives its shape and throughput
+    point = series.locator(".point").first
+    box = point.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_selector('[data-chart="roofline-0"] .hoverlayer .hovertext', timeout=5000)
-    assert "TFLOP/s" in page.locator('[data-chart="roofline-0"] .hoverlayer').text_content()
+    hit = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('.point') !== null",
+                        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+    assert hit and "TFLOP/s" in point.locator("title").text_content()
     diff = page.locator('.kernel[data-task="vector_add"] details.diff').first
     diff.locator("summary").click()
     assert "evict_first" in diff.inner_text()
@@ -137,6 +145,31 @@ OVERFLOW = """() => {
   }
   return found;
 }"""
+
+
+WIDTHS = """() => ({
+  page: document.documentElement.scrollWidth,
+  tables: Array.from(document.querySelectorAll('#summary-table, #ablation-table'))
+    .map(t => [t.id, t.scrollWidth, t.clientWidth]),
+})"""
+
+
+@pytest.mark.parametrize("width", [1400, 1920])
+def test_from_1400_px_the_summary_and_ablation_tables_of_three_runs_fit_and_the_file_is_small(
+        browser, quickstart_run, timed_runs, tmp_path, width):
+    """Three runs (a CPU quickstart and two timed ones): the page does not scroll sideways,
+    the summary and ablation tables need no scrolling of their own, and the file, charts
+    and all, stays under 1.5 MB."""
+    path = _report(tmp_path, quickstart_run, *timed_runs)
+    assert path.stat().st_size < 1.5e6, path.stat().st_size
+    view = Page(browser, path)
+    view.page.set_viewport_size({"width": width, "height": 900})
+    found = view.page.evaluate(WIDTHS)
+    assert found["page"] <= width, found
+    assert [t[0] for t in found["tables"]] == ["summary-table", "ablation-table"]
+    assert all(scroll <= client for _, scroll, client in found["tables"]), found
+    assert view.errors == [] and view.outside == []
+    view.page.close()
 
 
 @pytest.mark.parametrize("width", [800, 1400, 1920])

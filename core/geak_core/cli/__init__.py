@@ -216,8 +216,10 @@ def suites_command(as_json: bool) -> None:
               help="Suite option, e.g. --option path=... (repeatable; -o is --out elsewhere, so not this).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
-    """List SUITE's tasks with difficulty, category and needs (hardware, Triton features)."""
-    tasks = build_suite(suite, options).tasks()
+    """List SUITE's tasks with difficulty, category and needs (hardware, Triton features),
+    then the task files it found but cannot read as tasks, with the reason of each."""
+    built = build_suite(suite, options)
+    tasks = built.tasks()
     if as_json:
         click.echo(json.dumps([t.prompt_view() for t in tasks], indent=2))
         return
@@ -231,6 +233,12 @@ def tasks_command(suite: str, options: tuple[str, ...], as_json: bool) -> None:
         needs = needs or "-"
         click.echo(f"{t.id:<{width}}  {t.difficulty or '-':>4}  {t.category or '-':<14}  {needs}")
     click.echo(f"{len(tasks)} tasks")
+    unusable = built.unusable()
+    if unusable:
+        click.echo(f"{len(unusable)} task file{'s' if len(unusable) != 1 else ''} left out, "
+                   "not readable as tasks:")
+        for task_id, why in sorted(unusable.items()):
+            click.echo(f"  {task_id}: {why}")
 
 
 @main.group("task")
@@ -353,11 +361,13 @@ def runs_list(output_dir: str, as_json: bool) -> None:
     if not rows:
         click.echo(f"no runs under {output_dir}")
         return
-    for r in rows:
-        click.echo(
-            f"{r['run_id']}  {r.get('status', '?'):<17} calls={r.get('llm_calls', '-')} "
-            f"candidates={r.get('candidates', '-')} evaluations={r.get('evaluations', '-')}"
-        )
+    columns = ("run", "status", "calls", "candidates", "evaluations")
+    table = [[str(r.get(key, "-")) for key in ("run_id", "status", "llm_calls", "candidates", "evaluations")]
+             for r in rows]
+    widths = [max(len(cell) for cell in column) for column in zip(columns, *table, strict=True)]
+    for cells in (columns, *table):  # text left, counts right, each column as wide as its widest cell
+        click.echo("  ".join(cell.ljust(width) if index < 2 else cell.rjust(width)
+                             for index, (cell, width) in enumerate(zip(cells, widths, strict=True))).rstrip())
 
 
 @runs_group.command("show", short_help="One run: status, usage, summary and curves.")
@@ -483,8 +493,9 @@ def runs_rm(run_refs: tuple[str, ...], failed: bool, older_than: float | None, o
 @out_option("Also write each recipe's summary as JSON to this file.")
 @json_flag("Print each recipe's summary as JSON on stdout instead of the table (progress goes to stderr).")
 def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str | None, as_json: bool) -> None:
-    """Run each recipe in turn and print one comparison table (one row per recipe), then the
-    speedup under each aggregate and the scaling curves (pass@k, accuracy after each round)."""
+    """Run each recipe in turn (each run named by its recipe file, a line of figures each),
+    then print one comparison table (one row per recipe), the speedup under each aggregate,
+    the scaling curves (pass@k, accuracy after each round) and where each run is stored."""
     from geak_core.engine.agent import run_recipe
     from geak_core.engine.recipe import load_recipe
     from geak_core.engine.report import format_comparison
@@ -496,14 +507,18 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str 
             raise InputError(f"no such recipe: {path}")
         loaded.append(load_recipe(path, plugins))
     rows = []
+    folders: list[tuple[str, Path]] = []
     echo = progress_echo(as_json)
     for path, recipe in zip(recipes, loaded, strict=True):
         if output_dir:
             recipe.run.output_dir = output_dir
         echo(f"== {path}")
-        summary = run_recipe(recipe, plugins, echo=echo)
+        variant = Path(path).stem
+        name = variant if recipe.run.name == variant else f"{recipe.run.name}-{variant}"
+        summary = run_recipe(recipe, plugins, echo=echo, run_name=name, print_summary=False)
         assert summary is not None
-        rows.append((Path(path).stem, summary))
+        rows.append((variant, summary))
+        folders.append((variant, Path(recipe.run.output_dir) / summary.run_id))
     document = json.dumps({name: s.to_dict() for name, s in rows}, indent=2, default=str)
     if out:
         from geak_core.engine.store import atomic_write
@@ -514,6 +529,10 @@ def ablation_command(recipes: tuple[str, ...], output_dir: str | None, out: str 
         return
     click.echo("")
     click.echo(format_comparison(rows))
+    width = max(len(variant) for variant, _ in folders)
+    click.echo("\nruns (each one's tables: geak-core runs show FOLDER):")
+    for variant, folder in folders:
+        click.echo(f"{variant:<{width}}  {folder}")
 
 
 @main.command("compare", short_help="One comparison table for finished runs.")
@@ -546,7 +565,7 @@ def compare_command(runs: tuple[str, ...], output_dir: str, as_json: bool) -> No
 # ---------------------------------------------------------------------------
 
 
-@main.command()
+@main.command(short_help="Versions, GPU or interpreter, sandbox, API keys.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(as_json: bool) -> None:
     """Python, torch and triton versions, GPU or interpreter mode, the judge's sandbox, for

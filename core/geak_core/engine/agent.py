@@ -114,7 +114,13 @@ from geak_core.engine.recording import (
     RunStopped,
     request_seed,
 )
-from geak_core.engine.report import format_summary, is_scripted, summarize_run, summarize_task
+from geak_core.engine.report import (
+    format_outcome,
+    format_summary,
+    is_scripted,
+    summarize_run,
+    summarize_task,
+)
 from geak_core.engine.selection import category_problems, in_categories
 from geak_core.engine.store import (
     RECIPE_FILE,
@@ -964,11 +970,16 @@ def run_recipe(
     dry_run: bool = False,
     allow_changes: bool = False,
     echo: Echo = print,
+    run_name: str | None = None,
+    print_summary: bool = True,
 ) -> RunSummary | None:
     """Run (or resume) a recipe; returns the summary, or None for a dry run. Resuming with a
     recipe that changes more than ``RESUME_MAY_CHANGE`` is refused unless
     ``allow_changes`` (the stored recipe is then replaced and the change kept in the run's
-    ``recipe_history``)."""
+    ``recipe_history``). ``run_name`` names a new run (its id, ``runs list``) in place of
+    ``[run] name`` (``ablation``: each variant by its recipe file); without
+    ``print_summary`` the run ends with one line of its figures, not its tables (``ablation``
+    prints one table of all its runs)."""
     comp = recipe.components
     if dry_run:
         tasks = preflight(recipe, plugins)
@@ -997,7 +1008,7 @@ def run_recipe(
         prepared = prepare(recipe, plugins)
         versions = {p.name: p.version for p in plugins.plugins.values() if p.version}
         try:
-            store = RunStore.create(recipe.run.output_dir, recipe.run.name, dump_toml(recipe.data),
+            store = RunStore.create(recipe.run.output_dir, run_name or recipe.run.name, dump_toml(recipe.data),
                                     environment_manifest(versions))
             lock = RunLock(store.dir).acquire()  # a resume started meanwhile waits for this run
         except BaseException:
@@ -1005,7 +1016,7 @@ def run_recipe(
             raise
         echo(f"run {store.run_id} ({store.dir}), seed {recipe.run.seed}")
     try:
-        return _run_locked(recipe, plugins, store, echo, prepared)
+        return _run_locked(recipe, plugins, store, echo, prepared, print_summary)
     finally:
         store.close()  # however the run ends: the process may leave without finalizers (cli_exit)
         lock.release()
@@ -1054,7 +1065,7 @@ def _reopen(run_dir: Path, recipe: Recipe, plugins: PluginManager, allow_changes
 
 
 def _run_locked(recipe: Recipe, plugins: PluginManager, store: RunStore, echo: Echo,
-                prepared: Prepared) -> RunSummary:
+                prepared: Prepared, print_summary: bool = True) -> RunSummary:
     """The run itself, its lock held (``run_recipe``)."""
     store.set_meta("seed", recipe.run.seed)
     store.set_meta("status", "running")
@@ -1089,9 +1100,12 @@ def _run_locked(recipe: Recipe, plugins: PluginManager, store: RunStore, echo: E
     store.write_json(SUMMARY_FILE, summary.to_dict())
     store.event("run_finished", {"status": summary.status, "note": summary.note})
     plugins.notify("geak_run_finished", run_id=store.run_id, run_dir=str(store.dir), summary=summary)
-    echo("")
-    echo(format_summary(summary))
-    echo(f"\nrun stored in {store.dir}")
+    if print_summary:
+        echo("")
+        echo(format_summary(summary))
+        echo(f"\nrun stored in {store.dir}")
+    else:
+        echo(f"run {store.run_id} {summary.status}: {format_outcome(summary)}")
     if summary.status == "budget_exhausted":
         echo(f"budget exhausted; raise it in the recipe and resume with: {resume_hint}")
     return summary

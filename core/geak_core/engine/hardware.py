@@ -9,6 +9,8 @@ its own device with the same matcher."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -49,8 +51,22 @@ def resolve_profile(choice: str, plugins: PluginManager,
     return match_profile(profiles, *device)
 
 
+# The device files a GPU driver torch can use makes on Linux: NVIDIA's control device,
+# ROCm's kernel fusion driver, WSL's paravirtual GPU.
+GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
+
+
+def no_gpu_here() -> bool:
+    """Whether this is a Linux machine without any GPU driver's device file, where torch can
+    see no GPU: saying so then needs no import of torch (seconds on a small machine, which a
+    CPU run's first verdict waited for). Elsewhere, False: ask torch."""
+    return sys.platform.startswith("linux") and not any(os.path.exists(path) for path in GPU_DEVICE_FILES)
+
+
 def visible_device() -> tuple[str, str] | None:
     """(name, arch) of this process's first GPU as torch sees it, or None (no GPU, no torch)."""
+    if no_gpu_here():
+        return None
     try:
         import torch
 
@@ -62,4 +78,4 @@ def visible_device() -> tuple[str, str] | None:
         return None
 
 
-__all__ = ["match_profile", "resolve_profile", "visible_device"]
+__all__ = ["match_profile", "no_gpu_here", "resolve_profile", "visible_device"]

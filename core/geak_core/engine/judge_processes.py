@@ -54,6 +54,7 @@ from geak_core.api.errors import GeakError, OptionError
 from geak_core.api.model import Candidate, EvalResult
 from geak_core.api.profiling import ProfileRecord
 from geak_core.api.tasks import Task
+from geak_core.engine.hardware import no_gpu_here
 from geak_core.engine.plugins import LOAD_ENV
 from geak_core.kit.sandbox import drop_credentials, stop_running_jobs
 
@@ -82,7 +83,7 @@ def visible_gpus(options: Any = None) -> tuple[str, list[str]]:
     except TypeError:  # options without a __dict__: read as none given
         named = {}
     mode = named.get("mode", "auto")
-    if mode == "interpreter" or (mode == "auto" and os.environ.get("TRITON_INTERPRET") == "1"):
+    if mode == "interpreter" or (mode == "auto" and os.environ.get("TRITON_INTERPRET") == "1") or no_gpu_here():
         return "", []
     try:
         import torch

@@ -369,6 +369,15 @@ def format_summary(summary: RunSummary) -> str:
     return "\n".join(lines)
 
 
+def format_outcome(summary: RunSummary) -> str:
+    """The run's figures on one line, where a table of several runs follows (``ablation``):
+    tasks judged, call and execution accuracy, the headline speedup."""
+    judged = sum(1 for t in summary.tasks if t.skipped_reason is None)
+    return (f"{judged} task{'' if judged == 1 else 's'}, call accuracy {_pct(summary.call_accuracy).strip()}, "
+            f"execution accuracy {_pct(summary.execution_accuracy).strip()}, "
+            f"speedup {_speed(summary.mean_speedup)} ({summary.speedup_method})")
+
+
 def format_tuning(tuning: dict[str, Any]) -> list[str]:
     """What the run's tunings did (``RunSummary.tuning``), then each reason a candidate was
     not tuned and each tuner's note, with how often; nothing for a run without a tuner."""

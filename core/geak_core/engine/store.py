@@ -90,18 +90,44 @@ MIGRATIONS: list[str] = [
 ]
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system says it
+    (``/proc/self/status``, Linux 4.7 on); elsewhere set and put back under a lock."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True) -> None:
     """Write ``data`` to ``path`` so that readers see the old or the new file, never half.
 
     Text is written as UTF-8, bytes as they are. The data goes to a temporary file beside
     ``path`` (a unique name, so concurrent writers never share one), is flushed to disk
     (``fsync=False`` skips that, for files rewritten often whose loss on a power cut does
-    not matter) and renamed over ``path``; parent folders are created.
+    not matter) and renamed over ``path``; parent folders are created. The file gets the
+    mode a plain ``open`` would give it: an existing file's, else 0666 less the umask (the
+    temporary file is made 0600, and a report or export is meant to be shared as others are).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:
+        mode = 0o666 & ~current_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
@@ -144,32 +170,38 @@ def _git_revision() -> str | None:
 
 
 def environment_manifest(plugin_versions: dict[str, str] | None = None) -> dict[str, Any]:
-    """Python, torch, triton, GPU (or "cpu-interpreter"), plugins, git revision."""
+    """Python, torch, triton, GPU (or "cpu-interpreter"), plugins, git revision. Versions are
+    read from the installed distributions, and torch is imported only where a GPU may be
+    there to name (``no_gpu_here``): its import is seconds that a run's start need not wait
+    for on a CPU."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from geak_core.engine.hardware import no_gpu_here
+
     manifest: dict[str, Any] = {
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "plugins": plugin_versions or {},
         "git_revision": _git_revision(),
+        "gpu": "cpu-interpreter",
     }
+    for name in ("torch", "triton"):
+        try:
+            manifest[name] = version(name)
+        except PackageNotFoundError as exc:
+            manifest[name] = f"unavailable: {exc}"
+    if no_gpu_here() or os.environ.get("TRITON_INTERPRET") == "1":
+        return manifest
     try:
         import torch
 
-        manifest["torch"] = torch.__version__
-        if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
+        if torch.cuda.is_available():
             manifest["gpu"] = torch.cuda.get_device_name(0)
             manifest["gpu_count"] = torch.cuda.device_count()
             manifest["driver"] = torch.version.hip or torch.version.cuda
-        else:
-            manifest["gpu"] = "cpu-interpreter"
     except Exception as exc:
         manifest["torch"] = f"unavailable: {exc}"
-    try:
-        import triton
-
-        manifest["triton"] = triton.__version__
-    except Exception as exc:
-        manifest["triton"] = f"unavailable: {exc}"
     return manifest
 
 

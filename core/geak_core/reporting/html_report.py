@@ -7,8 +7,9 @@ of the best candidates, where they were profiled), breakdowns by
 category and difficulty, an ablation table when several runs are given, and
 each task's best kernel with its diff from the first correct version.
 
-Charts are Plotly figures and the plotly.js bundle is written into the page,
-so it opens without a network. Code is highlighted by Pygments. Every figure
+Charts are inline SVG drawn by ``geak_core.reporting.svg_charts`` (hover text in each
+point's ``<title>``), so the page is as large as its data and opens without a network or a
+charting library. Code is highlighted by Pygments. Every figure
 comes from the run store through ``geak_core.reporting.rundata`` and ``geak_core.api.scaling``;
 nothing is recomputed by judging again.
 """
@@ -17,12 +18,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
-import html
 import math
+import re
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from markupsafe import Markup, escape
 
 from geak_core import __version__
 from geak_core.api.components import HardwareProfile
@@ -48,6 +52,17 @@ from geak_core.engine.recipe import dotted
 from geak_core.engine.report import SCRIPTED_NOTE, fast_p_cell, is_scripted, unmeasured_text
 from geak_core.kit.code_metrics import CodeMetrics, code_metrics
 from geak_core.reporting.rundata import CandidateRow, RunData
+from geak_core.reporting.svg_charts import (
+    Axis,
+    Bars,
+    Box,
+    Point,
+    Rule,
+    Series,
+    bar_chart,
+    box_chart,
+    line_chart,
+)
 from geak_core.reporting.transcript import profile_lines
 
 TEMPLATE = Path(__file__).with_name("assets") / "report.html.j2"
@@ -59,16 +74,9 @@ DTYPE_PEAK = {
     "float8_e5m2fnuz": "fp8",
 }
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+_ROOF_COLOURS = ("#555555", "#8a8a8a", "#b0b0b0")
 
 
-def _plot_modules() -> tuple[Any, Any]:
-    try:
-        import plotly.graph_objects as go
-        import plotly.offline as offline
-    except ImportError as exc:
-        raise InputError("geak-core report needs plotly and pygments: "
-                         "pip install 'geak-core[report]'") from exc
-    return go, offline
 
 
 # ---------------------------------------------------------------------------
@@ -224,131 +232,91 @@ def recipe_differences(runs: list[RunData]) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
-class _Charts:
-    def __init__(self) -> None:
-        self.go, self.offline = _plot_modules()
-        self.count = 0
-
-    def html(self, figure: Any, name: str, height: int = 380) -> str:
-        self.count += 1
-        figure.update_layout(height=height, margin={"l": 60, "r": 20, "t": 50, "b": 50},
-                             template="plotly_white", legend={"orientation": "h", "y": -0.2})
-        body = figure.to_html(full_html=False, include_plotlyjs=False, include_mathjax=False,
-                              div_id=f"chart-{name}",
-                              config={"displaylogo": False, "responsive": True})
-        return f'<div class="chart" data-chart="{html.escape(name)}">{body}</div>'
-
-
 def _label(run: RunData, runs: list[RunData]) -> str:
     names = [r.name or r.run_id for r in runs]
     name = run.name or run.run_id
     return run.run_id if names.count(name) > 1 else name
 
 
-def sequential_chart(charts: _Charts, runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str:
-    go = charts.go
-    fig = go.Figure()
+def sequential_chart(runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str:
+    series = []
     for i, run in enumerate(runs):
         points = curves[run.run_id]["by_iteration"]
         colour = _COLOURS[i % len(_COLOURS)]
-        x = [p["iteration"] for p in points]
         label = _label(run, runs)
-        fig.add_trace(go.Scatter(x=x, y=[100 * p["execution_accuracy"] for p in points],
-                                 name=f"{label}: execution", mode="lines+markers",
-                                 line={"color": colour}))
-        fig.add_trace(go.Scatter(x=x, y=[100 * p["call_accuracy"] for p in points],
-                                 name=f"{label}: call", mode="lines+markers",
-                                 line={"color": colour, "dash": "dot"}))
-    fig.update_layout(title="Sequential scaling: accuracy after i iterations")
-    fig.update_xaxes(title="iterations", dtick=1)
-    fig.update_yaxes(title="accuracy (%)", range=[0, 105])
-    return charts.html(fig, "sequential")
+        for key, kind, dash in (("execution_accuracy", "execution", None), ("call_accuracy", "call", "dot")):
+            series.append(Series(f"{label}: {kind}", [
+                Point(p["iteration"], 100 * p[key],
+                      f"{label}: {kind} accuracy {100 * p[key]:.1f}% after {p['iteration']} iterations")
+                for p in points], colour, dash))
+    return line_chart("sequential", "Sequential scaling: accuracy after i iterations", series,
+                      Axis("iterations", whole=True), Axis("accuracy (%)", low=0, high=105))
 
 
 _METHOD_DASHES = (None, "dash", "dot")  # the headline aggregate solid, the other two after it
 
 
-def sequential_speedup_chart(charts: _Charts, runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str | None:
+def sequential_speedup_chart(runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str | None:
     """Mean over tasks of the best correct candidate's speedup after i iterations, one line
     per run and aggregate (the run's headline aggregate solid and named so); None where no
     run timed a correct candidate."""
-    go = charts.go
-    fig = go.Figure()
-    values: list[float] = []
+    series = []
     for i, run in enumerate(runs):
         points = curves[run.run_id]["by_iteration"]
         if not any(p["speedup_tasks"] for p in points):
             continue
         colour = _COLOURS[i % len(_COLOURS)]
-        x = [p["iteration"] for p in points]
         label = _label(run, runs)
         headline = run.speedup_method
         for method, dash in zip(headline_first(headline), _METHOD_DASHES, strict=True):
-            y = [p["speedups"][method] for p in points]
-            values += [v for v in y if v is not None]
-            fig.add_trace(go.Scatter(
-                x=x, y=y, name=f"{label}: {method}" + (" (headline)" if method == headline else ""),
-                mode="lines+markers", line={"color": colour, "dash": dash},
-                customdata=[p["speedup_tasks"] for p in points],
-                hovertemplate=f"{method}" + " %{y:.3f}x after %{x} iterations<br>"
-                              "mean over %{customdata} tasks<extra></extra>"))
-    if not values:
+            series.append(Series(
+                f"{label}: {method}" + (" (headline)" if method == headline else ""),
+                [Point(p["iteration"], p["speedups"][method],
+                       f"{label}: {method} {_speed(p['speedups'][method])} after {p['iteration']} iterations, "
+                       f"mean over {p['speedup_tasks']} tasks") for p in points], colour, dash))
+    if not any(p.y is not None for s in series for p in s.points):
         return None
-    fig.add_hline(y=1.0, line_dash="dash", line_color="grey")
-    fig.update_layout(title="Sequential scaling: speedup after i iterations")
-    fig.update_xaxes(title="iterations", dtick=1)
-    fig.update_yaxes(title="mean speedup of each task's best (x)", rangemode="tozero")
-    return charts.html(fig, "sequential-speedup")
+    return line_chart("sequential-speedup", "Sequential scaling: speedup after i iterations", series,
+                      Axis("iterations", whole=True), Axis("mean speedup of each task's best (x)", from_zero=True),
+                      rules=[Rule(1.0)])
 
 
-def parallel_chart(charts: _Charts, runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str:
-    go = charts.go
-    fig = go.Figure()
+def parallel_chart(runs: list[RunData], curves: dict[str, dict[str, Any]]) -> str:
+    series = []
     for i, run in enumerate(runs):
         colour = _COLOURS[i % len(_COLOURS)]
         label = _label(run, runs)
-        for key, name, dash in (("pass_at_k", "execution", None), ("call_pass_at_k", "call", "dot")):
+        for key, kind, dash in (("pass_at_k", "execution", None), ("call_pass_at_k", "call", "dot")):
             curve = curves[run.run_id][key]
-            fig.add_trace(go.Scatter(x=list(curve), y=[100 * v for v in curve.values()],
-                                     name=f"{label}: {name} pass@k", mode="lines+markers",
-                                     line={"color": colour, "dash": dash}))
-    fig.update_layout(title="Parallel scaling: pass@k over lineages")
-    fig.update_xaxes(title="k (lineages)", dtick=1)
-    fig.update_yaxes(title="pass@k (%)", range=[0, 105])
-    return charts.html(fig, "parallel")
+            series.append(Series(f"{label}: {kind} pass@k", [
+                Point(k, 100 * v, f"{label}: {kind} pass@{k} {100 * v:.1f}%") for k, v in curve.items()],
+                colour, dash))
+    return line_chart("parallel", "Parallel scaling: pass@k over lineages", series,
+                      Axis("k (lineages)", whole=True), Axis("pass@k (%)", low=0, high=105))
 
 
-def speedup_chart(charts: _Charts, runs: list[RunData], stats: dict[str, list[TaskStat]]) -> str | None:
-    go = charts.go
-    fig = go.Figure()
-    measured = False
-    values: list[float] = []
+def speedup_chart(runs: list[RunData], stats: dict[str, list[TaskStat]]) -> str | None:
+    """Per run, every correct candidate's speedup and each task's best, as boxes with their
+    points on a log axis; None where nothing was timed."""
+    boxes = []
     for i, run in enumerate(runs):
         colour = _COLOURS[i % len(_COLOURS)]
         rows = [r for r in run.rows if r.verdict == "correct" and r.result and r.result.speedup]
-        best = [s for s in stats[run.run_id] if s.best_speedup]
         if not rows:
             continue
-        measured = True
-        values += [r.result.speedup for r in rows]
+        best = [s for s in stats[run.run_id] if s.best_speedup]
         label = _label(run, runs)
-        fig.add_trace(go.Box(
-            y=[r.result.speedup for r in rows], name=f"{label}: every correct candidate",
-            text=[r.candidate.id for r in rows], boxpoints="all", jitter=0.4, pointpos=0,
-            marker={"color": colour, "opacity": 0.5}, line={"color": colour},
-            hovertemplate="%{text}<br>speedup %{y:.3f}x<extra></extra>"))
-        fig.add_trace(go.Box(
-            y=[s.best_speedup for s in best], name=f"{label}: best per task",
-            text=[s.task_id for s in best], boxpoints="all", jitter=0.4, pointpos=0,
-            marker={"color": colour, "symbol": "diamond"}, line={"color": colour},
-            hovertemplate="%{text}<br>best speedup %{y:.3f}x<extra></extra>"))
-    if not measured:
+        boxes.append(Box(f"{label}: every correct candidate", colour,
+                         [r.result.speedup for r in rows],  # type: ignore[union-attr,misc]
+                         [f"{r.candidate.id}: speedup {r.result.speedup:.3f}x" for r in rows],  # type: ignore[union-attr]
+                         caption=[label, "all correct"]))
+        boxes.append(Box(f"{label}: best per task", colour, [s.best_speedup for s in best],  # type: ignore[misc]
+                         [f"{s.task_id}: best speedup {s.best_speedup:.3f}x" for s in best],
+                         symbol="diamond", caption=[label, "best per task"]))
+    if not boxes:
         return None
-    fig.add_hline(y=1.0, line_dash="dash", line_color="grey", annotation_text="as fast as the baseline")
-    fig.update_layout(title="Speedup over the timing baseline (log scale)", showlegend=False)
-    low, high = min(values + [1.0]) / 1.25, max(values + [1.0]) * 1.25
-    fig.update_yaxes(title="speedup (x)", type="log", range=[math.log10(low), math.log10(high)])
-    return charts.html(fig, "speedup", height=420)
+    return box_chart("speedup", "Speedup over the timing baseline (log scale)", boxes,
+                     Axis("speedup (x)", log=True), rules=[Rule(1.0, "as fast as the baseline")])
 
 
 @dataclass
@@ -427,67 +395,64 @@ def _measured_point(run: str, stat: TaskStat) -> MeasuredPoint | None:
     return MeasuredPoint(run, stat.task_id, record.case, record.profiler, gbs, tflops, record.diagnosis.bound)
 
 
-def roofline_chart(charts: _Charts, group: RooflineGroup, index: int) -> str | None:
-    go = charts.go
+def roofline_chart(group: RooflineGroup, index: int) -> str | None:
+    """The group's placed shapes (FLOP and bytes known) at their arithmetic intensity and
+    achieved TFLOP/s, log-log, under the profile's roofs (bandwidth, then the peak of each
+    dtype present); None where no shape can be placed."""
     placed = [p for p in group.points if p.flops and p.bytes and p.achieved_tflops]
     if not placed and not group.measured:
         return None
-    fig = go.Figure()
     intensities = [p.flops / p.bytes for p in placed]  # type: ignore[operator]
     intensities += [m.achieved_tflops * 1000 / m.achieved_gbs for m in group.measured]
     low = min(intensities + [0.1]) / 4
     high = max(intensities + [1000.0]) * 4
-    xs = [low * (high / low) ** (i / 60) for i in range(61)]
+    series = []
     profile = group.profile
     if profile is not None:
         dtypes = sorted({DTYPE_PEAK.get(p.dtype or "", p.dtype or "") for p in placed} & set(profile.peak_tflops))
-        for dtype in dtypes or sorted(profile.peak_tflops)[:1]:
+        for n, dtype in enumerate(dtypes or sorted(profile.peak_tflops)[:1]):
             peak = profile.peak_tflops[dtype]
-            fig.add_trace(go.Scatter(
-                x=xs, y=[min(peak, x * profile.peak_bandwidth_gbs / 1000) for x in xs], mode="lines",
-                name=f"roof {dtype}: {profile.peak_bandwidth_gbs:g} GB/s, {peak:g} TFLOP/s",
-                line={"dash": "dash", "width": 1.5}, hoverinfo="name"))
+            bandwidth = profile.peak_bandwidth_gbs / 1000  # TFLOP/s per FLOP/byte
+            ridge = min(max(peak / bandwidth, low), high)
+            name = f"roof {dtype}: {profile.peak_bandwidth_gbs:g} GB/s, {peak:g} TFLOP/s"
+            series.append(Series(name, [Point(x, min(peak, x * bandwidth), name) for x in (low, ridge, high)],
+                                 _ROOF_COLOURS[n % len(_ROOF_COLOURS)], "dash", markers=False))
     by_task: dict[tuple[str, str], list[RooflinePoint]] = defaultdict(list)
     for p in placed:
         by_task[(p.run, p.task_id)].append(p)
     several = len({p.run for p in placed}) > 1
-    for (run, task_id), points in sorted(by_task.items()):
-        fig.add_trace(go.Scatter(
-            x=[p.flops / p.bytes for p in points], y=[p.achieved_tflops for p in points],  # type: ignore[operator]
-            mode="markers", name=f"{run}: {task_id}" if several else task_id, marker={"size": 9},
-            text=[f"{task_id} {p.case}<br>{p.achieved_gbs or 0:.0f} GB/s, {p.achieved_tflops:.3g} TFLOP/s"
-                  + (f"<br>{100 * p.fraction:.1f}% of peak ({p.bound} bound)" if p.fraction is not None else "")
-                  for p in points],
-            hovertemplate="%{text}<extra></extra>"))
+    for n, ((run, task_id), points) in enumerate(sorted(by_task.items())):
+        series.append(Series(
+            f"{run}: {task_id}" if several else task_id,
+            [Point(p.flops / p.bytes, p.achieved_tflops,  # type: ignore[operator]
+                   f"{task_id} {p.case}\n{p.achieved_gbs or 0:.0f} GB/s, {p.achieved_tflops:.3g} TFLOP/s"
+                   + (f"\n{100 * p.fraction:.1f}% of peak ({p.bound} bound)" if p.fraction is not None else ""))
+             for p in points], _COLOURS[n % len(_COLOURS)], lines=False))
     if group.measured:
-        fig.add_trace(go.Scatter(
-            x=[m.achieved_tflops * 1000 / m.achieved_gbs for m in group.measured],
-            y=[m.achieved_tflops for m in group.measured], mode="markers", name="measured by the profiler",
-            marker={"size": 11, "symbol": "x", "color": "black"},
-            text=[f"{m.task_id} {m.case} ({m.profiler}{', ' + m.run if several else ''})<br>"
-                  f"{m.achieved_gbs:.0f} GB/s, {m.achieved_tflops:.3g} TFLOP/s, {m.bound}-bound"
-                  for m in group.measured],
-            hovertemplate="%{text}<extra></extra>"))
-    fig.update_layout(title=f"Roofline: {group.title}")
-    fig.update_xaxes(title="arithmetic intensity (FLOP/byte)", type="log")
-    fig.update_yaxes(title="achieved TFLOP/s", type="log")
-    return charts.html(fig, f"roofline-{index}", height=460)
+        series.append(Series(
+            "measured by the profiler",
+            [Point(m.achieved_tflops * 1000 / m.achieved_gbs, m.achieved_tflops,
+                   f"{m.task_id} {m.case} ({m.profiler}{', ' + m.run if several else ''})\n"
+                   f"{m.achieved_gbs:.0f} GB/s, {m.achieved_tflops:.3g} TFLOP/s, {m.bound}-bound")
+             for m in group.measured], "#000000", lines=False, symbol="diamond"))
+    return line_chart(f"roofline-{index}", f"Roofline: {group.title}", series,
+                      Axis("arithmetic intensity (FLOP/byte)", log=True, low=low, high=high),
+                      Axis("achieved TFLOP/s", log=True), height=460)
 
 
-def breakdown_chart(charts: _Charts, runs: list[RunData], by: dict[str, dict[str, dict[str, Any]]],
-                    name: str, title: str) -> str:
-    go = charts.go
-    fig = go.Figure()
+def breakdown_chart(runs: list[RunData], by: dict[str, dict[str, dict[str, Any]]], name: str, title: str) -> str:
+    groups = sorted({key for run in runs for key in by[run.run_id]})
+    bars = []
     for i, run in enumerate(runs):
-        groups = by[run.run_id]
-        fig.add_trace(go.Bar(
-            x=list(groups), y=[100 * (g["execution_accuracy"] or 0) for g in groups.values()],
-            name=f"{_label(run, runs)}: execution", marker={"color": _COLOURS[i % len(_COLOURS)]},
-            text=[f"{g['tasks']} task(s)" for g in groups.values()], textposition="inside",
-            hovertemplate="%{x}: %{y:.1f}% (%{text})<extra></extra>"))
-    fig.update_layout(title=title, barmode="group")
-    fig.update_yaxes(title="execution accuracy (%)", range=[0, 105])
-    return charts.html(fig, name, height=340)
+        found = by[run.run_id]
+        label = _label(run, runs)
+        bars.append(Bars(
+            f"{label}: execution", _COLOURS[i % len(_COLOURS)],
+            [100 * (found[k]["execution_accuracy"] or 0) if k in found else None for k in groups],
+            [f"{found[k]['tasks']}" if k in found else "" for k in groups],
+            [f"{label}, {k}: {100 * (found[k]['execution_accuracy'] or 0):.1f}% of {found[k]['tasks']} task(s)"
+             if k in found else "" for k in groups]))
+    return bar_chart(name, title, groups, bars, Axis("execution accuracy (%)", low=0, high=105))
 
 
 def category_tasks(stats: list[TaskStat]) -> list[CategoryTask]:
@@ -496,26 +461,25 @@ def category_tasks(stats: list[TaskStat]) -> list[CategoryTask]:
                          speedup_vs_eager=s.best_speedup_vs_eager, eager_gap=s.eager_gap) for s in stats]
 
 
-def efficiency_chart(charts: _Charts, runs: list[RunData], by: dict[str, dict[str, dict[str, Any]]]) -> str | None:
+def efficiency_chart(runs: list[RunData], by: dict[str, dict[str, dict[str, Any]]]) -> str | None:
     """Mean max(IOU, MFU) of each category's best candidates, one bar group per run; None
     where nothing was timed on a GPU a hardware profile knows."""
-    go = charts.go
-    fig = go.Figure()
-    measured = False
-    for i, run in enumerate(runs):
-        groups = by[run.run_id]
-        measured |= any(g["efficiency_tasks"] for g in groups.values())
-        fig.add_trace(go.Bar(
-            x=list(groups), y=[100 * (g["mean_efficiency"] or 0) for g in groups.values()],
-            name=f"{_label(run, runs)}: max(IOU, MFU)", marker={"color": _COLOURS[i % len(_COLOURS)]},
-            text=[f"{g['efficiency_tasks']} of {g['tasks']} task(s)" for g in groups.values()],
-            textposition="inside",
-            hovertemplate="%{x}: %{y:.1f}% of peak, mean over %{text}<extra></extra>"))
-    if not measured:
+    if not any(g["efficiency_tasks"] for run in runs for g in by[run.run_id].values()):
         return None
-    fig.update_layout(title="Hardware efficiency by category: mean max(IOU, MFU)", barmode="group")
-    fig.update_yaxes(title="max(IOU, MFU) (% of peak)", rangemode="tozero")
-    return charts.html(fig, "category-efficiency", height=340)
+    groups = sorted({key for run in runs for key in by[run.run_id]})
+    bars = []
+    for i, run in enumerate(runs):
+        found = by[run.run_id]
+        label = _label(run, runs)
+        bars.append(Bars(
+            f"{label}: max(IOU, MFU)", _COLOURS[i % len(_COLOURS)],
+            [100 * (found[k]["mean_efficiency"] or 0) if k in found else None for k in groups],
+            [f"{found[k]['efficiency_tasks']}/{found[k]['tasks']}" if k in found else "" for k in groups],
+            [f"{label}, {k}: {100 * (found[k]['mean_efficiency'] or 0):.1f}% of peak, mean over "
+             f"{found[k]['efficiency_tasks']} of {found[k]['tasks']} task(s)" if k in found else ""
+             for k in groups]))
+    return bar_chart("category-efficiency", "Hardware efficiency by category: mean max(IOU, MFU)", bars=bars,
+                     groups=groups, y_axis=Axis("max(IOU, MFU) (% of peak)", from_zero=True))
 
 
 def breakdown(stats: list[TaskStat], key: str) -> dict[str, dict[str, Any]]:
@@ -589,15 +553,46 @@ def _bottleneck(row: CandidateRow) -> str:
     return bound_line(record.diagnosis) if record.diagnosis else "unread"
 
 
+def _summary_notes(summaries: list[dict[str, Any]]) -> Iterator[tuple[str, str, str]]:
+    """The summary's notes, (kind, run label, text) each: speed not measured, correct tasks
+    fast_p counts as not fast, scripted replies."""
+    for s in summaries:
+        if s["note"]:
+            yield "", s["label"], s["note"]
+    for s in summaries:
+        unmeasured = unmeasured_text(next(iter(s["rates"]["fast_p"].values()), {}))
+        if unmeasured:
+            yield "fast-p", s["label"], f"fast_p counts {unmeasured} as not fast."
+    for s in summaries:
+        if s["scripted"]:
+            yield "scripted", s["label"], f"{SCRIPTED_NOTE}."
+
+
 def _measurement_note(run: RunData) -> str:
     modes = {r.result.mode for r in run.rows if r.result and r.result.mode}
     timed = any(r.result and r.result.performance_measured for r in run.rows)
     if timed:
         return ""
     if modes == {"interpreter"}:
-        return ("Speed not measured: every verdict of this run came from the Triton interpreter "
-                "on a CPU, which checks correctness only.")
-    return "Speed not measured: no correct candidate of this run was timed."
+        return ("Speed not measured: every verdict came from the Triton interpreter on a CPU, which "
+                "checks correctness only.")
+    return "Speed not measured: no correct candidate was timed."
+
+
+def merged_notes(notes: Iterable[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """One banner per fact: ``(kind, run label, text)`` notes with the same kind and text
+    become one naming every run it holds for (``{"kind", "runs", "text"}``), in the order
+    each was first said."""
+    merged: dict[tuple[str, str], list[str]] = {}
+    for kind, label, text in notes:
+        merged.setdefault((kind, text), []).append(label)
+    return [{"kind": kind, "runs": labels, "text": text} for (kind, text), labels in merged.items()]
+
+
+def _breakable(text: Any) -> Markup:
+    """``text`` escaped, with a line-break opportunity after each ``.``, ``_``, ``-`` and
+    ``/``: a run id or a dotted recipe key wraps in a narrow cell instead of widening it."""
+    return Markup(re.sub(r"([._/-])", r"\1<wbr>", str(escape(str(text)))))
 
 
 def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = None,
@@ -607,7 +602,10 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
 
     if not runs:
         raise InputError("no runs to report")
-    charts = _Charts()
+    try:
+        import pygments  # noqa: F401  (the kernels' and diffs' highlighting)
+    except ImportError as exc:
+        raise InputError("geak-core report needs pygments: pip install 'geak-core[report]'") from exc
     profiles = profiles or []
     stats = {run.run_id: task_stats(run) for run in runs}
     curves = {run.run_id: scaling_curves(run, stats[run.run_id]) for run in runs}
@@ -633,7 +631,7 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
     groups = roofline_groups(runs, stats, profiles)
     rooflines = []
     for index, group in enumerate(groups):
-        rooflines.append({"group": group, "chart": roofline_chart(charts, group, index)})
+        rooflines.append({"group": group, "chart": roofline_chart(group, index)})
     by_category = {run.run_id: category_view(category_tasks(stats[run.run_id])) for run in runs}
     categorised = any(has_categories(category_tasks(stats[run.run_id])) for run in runs)
     by_difficulty = {run.run_id: breakdown(stats[run.run_id], "difficulty") for run in runs}
@@ -654,30 +652,35 @@ def build_report(runs: list[RunData], profiles: list[HardwareProfile] | None = N
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, speed=_speed, num=_num, when=_when, fast=fast_p_cell, unmeasured=unmeasured_text,
-                       profile_lines=profile_lines, bottleneck=_bottleneck)
+                       profile_lines=profile_lines, bottleneck=_bottleneck, breakable=_breakable)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     ablation = len(runs) > 1
+    labels = {r.run_id: _label(r, runs) for r in runs}
     differences = recipe_differences(runs) if ablation else []
     page = template.render(
         title=title or ("geak-core report: " + ", ".join(_label(r, runs) for r in runs)),
         generated=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
-        runs=runs, summaries=summaries, stats=stats, labels={r.run_id: _label(r, runs) for r in runs},
-        sequential=sequential_chart(charts, runs, curves),
-        sequential_speedup=sequential_speedup_chart(charts, runs, curves),
-        parallel=parallel_chart(charts, runs, curves),
-        speedup=speedup_chart(charts, runs, stats),
+        runs=runs, summaries=summaries, stats=stats, labels=labels,
+        sequential=sequential_chart(runs, curves),
+        sequential_speedup=sequential_speedup_chart(runs, curves),
+        parallel=parallel_chart(runs, curves),
+        speedup=speedup_chart(runs, stats),
         rooflines=rooflines,
         categories=by_category, difficulties=by_difficulty,
         levels=by_level if any(by_level.values()) else None,
-        category_chart=breakdown_chart(charts, runs, by_category, "category", "Execution accuracy by category"),
+        category_chart=breakdown_chart(runs, by_category, "category", "Execution accuracy by category"),
         categorised=categorised, category_note=COLUMNS_NOTE,
-        efficiency_chart=efficiency_chart(charts, runs, by_category) if categorised else None,
-        difficulty_chart=breakdown_chart(charts, runs, by_difficulty, "difficulty",
+        efficiency_chart=efficiency_chart(runs, by_category) if categorised else None,
+        difficulty_chart=breakdown_chart(runs, by_difficulty, "difficulty",
                                          "Execution accuracy by difficulty"),
         ablation=ablation, differences=differences,
         flat_recipes={r.run_id: dotted(r.recipe) for r in runs},
-        kernels=kernels, code_metrics=code_metrics, scripted_note=SCRIPTED_NOTE, method_text=SPEEDUP_METHOD_TEXT,
-        plotly_js=charts.offline.get_plotlyjs(), pygments_css=highlight_css(),
+        banners=merged_notes(_summary_notes(summaries)), level_banners=merged_notes(
+            ("fast-p", labels[run.run_id], f"level {level}: fast_p counts {unmeasured} as not fast.")
+            for run in runs for level, g in by_level[run.run_id].items()
+            if (unmeasured := unmeasured_text(next(iter(g["fast_p"].values()), {})))),
+        kernels=kernels, code_metrics=code_metrics, method_text=SPEEDUP_METHOD_TEXT,
+        pygments_css=highlight_css(),
     )
     return page
 

@@ -233,9 +233,11 @@ def device_lock_file(vendor: str, device: str) -> str:
 
 
 def gpu_visible() -> bool:
+    from geak_core.engine.hardware import no_gpu_here
+
     from geak_evaluator_triton.child_jobs import is_interpreter
 
-    if is_interpreter():
+    if is_interpreter() or no_gpu_here():
         return False
     try:
         import torch

@@ -26,6 +26,7 @@ changes no verdict.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import queue
 import secrets
@@ -334,14 +335,17 @@ class TritonEvaluator(EvaluatorBase):
         if case_set == "auto":
             case_set = "full" if mode == "gpu" else "small"
         if mode == "interpreter":
-            import torch
-            import triton
+            from importlib.metadata import version
 
+            # This process compares outputs with torch, but not before a child's first
+            # outputs come back: torch is imported meanwhile, beside the children's start
+            # (not a daemon: an import is not cut off when the process ends).
+            threading.Thread(target=importlib.import_module, args=("torch",), name="geak-import-torch").start()
             workers = self.options.workers or min(4, os.cpu_count() or 1)
             env = {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "",
                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
             slots = [Slot(i, dict(env), f"cpu worker {i}") for i in range(workers)]
-            probe = {"torch": torch.__version__, "triton": triton.__version__}
+            probe = {"torch": version("torch"), "triton": version("triton")}
             return Runtime("interpreter", case_set, "cpu (Triton interpreter)", None, slots, probe)
         probe = self._probe({"TRITON_INTERPRET": None})
         if not probe.get("gpu") or not probe.get("devices"):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from geak_core.api.tasks import CATEGORIES, OutlierSpec, Requirement, Task, look
 from geak_suite_tritonbench.records import code_from_reply, reply_of
 from geak_suite_tritonbench.references import reference_folder, write_reference
 from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file
+from geak_suite_tritonbench.unusable import warn_unusable
 
 from geak_suite_kernelbenchx import precision
 from geak_suite_kernelbenchx.layout import Layout, load_metadata, locate
@@ -226,9 +228,8 @@ class KernelBenchXSuite(SuiteBase):
         for base, names in variants.items():
             if base in tasks:
                 tasks[base].extra["variants"] = sorted(names)
-        if self._unusable:
-            log.warning("kernelbenchx: %d task(s) unusable: %s", len(self._unusable),
-                        ", ".join(sorted(self._unusable)))
+        warn_unusable(log, SUITE_NAME, str(self.layout.tasks_dir), self._unusable,
+                      f"geak-core tasks {SUITE_NAME} --option path={shlex.quote(str(self.options.path))}")
         self._tasks = tasks
         return tasks
 

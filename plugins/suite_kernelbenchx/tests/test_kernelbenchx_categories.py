@@ -148,7 +148,7 @@ def test_compare_has_a_row_per_run_and_category(timed_run):
 
 
 def test_the_report_has_the_per_category_table_and_efficiency_chart(timed_run, tmp_path):
-    pytest.importorskip("plotly")
+    pytest.importorskip("pygments")
     expected = expected_categories(timed_run)["Activation"]
     out = tmp_path / "report.html"
     result = CliRunner().invoke(main, ["report", str(timed_run), "-o", str(out)])

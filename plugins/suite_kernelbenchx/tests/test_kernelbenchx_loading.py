@@ -160,3 +160,21 @@ def test_the_whole_checkout_loads():
     assert sum(1 for t in tasks if t.outliers is not None) == 173
     assert all(t.extra["perf_script"] for t in tasks)
     assert suite.published_for("gelu", "NVIDIA H800")[0] == "h800"
+
+
+def test_unusable_files_are_said_once_with_where_their_reasons_are_listed(make_suite, copy_of_checkout,
+                                                                           caplog):
+    from click.testing import CliRunner
+    from geak_core.cli import main
+
+    with caplog.at_level("WARNING"):
+        for _ in range(2):  # as a run builds it: once to check the recipe, once to run it
+            make_suite(copy_of_checkout).tasks()
+    said = [r.getMessage() for r in caplog.records if "no_separator" in r.getMessage()]
+    assert len(said) == 1, said
+    assert "1 task file under" in said[0] and "cannot be read as a task and is left out" in said[0]
+    assert f"geak-core tasks kernelbenchx --option path={copy_of_checkout}" in said[0]
+    listed = CliRunner().invoke(main, ["tasks", "kernelbenchx", "--option", f"path={copy_of_checkout}"])
+    assert listed.exit_code == 0, listed.output
+    assert "1 task file left out, not readable as tasks:" in listed.output
+    assert "  no_separator: " in listed.output and "no separator line" in listed.output

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from geak_suite_tritonbench.records import code_from_reply, reply_of
 from geak_suite_tritonbench.references import reference_folder, write_reference
 from geak_suite_tritonbench.seeding import PROTOCOL_SEED
 from geak_suite_tritonbench.taskfile import TaskFile, TaskFileError, read_task_file
+from geak_suite_tritonbench.unusable import warn_unusable
 
 log = logging.getLogger(__name__)
 
@@ -193,9 +195,8 @@ class TritonBenchSuite(SuiteBase):
                 self._unusable[stem] = (f"{self.layout.json_path}: lists {name}, which the task "
                                         f"folder {self.layout.tasks_dir} does not have")
                 self._matcher.add(stem, info.output, instructions=(info.simple, info.complete))
-        if self._unusable:
-            log.warning("tritonbench: %d task(s) unusable: %s", len(self._unusable),
-                        ", ".join(sorted(self._unusable)))
+        warn_unusable(log, SUITE_NAME, str(self.layout.tasks_dir), self._unusable,
+                      f"geak-core tasks {SUITE_NAME} --option path={shlex.quote(str(self.options.path))}")
         self._tasks = tasks
         return tasks
 
