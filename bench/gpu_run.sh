@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # One GPU machine run: install, GPU tests, then judge suite references on the GPU.
-#   bash bench/gpu_run.sh PART...   PART = tests | refs1 | refs2 | refs3 | quickstart
+#   bash bench/gpu_run.sh PART...
+#   PART = tests | refs1 | refs2 | refs3 | quickstart | profile | exit | originals | profiled-run
+# profile: bench/profile_agreement.py over the ROCm references with $PROFILER (default ncu),
+# under $PLIMIT seconds; exit: bench/exit_status.py, `geak-core eval` of the ROCm references
+# $EXIT_RUNS times (default 20); originals: bench/rocm_originals.py of $ORIGINALS (default
+# gemm and multreduce_matmul_dot_kernel, whose autotuners tune at every new shape);
+# profiled-run: recipes/quickstart.toml with [profiler] name = $PROFILER.
 # refsN judges task list N (or $T1/$T2/$T3) with $RN (else $REPEATS, default 5) speedups
 # per task (the cold judgement included), each part under $LIMIT seconds, and writes
 # refsN.json after every task. Results go under $OUT (default ./gpu-out).
@@ -25,6 +31,20 @@ for part in "$@"; do
     refs1) refs refs1 "${T1:-$TASKS1}" "${R1:-${REPEATS:-5}}" ;;
     refs2) refs refs2 "${T2:-$TASKS2}" "${R2:-${REPEATS:-5}}" ;;
     refs3) refs refs3 "${T3:-$TASKS3}" "${R3:-${REPEATS:-5}}" ;;
+    profile) timeout ${PLIMIT:-400} python bench/profile_agreement.py --suite rocm --profiler "${PROFILER:-ncu}" \
+               --references --json "$OUT/profile-rocm.json" > "$OUT/profile-rocm.log" 2>&1
+             python bench/profile_agreement.py --table "$OUT/profile-rocm.json" | tail -8 ;;
+    exit) python -c "import shutil, os; from geak_core.engine.plugins import PluginManager as P
+os.makedirs('/tmp/geak-exit', exist_ok=True)
+[shutil.copy(t.reference, f'/tmp/geak-exit/{t.id}.py') for t in P().build('suite', 'rocm', None).tasks() if t.reference]"
+          timeout ${XLIMIT:-500} python bench/exit_status.py /tmp/geak-exit --suite rocm --runs "${EXIT_RUNS:-20}" \
+            --json "$OUT/exit-status.json" > "$OUT/exit-status.log" 2>&1; tail -8 "$OUT/exit-status.log" ;;
+    originals) timeout ${OLIMIT:-500} python bench/rocm_originals.py --tasks "${ORIGINALS:-gemm,multreduce_matmul_dot_kernel}" \
+                 --json "$OUT/originals.json" > "$OUT/originals.log" 2>&1; tail -12 "$OUT/originals.log" ;;
+    profiled-run) timeout ${QLIMIT:-300} geak-core run recipes/quickstart.toml --set "profiler.name=\"${PROFILER:-ncu}\"" \
+                    --output-dir /tmp/geak-runs -o "$OUT/profiled-run.json" > "$OUT/profiled-run.log" 2>&1
+                  tail -22 "$OUT/profiled-run.log"; geak-core runs log --output-dir /tmp/geak-runs "$(ls -t /tmp/geak-runs | head -1)" \
+                    2>&1 | grep -i -A4 profil | head -60 > "$OUT/profiled-run-log.txt" ;;
     quickstart) timeout ${QLIMIT:-200} geak-core run recipes/quickstart.toml --output-dir /tmp/geak-runs -o "$OUT/quickstart.json" > "$OUT/quickstart.log" 2>&1; tail -22 "$OUT/quickstart.log" ;;
   esac
 done
