@@ -53,6 +53,8 @@ from geak_core.api.components import (
     SuiteBase,
     TemplateSet,
     TemplateSetBase,
+    ToolOutcome,
+    ToolSession,
     Tuner,
     TunerBase,
 )
@@ -102,7 +104,8 @@ __all__ = [
     "ExecutorBase", "Generator", "GeneratorBase", "HardwareProfile", "KnowledgeContext", "KnowledgePack",
     "KnowledgePackBase", "LLMBackend", "LLMBackendBase", "Optimizer", "OptimizerBase", "Policy", "PolicyBase",
     "Profiler", "ProfilerBase", "Reflection", "Reflector", "ReflectorBase", "Register", "RetrievalQuery", "Retriever", "RetrieverBase",
-    "RoundContext", "RoundPlan", "Suite", "SuiteBase", "TemplateSet", "TemplateSetBase", "Tuner", "TunerBase",
+    "RoundContext", "RoundPlan", "Suite", "SuiteBase", "TemplateSet", "TemplateSetBase", "ToolOutcome", "ToolSession",
+    "Tuner", "TunerBase",
     # profiles: what a profiler reports and the bottleneck read from it
     "BOUNDS", "Diagnosis", "KernelCounters", "ProfileLaunch", "ProfileRecord", "diagnose",
     # the data model

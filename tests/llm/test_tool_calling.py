@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 from geak_core import hookimpl
-from geak_core.api.components import EvaluatorBase, GeneratorBase
+from geak_core.api.components import EvaluatorBase
 from geak_core.api.errors import RecipeError
 from geak_core.api.llm import ChatRequest, ChatResponse, FatalLLMError, Message, ToolCall, ToolSpec
 from geak_core.api.model import EvalResult
@@ -123,16 +123,6 @@ def test_a_backend_without_tool_calling_is_never_sent_a_request_with_tools(tmp_p
     assert asked == []
 
 
-class ToolsGenerator(GeneratorBase):
-    needs_tool_calling = True
-
-    def __init__(self, options=None):
-        pass
-
-    def messages(self, round):
-        return [Message("user", "write it")]
-
-
 class PlainBackend:
     """A backend written against the protocol alone: it declares no tool calling."""
 
@@ -161,9 +151,8 @@ class AcceptingJudge(EvaluatorBase):
 
 
 class StandIns:
-    @hookimpl
-    def geak_register_generators(self, register):
-        register("tools", ToolsGenerator)
+    """A backend without tool calling and a judge that accepts anything; the generator that
+    needs tools is the bundled ``tools`` (agent_tools)."""
 
     @hookimpl
     def geak_register_llm_backends(self, register):

@@ -32,7 +32,7 @@ from geak_core.api.profiling import KernelCounters, ProfileLaunch, ProfileRecord
 
 if TYPE_CHECKING:
     from geak_core.api.lineage import LineageState
-    from geak_core.api.llm import ChatRequest, ChatResponse, Message
+    from geak_core.api.llm import ChatRequest, ChatResponse, Message, ToolCall, ToolSpec
     from geak_core.api.model import Candidate, EvalResult
     from geak_core.api.tasks import Task
 
@@ -544,6 +544,7 @@ class TunerBase:
 
 ROUND_KINDS: tuple[str, ...] = ("generate", "restart", "reflect", "optimize")
 TUNE_KIND = "tune"  # the origin of a tuned variant, and the plan after_round sees it in
+TOOL_DRAFT = "tool"  # the origin of a draft a conversing round's model had judged through a tool
 
 
 @dataclass(frozen=True)
@@ -617,15 +618,66 @@ class Generator(Protocol):
     def messages(self, round: RoundContext) -> list[Message]: ...
 
 
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one tool call of a conversing round gave: the result as the model is sent it
+    (``content``: the tool's answer as JSON, or what was wrong with the call), whether the call
+    failed (``is_error``), and the seconds the tool took (judging, profiling, tuning)."""
+
+    content: str
+    is_error: bool = False
+    seconds: float = 0.0
+
+
+@runtime_checkable
+class ToolSession(Protocol):
+    """One round's conversation with the model, lent by the agent to a generator that holds it
+    (``GeneratorBase.converse``).
+
+    ``tools`` are offered to the model in every turn: ``show_task`` and ``judge``, and
+    ``profile`` and ``tune`` where they can run here, their arguments bound to the round's
+    task (the model gives only the code). ``ask(messages, tool_choice)`` is one turn: a
+    request recorded under the round's slot and the turn's number (a resumed run is served
+    the recorded reply) and counted against the run's LLM budget. ``call(call)`` runs one call
+    the model asked for with the run's judge and store: the code a ``judge``, ``profile`` or
+    ``tune`` call gives is a candidate of the run (origin ``TOOL_DRAFT``) judged and stored
+    like any other; a call that is wrong in any way (an unknown tool, arguments that are not
+    valid) comes back as an error outcome saying why, never as an exception. ``refuse(call,
+    reason)`` answers a call without running it (the generator's own limit reached). Every
+    call is stored with its result (a ``tool_call`` event), and each call run counts, with its
+    seconds, against the run's tool budget (``[run] max_tool_calls``, ``max_tool_seconds``).
+    A run budget that is spent, or a fatal LLM error, raises out of ``ask`` and ``call``: the
+    generator lets it through, and the run stops there as it does after any LLM call.
+    """
+
+    tools: list[ToolSpec]
+
+    def ask(self, messages: list[Message], tool_choice: str = "auto") -> ChatResponse: ...
+
+    def call(self, call: ToolCall) -> ToolOutcome: ...
+
+    def refuse(self, call: ToolCall, reason: str) -> ToolOutcome: ...
+
+
 class GeneratorBase:
     """Base class of generators: the optional abilities and their defaults.
 
     * ``needs_tool_calling: bool`` [False]: the generator offers the model tools
       (``ChatRequest.tools``), so it needs a backend with ``LLMBackendBase.tool_calling``;
-      ``recipe check`` and ``run`` refuse a recipe that pairs it with one without.
+      ``recipe check`` and ``run`` refuse a recipe that pairs it with one without. The agent
+      then lets it hold every round's conversation (``converse``) instead of asking once.
+    * ``converse(round, messages, session) -> str`` [one turn, no tool called]: a round held
+      as a conversation through ``session`` (``ToolSession``), starting from ``messages``
+      (this generator's, or the reflector's for a ``reflect`` round); returns the model's
+      final reply. The round's candidate is then the model's last draft the judge found
+      correct, else the code of that final reply, else its last draft (one candidate a round:
+      ``[optimizer] proposals`` does not apply).
     """
 
     needs_tool_calling: bool = False
+
+    def converse(self, round: RoundContext, messages: list[Message], session: ToolSession) -> str:
+        return session.ask(messages, tool_choice="none").texts[0]
 
 
 @runtime_checkable

@@ -303,6 +303,12 @@ class RunSummary:
     # notes with how often), bounds ({class: candidates}), stopped (lineages stopped at the
     # roofline: task, lineage, reason)
     profiling: dict[str, Any] = field(default_factory=dict)
+    # What a conversing generator's model did with its tools (empty otherwise): generator,
+    # rounds (conversations held), calls (every call the model made, refused ones too), errors
+    # (calls answered with an error: an unknown tool, invalid arguments), refused (not run: the
+    # generator's limits), seconds (the tools' time), by_tool ({tool: calls}), drafts (codes
+    # judged through a tool) and drafts_correct
+    tools: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -113,11 +113,10 @@ def tools_from_recipe(recipe: str, suite_name: str | None, suite_options: tuple[
     left out): its suite and the tasks its ``[suite]`` chooses (``suite_name`` replaces that
     table, as ``optimize`` replaces it), its hardware profile, its tuner and profiler with
     their budgets (where it names none, those a command takes by default)."""
-    from geak_core.api.components import TuneBudget
     from geak_core.engine.agent import prepare
     from geak_core.engine.plugins import get_plugin_manager
     from geak_core.engine.recipe import key_value, load_recipe
-    from geak_core.engine.tools import Profiling, Suites, Tuning, installed_tuning, usable_profiling
+    from geak_core.engine.tools import Suites, recipe_tooling
 
     if not Path(recipe).is_file():
         raise InputError(f"no such recipe: {recipe}")
@@ -137,13 +136,7 @@ def tools_from_recipe(recipe: str, suite_name: str | None, suite_options: tuple[
     prepared = prepare(loaded, plugins, llm=False)
     suite = loaded.components["suite"].name
     suites = Suites({suite: lambda: prepared.tasks}, descriptions={suite: plugins.spec("suite", suite).description})
-    budget = TuneBudget(loaded.tuner.candidates, loaded.tuner.seconds)
-    tuner_name = loaded.components["tuner"].name
-    tuning = (Tuning(prepared.components["tuner"], budget) if tuner_name != "none"
-              else installed_tuning(plugins, prepared.hardware, budget))
-    profiler_name = loaded.components["profiler"].name
-    profiling = (Profiling({profiler_name: prepared.components["profiler"]}, loaded.profiler.seconds)
-                 if profiler_name != "none" else usable_profiling(plugins, prepared.hardware, loaded.profiler.seconds))
+    tuning, profiling = recipe_tooling(loaded, prepared.components, prepared.hardware, plugins)
     return JudgeTools(prepared.components["evaluator"], suites, out_dir=out_dir,
                       runs_dir=runs_dir or loaded.run.output_dir, hardware=prepared.hardware,
                       tuning=tuning, profiling=profiling)

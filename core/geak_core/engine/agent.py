@@ -9,7 +9,11 @@ chosen in the recipe, like every other choice:
   debugging trap), and advances the state with the round's verdicts;
 * the **generator** (``[generator]``) writes the prompts that ask for new code
   (generate, restart, optimize), the **reflector** (``[reflector]``) the
-  prompts that ask for a fix, and keeps the lineage's memory of failures;
+  prompts that ask for a fix, and keeps the lineage's memory of failures; a
+  generator that converses (``needs_tool_calling``: ``[generator] name =
+  "tools"``) then holds each round as a conversation in which the model calls
+  the judge's tools (``engine.tool_round``), its round's candidate the last draft
+  the judge found correct;
 * the **optimizer** (``[optimizer]``) keeps the archive an optimisation prompt
   shows and says how many proposals one step asks for;
 * the **retriever** (``[retriever]``) gives examples to the rounds named in
@@ -89,7 +93,7 @@ from geak_core.api.components import (
 from geak_core.api.errors import GeakError, InputError, OptionError, RecipeError, RecipeProblem
 from geak_core.api.extract import extract_code
 from geak_core.api.lineage import LineageState
-from geak_core.api.llm import ChatRequest, FatalLLMError, LLMError
+from geak_core.api.llm import ChatRequest, FatalLLMError, LLMError, Message
 from geak_core.api.model import Attempt, Candidate, EvalResult, RunSummary, TaskSummary
 from geak_core.api.profiling import ProfileRecord, bound_line, counters_text
 from geak_core.api.scaling import best_speedups, run_speedup_method, sequential_scaling
@@ -132,6 +136,8 @@ from geak_core.engine.store import (
     owner_record,
     resolve_run,
 )
+from geak_core.engine.tool_round import ToolRound, ToolTally
+from geak_core.engine.tools import recipe_tooling
 from geak_core.engine.tuning import (
     TuneLedger,
     kept_variant,
@@ -187,9 +193,16 @@ class Agent:
                                   e["payload"] for e in store.iter_events("profiled")}
         self.recorded_stops = {(e["task_id"], e["lineage"]) for e in store.iter_events("lineage_stopped")}
         run = recipe.run
-        self.budget = Budget.resumed(run.max_llm_calls, run.max_tokens, run.max_cost_usd, store)
+        self.budget = Budget.resumed(run.max_llm_calls, run.max_tokens, run.max_cost_usd, store,
+                                     max_tool_calls=run.max_tool_calls, max_tool_seconds=run.max_tool_seconds)
         self.llm = RecordedLLM(built["llm"], recipe.components["llm"].name, store, self.budget)
         self.hardware = self.prepared.hardware
+        # a conversing generator's tools: the tuner and profilers its ``tune`` and ``profile`` use
+        self.tooling = (recipe_tooling(recipe, built, self.hardware, plugins) if self.generator.needs_tool_calling
+                        else (None, None))
+        self.tool_tally = ToolTally()
+        self.recorded_tool_calls = {(e["task_id"], e["lineage"], e["iteration"], e["payload"].get("index")):
+                                    e["payload"] for e in store.iter_events("tool_call")}
         self.packs = self.prepared.packs
         self.prompts = self.prepared.prompts
         self.eval_slots = threading.BoundedSemaphore(max(1, int(self.evaluator.max_parallel)))
@@ -292,12 +305,11 @@ class Agent:
         context = self.round_context(state, plan, iteration)
         author = self.reflector if kind == "reflect" else self.generator
         messages = author.messages(context)
-        n = context.proposals
-        seed = request_seed(self.recipe.run.seed, task.key, state.lineage, iteration)
-        request = ChatRequest(messages=messages, n=n, seed=seed, meta={"purpose": kind})
-        slot = {"task": task.key, "lineage": state.lineage, "iteration": iteration, "purpose": kind}
         try:
-            call_id, response = self.llm.complete(request, slot)
+            if self.generator.needs_tool_calling:
+                answered = self._converse(state, context, messages, iteration)
+            else:
+                answered = self._ask(state, context, messages, iteration)
         except (FatalLLMError, BudgetExhausted) as exc:
             self.stop(str(exc), fatal=isinstance(exc, FatalLLMError))
             raise RunStopped() from exc
@@ -306,28 +318,10 @@ class Agent:
             self.store.event("llm_failed", {"error": str(exc)}, task_id=task.id, lineage=state.lineage,
                              iteration=iteration)
             return
-        names = [e.name for e in task.entry_points]
-        origin = "generate" if kind == "restart" else kind
-        parent = state.last.id if state.last else None
-        candidates: list[Candidate] = []
-        replies: dict[str, str] = {}
-        results: dict[str, EvalResult] = {}
-        for index, reply in enumerate(response.texts[:n] or [""]):
-            candidate_id = f"{task.id}/L{state.lineage}/I{iteration}" + (f"/P{index}" if n > 1 else "")
-            code, strategy = extract_candidate_code(reply, names)
-            candidate = Candidate(candidate_id, task.id, code or "", state.lineage, iteration, origin,
-                                  strategy, parent if code else None, call_id)
-            if code is None:
-                results[candidate_id] = EvalResult(task_id=task.id, candidate_id=candidate_id,
-                                                   failed_stage="extract",
-                                                   reason="the reply contains no usable code")
-                self.store.record_evaluation(candidate, results[candidate_id])
-            else:
-                self.store.record_candidate(candidate)
-            candidates.append(candidate)
-            replies[candidate_id] = reply
-        judged = [c for c in candidates if c.code]
-        results.update(zip([c.id for c in judged], self.evaluate_all(task, judged), strict=True))
+        candidates = [candidate for candidate, _ in answered]
+        replies = {candidate.id: reply for candidate, reply in answered}
+        results = self._judge_round(task, candidates)
+        n = len(candidates)
         for index, candidate in enumerate(candidates):  # proposal order: deterministic outcomes
             result = results[candidate.id]
             if candidate.code:
@@ -343,6 +337,59 @@ class Agent:
         improved = self.tune_round(state, iteration, candidates, results) or improved
         self.profile_round(state, iteration, candidates, results)
         state.rounds_without_gain = 0 if improved else state.rounds_without_gain + 1
+
+    def _ask(self, state: LineageState, context: RoundContext, messages: list[Message],
+             iteration: int) -> list[tuple[Candidate, str]]:
+        """The round's candidates, one per completion of one request (``proposals`` of them
+        for an optimize round), each with the reply it came from; its code "" where the reply
+        holds none."""
+        task, kind, n = state.task, context.plan.kind, context.proposals
+        seed = request_seed(self.recipe.run.seed, task.key, state.lineage, iteration)
+        request = ChatRequest(messages=messages, n=n, seed=seed, meta={"purpose": kind})
+        slot = {"task": task.key, "lineage": state.lineage, "iteration": iteration, "purpose": kind}
+        call_id, response = self.llm.complete(request, slot)
+        names = [e.name for e in task.entry_points]
+        origin = "generate" if kind == "restart" else kind
+        parent = state.last.id if state.last else None
+        answered: list[tuple[Candidate, str]] = []
+        for index, reply in enumerate(response.texts[:n] or [""]):
+            candidate_id = f"{task.id}/L{state.lineage}/I{iteration}" + (f"/P{index}" if n > 1 else "")
+            code, strategy = extract_candidate_code(reply, names)
+            answered.append((Candidate(candidate_id, task.id, code or "", state.lineage, iteration, origin,
+                                       strategy, parent if code else None, call_id), reply))
+        return answered
+
+    def _converse(self, state: LineageState, context: RoundContext, messages: list[Message],
+                  iteration: int) -> list[tuple[Candidate, str]]:
+        """The round held as a conversation by the generator (``converse``), the model given
+        the judge's tools (``engine.tool_round``); its one candidate, with the model's final
+        reply: its last draft the judge found correct, else the final reply's code, else its
+        last draft (stored already, with its verdict, which the judge therefore serves)."""
+        task, kind = state.task, context.plan.kind
+        tuning, profiling = self.tooling
+        session = ToolRound(self, state, iteration, kind, StoredJudge(self), tuning, profiling)
+        reply = self.generator.converse(context, messages, session)
+        self.tool_tally.round()
+        code, strategy = session.chosen(reply)
+        origin = "generate" if kind == "restart" else kind
+        parent = state.last.id if state.last else None
+        candidate = Candidate(f"{task.id}/L{state.lineage}/I{iteration}", task.id, code or "", state.lineage,
+                              iteration, origin, strategy, parent if code else None, session.last_call_id)
+        return [(candidate, reply)]
+
+    def _judge_round(self, task: Task, candidates: list[Candidate]) -> dict[str, EvalResult]:
+        """The round's candidates stored and judged; one without code fails at ``extract``."""
+        results: dict[str, EvalResult] = {}
+        for candidate in candidates:
+            if candidate.code:
+                self.store.record_candidate(candidate)
+                continue
+            results[candidate.id] = EvalResult(task_id=task.id, candidate_id=candidate.id, failed_stage="extract",
+                                               reason="the reply contains no usable code")
+            self.store.record_evaluation(candidate, results[candidate.id])
+        judged = [c for c in candidates if c.code]
+        results.update(zip([c.id for c in judged], self.evaluate_all(task, judged), strict=True))
+        return results
 
     # -- tuning ------------------------------------------------------------------
 
@@ -645,6 +692,8 @@ class Agent:
         if self.profiling_on:
             summary.profiling = self.profile_tally.summary(self.recipe.components["profiler"].name,
                                                            self.recipe.profiler.when)
+        if self.generator.needs_tool_calling:
+            summary.tools = self.tool_tally.summary(self.recipe.components["generator"].name)
         summary.speedup_method = run_speedup_method(
             (r for s in states.values() for st in s for _, _, r in st.results),
             self.recipe.data.get("evaluator", {}).get("speedup_method"))  # the judge's option, if it has one
@@ -652,10 +701,12 @@ class Agent:
 
 
 class StoredJudge(EvaluatorBase):
-    """The run's judge as a tuner sees it: each variant is stored as a candidate, its verdict
-    served from the store when one is recorded for its code (a resumed run judges nothing
-    twice) and recorded when new; at most the evaluator's ``max_parallel`` are judged at once,
-    and verdicts come back in the order the jobs were given."""
+    """The run's judge as a tuner, and a conversing round's tools, see it: each variant (or
+    draft) is stored as a candidate, its verdict served from the store when one is recorded
+    for its code (a resumed run judges nothing twice) and recorded when new; at most the
+    evaluator's ``max_parallel`` are judged at once, and verdicts come back in the order the
+    jobs were given. What the tools ask of the judge besides (what a task needs, a profile)
+    goes to the run's evaluator."""
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
@@ -678,6 +729,17 @@ class StoredJudge(EvaluatorBase):
             while window:
                 done, future = window.popleft()
                 yield done, future.result()
+
+    def unmet_requirements(self, task: Task) -> list[str]:
+        return self.agent.evaluator.unmet_requirements(task)
+
+    def profile(self, task: Task, candidate: Candidate, profiler: Any, seconds: float, *,
+                case: str = "", calls: int = 1) -> ProfileRecord:
+        """The run's judge's profile, never beside a timing (one of the judge's slots held)."""
+        if self.agent.interrupted.is_set():
+            raise RunStopped()
+        with self.agent.eval_slots:
+            return self.agent.evaluator.profile(task, candidate, profiler, seconds, case=case, calls=calls)
 
     def close(self) -> None:
         return None
@@ -912,6 +974,7 @@ def check_run(recipe: Recipe, plugins: PluginManager, *, llm: bool = True) -> li
 # What a resume may change freely: where the run lives, its budget, how the LLM endpoint is
 # reached (not what is asked of it) and where judgements run; the rest changes the run itself.
 RESUME_MAY_CHANGE = ("run.output_dir", "run.max_llm_calls", "run.max_tokens", "run.max_cost_usd",
+                     "run.max_tool_calls", "run.max_tool_seconds",
                      "llm.base_url", "llm.api_key_env", "llm.timeout_connect_s", "llm.timeout_read_s",
                      "llm.max_retries", "llm.max_concurrency", "executor.")
 

@@ -46,6 +46,10 @@ class RunOptions:
     max_llm_calls: int = 0  # 0: unlimited
     max_tokens: int = 0
     max_cost_usd: float = 0.0
+    # tool calls a conversing generator's model may make (``[generator] name = "tools"``), and
+    # the seconds those tools may take (judging, profiling, tuning), over the whole run; 0: unlimited
+    max_tool_calls: int = 0
+    max_tool_seconds: float = 0.0
 
 
 @dataclass

@@ -1,10 +1,12 @@
 """LLM calls recorded, resumable and budgeted: what makes a run repeatable and bounded.
 
-Every call is stored under its *slot* (task, lineage, iteration, purpose). A
-resumed run asks ``RecordedLLM`` again and gets the recorded reply without a
-request; only slots never answered reach the backend, and only while the
-``Budget`` (calls, tokens, dollars from ``[run]``) lasts. Each request carries a
-seed derived from ``[run] seed`` and its slot (``request_seed``).
+Every call is stored under its *slot* (task, lineage, iteration, purpose; and a
+conversing round's turn). A resumed run asks ``RecordedLLM`` again and gets the
+recorded reply without a request; only slots never answered reach the backend,
+and only while the ``Budget`` (calls, tokens, dollars from ``[run]``) lasts; the
+same budget holds a conversing round's tool calls and their seconds
+(``engine.tool_round``). Each request carries a seed derived from ``[run] seed``
+and its slot (``request_seed``).
 """
 
 from __future__ import annotations
@@ -47,21 +49,32 @@ def request_seed(run_seed: int, task_key: str, lineage: int, iteration: int) -> 
 
 @dataclass
 class Budget:
+    """What the run may spend (``[run]``; 0: unlimited) and has spent: LLM calls, tokens and
+    dollars, and the tool calls a conversing round ran with the seconds they took."""
+
     max_calls: int = 0
     max_tokens: int = 0
     max_cost_usd: float = 0.0
+    max_tool_calls: int = 0
+    max_tool_seconds: float = 0.0
     calls: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    tool_calls: int = 0
+    tool_seconds: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def resumed(cls, max_calls: int, max_tokens: int, max_cost_usd: float, store: RunStore) -> Budget:
-        """A budget already charged with what the store's recorded calls used."""
+    def resumed(cls, max_calls: int, max_tokens: int, max_cost_usd: float, store: RunStore, *,
+                max_tool_calls: int = 0, max_tool_seconds: float = 0.0) -> Budget:
+        """A budget already charged with what the store's recorded calls used: its LLM calls,
+        and the tool calls its ``tool_call`` events say were run."""
         usage = store.usage()
-        return cls(max_calls, max_tokens, max_cost_usd, calls=usage["calls"],
+        ran = [e["payload"] for e in store.iter_events("tool_call") if not e["payload"].get("refused")]
+        return cls(max_calls, max_tokens, max_cost_usd, max_tool_calls, max_tool_seconds, calls=usage["calls"],
                    tokens=usage["prompt_tokens"] + usage["completion_tokens"],
-                   cost_usd=usage["cost_usd"] or 0.0)
+                   cost_usd=usage["cost_usd"] or 0.0, tool_calls=len(ran),
+                   tool_seconds=sum(float(p.get("seconds") or 0.0) for p in ran))
 
     def check(self) -> None:
         with self.lock:
@@ -77,6 +90,19 @@ class Budget:
             self.calls += 1
             self.tokens += response.usage.total_tokens
             self.cost_usd += response.cost_usd or 0.0
+
+    def check_tools(self) -> None:
+        """Raise ``BudgetExhausted`` once the run's tool calls or tool seconds are spent."""
+        with self.lock:
+            if self.max_tool_calls and self.tool_calls >= self.max_tool_calls:
+                raise BudgetExhausted(f"tool call budget of {self.max_tool_calls} reached")
+            if self.max_tool_seconds and self.tool_seconds >= self.max_tool_seconds:
+                raise BudgetExhausted(f"tool time budget of {self.max_tool_seconds:g} s reached")
+
+    def add_tool(self, seconds: float) -> None:
+        with self.lock:
+            self.tool_calls += 1
+            self.tool_seconds += seconds
 
 
 class RecordedLLM:

@@ -364,6 +364,7 @@ def format_summary(summary: RunSummary) -> str:
     )
     lines.extend(format_tuning(summary.tuning))
     lines.extend(format_profiling(summary.profiling))
+    lines.extend(format_tools(summary.tools))
     if summary.note:
         lines.append(summary.note)
     return "\n".join(lines)
@@ -376,6 +377,20 @@ def format_outcome(summary: RunSummary) -> str:
     return (f"{judged} task{'' if judged == 1 else 's'}, call accuracy {_pct(summary.call_accuracy).strip()}, "
             f"execution accuracy {_pct(summary.execution_accuracy).strip()}, "
             f"speedup {_speed(summary.mean_speedup)} ({summary.speedup_method})")
+
+
+def format_tools(tools: dict[str, Any]) -> list[str]:
+    """What a conversing generator's model did with its tools (``RunSummary.tools``): its
+    calls by tool and their seconds, the errors and refusals, the drafts judged; nothing for a
+    run whose generator gave it none."""
+    if not tools:
+        return []
+    by_tool = ", ".join(f"{tool} {n}" for tool, n in tools.get("by_tool", {}).items())
+    rounds = int(tools.get("rounds", 0))
+    return [f"tool calls ({tools.get('generator')}): {tools.get('calls', 0)} in {rounds} round{'' if rounds == 1 else 's'}"
+            + (f" ({by_tool})" if by_tool else "") + f", {float(tools.get('seconds') or 0.0):.1f} s of tool time; "
+            f"{tools.get('errors', 0)} answered with an error, {tools.get('refused', 0)} refused; "
+            f"{tools.get('drafts', 0)} drafts judged ({tools.get('drafts_correct', 0)} correct)"]
 
 
 def format_tuning(tuning: dict[str, Any]) -> list[str]:
@@ -447,6 +462,12 @@ def format_comparison(rows: list[tuple[str, RunSummary]], label: str = "recipe")
             f"  {_num(s.code_metrics.get('cc_mean')):>5}  {_num(s.code_metrics.get('maintainability_index')):>5}"
             f"  {passes}".rstrip()
         )
+    if any(s.tools for _, s in rows):  # a tool-calling run beside others: what each spent of its budget
+        lines += _table("what each run spent: LLM calls and tokens, and the tool calls a conversing generator's "
+                        "model made with their seconds",
+                        [(n, [str(s.llm_calls), str(s.tokens), str(s.tools.get("calls", 0)),
+                              f"{float(s.tools.get('seconds') or 0.0):.1f}"]) for n, s in rows],
+                        ["llm calls", "tokens", "tool calls", "tool s"], width, label)
     lines += _table("speedup by aggregate (mean over tasks of the best correct candidate; headline: the "
                     "aggregate of each run's speedup column above)",
                     [(n, [s.speedup_method, *(_speed(s.speedups.get(m)) for m in SPEEDUP_METHODS)])

@@ -20,8 +20,12 @@ runs_show      run                                  ``geak-core runs show --json
 Why here, in the engine and not beside the MCP server: a generator that gives a model these
 tools through its backend's own tool calling needs the same functions, and the MCP server is
 only one transport of them; neither needs the other, and this module needs neither.
+``ToolSet`` is the functions over a judge; ``JudgeTools`` is the MCP server's set (a judge
+of its own, files under an output folder, stored runs); an agent's conversing round binds a
+set to its task and its run (``engine.tool_round``: the judged code a candidate of the run,
+the verdict in its store).
 
-One validation path: ``JudgeTools.call(name, arguments)`` checks the arguments against the
+One validation path: ``ToolSet.call(name, arguments)`` checks the arguments against the
 tool's schema (``check_arguments``: types, required and unknown arguments, lengths), then the
 tool checks what only it can (the suite served, the task in it, the run stored); either
 raises ``ToolError`` with a message naming the argument, what it got and what would be
@@ -31,20 +35,21 @@ Every judgement goes through the one evaluator the caller built (as ``geak-core 
 it, or from a recipe's ``[evaluator]`` and ``[executor]``), so its sandbox, confinement,
 budgets and anti-cheat checks are the command's; ``profile`` and ``tune`` take the same
 paths as ``geak-core profile`` and ``tune`` (``engine.profiling.profile_candidate``,
-``engine.tuning.tune_candidate``). The tools write only under ``out_dir``: each judged code
-as ``candidates/<suite>/<task>__<hash>.py`` (named so that ``geak-core eval`` reads it back
-for its task, and that file's path is the candidate's id, as ``eval`` names a file's), and
-one record a line in ``judged.jsonl``, ``profiled.jsonl`` and ``tuned.jsonl``.
+``engine.tuning.tune_candidate``). ``JudgeTools`` writes only under ``out_dir``: each judged
+code as ``candidates/<suite>/<task>__<hash>.py`` (named so that ``geak-core eval`` reads it
+back for its task, and that file's path is the candidate's id, as ``eval`` names a file's),
+and one record a line in ``judged.jsonl``, ``profiled.jsonl`` and ``tuned.jsonl``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geak_core.api.components import EvalJob, HardwareProfile, ProfilerBase, TuneBudget
 from geak_core.api.errors import InputError, suggest
@@ -56,6 +61,9 @@ from geak_core.engine.records import RecordFile, result_record
 from geak_core.engine.selection import in_categories
 from geak_core.engine.store import atomic_write, list_runs, resolve_run, run_details
 from geak_core.engine.tuning import tune_candidate
+
+if TYPE_CHECKING:
+    from geak_core.engine.recipe import Recipe
 
 # A candidate's source, at most (a kernel file is a few kilobytes; this bounds what one call
 # can make the judge read and the out folder hold).
@@ -336,54 +344,106 @@ def usable_profiling(plugins: PluginManager, hardware: HardwareProfile | None, s
     return Profiling(usable, seconds) if usable else None
 
 
+def recipe_tooling(recipe: Recipe, components: Mapping[str, Any], hardware: HardwareProfile | None,
+                   plugins: PluginManager) -> tuple[Tuning | None, Profiling | None]:
+    """The tuner and profilers the tools of a run of ``recipe`` use: its ``[tuner]`` and
+    ``[profiler]`` (``components``: built by ``agent.prepare``) where it names them, else
+    those the commands take by default where installed and usable; with the recipe's budgets
+    (``candidates`` and ``seconds`` per ``tune`` call, ``seconds`` per profile)."""
+    budget = TuneBudget(recipe.tuner.candidates, recipe.tuner.seconds)
+    tuner_name = recipe.components["tuner"].name
+    tuning = (Tuning(components["tuner"], budget) if tuner_name != "none"
+              else installed_tuning(plugins, hardware, budget))
+    profiler_name = recipe.components["profiler"].name
+    profiling = (Profiling({profiler_name: components["profiler"]}, recipe.profiler.seconds)
+                 if profiler_name != "none" else usable_profiling(plugins, hardware, recipe.profiler.seconds))
+    return tuning, profiling
+
+
 # -- the tools ---------------------------------------------------------------------------
 
 
-class JudgeTools:
-    """The tools over one judge: ``evaluator`` (built once by the caller, used by every
-    call, closed by ``close``), the ``suites`` served, where the tools write (``out_dir``)
-    and read runs (``runs_dir``), and the tuner and profilers when there are (``tuning``,
-    ``profiling``; None: that tool is not offered). Calls may come from several threads."""
+def bound_spec(spec: ToolSpec, bound: Iterable[str]) -> ToolSpec:
+    """``spec`` without the arguments ``bound`` names (a tool set for one task fixes
+    ``suite`` and ``task``, so that a model is asked only for what it decides)."""
+    properties = spec.input_schema["properties"]
+    fixed = set(bound) & set(properties)
+    if not fixed:
+        return spec
+    schema = {**spec.input_schema, "properties": {k: v for k, v in properties.items() if k not in fixed},
+              "required": [k for k in spec.input_schema["required"] if k not in fixed]}
+    return dataclasses.replace(spec, input_schema=schema)
 
-    def __init__(self, evaluator: Any, suites: Suites, *, out_dir: str | Path, runs_dir: str | Path,
-                 hardware: HardwareProfile | None = None, tuning: Tuning | None = None,
-                 profiling: Profiling | None = None) -> None:
+
+class ToolSet:
+    """The judge's functions as tools over one judge: ``evaluator`` (built by the caller, used
+    by every call), the ``suites`` served, and the tuner and profilers when there are
+    (``tuning``, ``profiling``; None: that tool is not offered). ``bound`` fixes arguments
+    for every call (``{"suite": ..., "task": ...}``: a tool set for one task, whose tools
+    neither ask for them nor accept them); ``offered`` keeps those tools only (None: every one
+    that can run). Calls may come from several threads.
+
+    Where a judged code becomes a candidate (``draft``) and what a judgement leaves behind
+    (``verdict``, ``keep``) are the caller's: ``JudgeTools`` writes files under its output
+    folder; an agent's conversing round stores them in the run (``engine.tool_round``)."""
+
+    def __init__(self, evaluator: Any, suites: Suites, *, hardware: HardwareProfile | None = None,
+                 tuning: Tuning | None = None, profiling: Profiling | None = None,
+                 bound: Mapping[str, str] | None = None, offered: Iterable[str] | None = None) -> None:
         self.evaluator = evaluator
         self.suites = suites
-        self.out_dir = Path(out_dir).resolve()
-        self.runs_dir = Path(runs_dir)
         self.hardware = hardware
         self.tuning = tuning
         self.profiling = profiling
-        self._journals: dict[str, RecordFile] = {}
-        self._lock = threading.Lock()
-        self._functions: dict[str, Callable[..., dict[str, Any]]] = {
-            "list_tasks": self.list_tasks, "show_task": self.show_task, "judge": self.judge,
-            "runs_list": self.runs_list, "runs_show": self.runs_show,
-        }
-        if profiling is not None:
-            self._functions["profile"] = self.profile
-        if tuning is not None:
-            self._functions["tune"] = self.tune
+        self.bound = dict(bound or {})
+        functions = self.functions()
+        wanted = set(functions) if offered is None else set(offered)
+        self._functions = {name: function for name, function in functions.items() if name in wanted}
+
+    def functions(self) -> dict[str, Callable[..., dict[str, Any]]]:
+        """The tools this set can offer, by name."""
+        found: dict[str, Callable[..., dict[str, Any]]] = {
+            "list_tasks": self.list_tasks, "show_task": self.show_task, "judge": self.judge}
+        if self.profiling is not None:
+            found["profile"] = self.profile
+        if self.tuning is not None:
+            found["tune"] = self.tune
+        return found
 
     def specs(self) -> list[ToolSpec]:
-        """The tools offered here, in ``TOOLS``' order."""
-        return [spec for spec in TOOLS if spec.name in self._functions]
+        """The tools offered here, in ``TOOLS``' order, without the bound arguments."""
+        return [bound_spec(spec, self.bound) for spec in TOOLS if spec.name in self._functions]
 
     def call(self, name: str, arguments: object, progress: Progress | None = None) -> dict[str, Any]:
-        """Tool ``name`` called with ``arguments`` (checked first); ``progress`` hears the
-        steps of a long one. ``ToolError`` for a bad call, whatever was wrong with it."""
+        """Tool ``name`` called with ``arguments`` (checked first, then the bound ones added);
+        ``progress`` hears the steps of a long one. ``ToolError`` for a bad call, whatever was
+        wrong with it."""
         if name not in self._functions:
             raise ToolError(f"no tool {name!r} here ({suggest(name, self._functions)})")
         spec = TOOL_SPECS[name]
-        checked = check_arguments(spec, arguments)
+        checked = check_arguments(bound_spec(spec, self.bound), arguments)
+        checked.update({k: v for k, v in self.bound.items() if k in spec.input_schema["properties"]})
         if spec.long:
             checked["progress"] = progress
         return self._functions[name](**checked)
 
-    def close(self) -> None:
-        """Let the judge go (its children end)."""
-        self.evaluator.close()
+    # -- what a caller decides -----------------------------------------------------------
+
+    def draft(self, task: Task, code: str) -> Candidate:
+        """The candidate of ``code`` for ``task``: its id names it where the caller keeps it."""
+        raise NotImplementedError(f"{type(self).__name__} does not say where a judged code is kept")
+
+    def verdict(self, task: Task, candidate: Candidate, progress: Progress | None) -> EvalResult:
+        """``candidate`` judged by the evaluator."""
+        if progress is not None:
+            progress(f"judging {task.key}")
+        ((_, verdict),) = list(self.evaluator.evaluate_many([EvalJob(task, candidate)]))
+        return verdict
+
+    def keep(self, journal: str, record: dict[str, Any]) -> None:
+        """A call's record, for the caller's journal ``journal`` (``judged.jsonl``,
+        ``profiled.jsonl``, ``tuned.jsonl``); kept nowhere by default."""
+        return None
 
     # -- tasks ---------------------------------------------------------------------------
 
@@ -417,7 +477,75 @@ class JudgeTools:
 
     # -- judging -------------------------------------------------------------------------
 
-    def _candidate(self, task: Task, code: str) -> Candidate:
+    def judge(self, suite: str, task: str, code: str, progress: Progress | None = None) -> dict[str, Any]:
+        """The verdict record of ``code`` for the task, as ``geak-core eval`` writes it for
+        the candidate's file; also kept in ``judged.jsonl``."""
+        found = self.suites.task(suite, task)
+        candidate = self.draft(found, code)
+        record = result_record(found, self.verdict(found, candidate, progress))
+        self.keep("judged.jsonl", record)
+        return record
+
+    def profile(self, suite: str, task: str, code: str, profiler: str | None = None,
+                progress: Progress | None = None) -> dict[str, Any]:
+        """``code`` judged and, if correct, profiled by ``profiler`` (default: the first
+        usable): ``{"verdict": eval's record, "profile": the profile record}`` (the profile's
+        ``error`` says why there is none); the pair is kept in ``profiled.jsonl``."""
+        assert self.profiling is not None
+        usable = self.profiling.profilers
+        if profiler is not None and profiler not in usable:
+            raise ToolError(f"argument 'profiler': {profiler!r} is not usable here ({suggest(profiler, usable)})")
+        chosen = usable[profiler] if profiler is not None else next(iter(usable.values()))
+        found = self.suites.task(suite, task)
+        candidate = self.draft(found, code)
+        verdict = self.verdict(found, candidate, progress)
+        if progress is not None and verdict.correct:
+            progress(f"profiling {task} with {chosen.profiler_name} (at most {self.profiling.seconds:g} s)")
+        record = profile_candidate(self.evaluator, found, candidate, verdict, chosen, self.profiling.seconds,
+                                   self.hardware)
+        answer = {"verdict": result_record(found, verdict), "profile": record.to_dict()}
+        self.keep("profiled.jsonl", answer)
+        return answer
+
+    def tune(self, suite: str, task: str, code: str, progress: Progress | None = None) -> dict[str, Any]:
+        """``code`` judged and, if correct and timed, tuned within the budget: ``geak-core
+        tune``'s record (why it was not tuned, if it was not); also kept in ``tuned.jsonl``."""
+        assert self.tuning is not None
+        found = self.suites.task(suite, task)
+        candidate = self.draft(found, code)
+        verdict = self.verdict(found, candidate, progress)
+        budget = self.tuning.budget
+        if progress is not None and verdict.correct:
+            progress(f"tuning {task}: at most {budget.candidates} variants in {budget.seconds:g} s")
+        record, _ = tune_candidate(found, candidate, verdict, self.tuning.tuner, self.evaluator, budget)
+        self.keep("tuned.jsonl", record)
+        return record
+
+
+class JudgeTools(ToolSet):
+    """The tools a coding agent calls (``geak-core mcp``): those of ``ToolSet`` over a judge
+    this object owns (closed by ``close``), and the stored runs of ``runs_dir``
+    (``runs_list``, ``runs_show``). Each judged code is written under ``out_dir`` as a file
+    ``geak-core eval`` reads back for its task, whose path is the candidate's id, and each
+    record goes to a journal there."""
+
+    def __init__(self, evaluator: Any, suites: Suites, *, out_dir: str | Path, runs_dir: str | Path,
+                 hardware: HardwareProfile | None = None, tuning: Tuning | None = None,
+                 profiling: Profiling | None = None) -> None:
+        self.out_dir = Path(out_dir).resolve()
+        self.runs_dir = Path(runs_dir)
+        self._journals: dict[str, RecordFile] = {}
+        self._lock = threading.Lock()
+        super().__init__(evaluator, suites, hardware=hardware, tuning=tuning, profiling=profiling)
+
+    def functions(self) -> dict[str, Callable[..., dict[str, Any]]]:
+        return {**super().functions(), "runs_list": self.runs_list, "runs_show": self.runs_show}
+
+    def close(self) -> None:
+        """Let the judge go (its children end)."""
+        self.evaluator.close()
+
+    def draft(self, task: Task, code: str) -> Candidate:
         """The candidate of ``code``, written to its file under ``out_dir``, whose path is
         its id (as ``geak-core eval`` names a file's candidate)."""
         digest = hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
@@ -428,63 +556,14 @@ class JudgeTools:
         atomic_write(path, code)
         return Candidate(id=str(path), task_id=task.id, code=code, origin="file")
 
-    def _verdict(self, task: Task, candidate: Candidate, progress: Progress | None) -> EvalResult:
-        if progress is not None:
-            progress(f"judging {task.key}")
-        ((_, verdict),) = list(self.evaluator.evaluate_many([EvalJob(task, candidate)]))
-        return verdict
-
-    def _journal(self, name: str, record: dict[str, Any]) -> None:
+    def keep(self, journal: str, record: dict[str, Any]) -> None:
+        """``record`` added to ``out_dir/journal``, rewritten whole (``RecordFile``)."""
         with self._lock:
-            journal = self._journals.get(name)
-            if journal is None:
-                journal = self._journals[name] = RecordFile(str(self.out_dir / name), keep=True)
-            journal.add(record)
-            journal.write()
-
-    def judge(self, suite: str, task: str, code: str, progress: Progress | None = None) -> dict[str, Any]:
-        """The verdict record of ``code`` for the task, as ``geak-core eval`` writes it for
-        the candidate's file; also added to ``judged.jsonl``."""
-        found = self.suites.task(suite, task)
-        candidate = self._candidate(found, code)
-        record = result_record(found, self._verdict(found, candidate, progress))
-        self._journal("judged.jsonl", record)
-        return record
-
-    def profile(self, suite: str, task: str, code: str, profiler: str | None = None,
-                progress: Progress | None = None) -> dict[str, Any]:
-        """``code`` judged and, if correct, profiled by ``profiler`` (default: the first
-        usable): ``{"verdict": eval's record, "profile": the profile record}`` (the profile's
-        ``error`` says why there is none); the pair is added to ``profiled.jsonl``."""
-        assert self.profiling is not None
-        usable = self.profiling.profilers
-        if profiler is not None and profiler not in usable:
-            raise ToolError(f"argument 'profiler': {profiler!r} is not usable here ({suggest(profiler, usable)})")
-        chosen = usable[profiler] if profiler is not None else next(iter(usable.values()))
-        found = self.suites.task(suite, task)
-        candidate = self._candidate(found, code)
-        verdict = self._verdict(found, candidate, progress)
-        if progress is not None and verdict.correct:
-            progress(f"profiling {task} with {chosen.profiler_name} (at most {self.profiling.seconds:g} s)")
-        record = profile_candidate(self.evaluator, found, candidate, verdict, chosen, self.profiling.seconds,
-                                   self.hardware)
-        answer = {"verdict": result_record(found, verdict), "profile": record.to_dict()}
-        self._journal("profiled.jsonl", answer)
-        return answer
-
-    def tune(self, suite: str, task: str, code: str, progress: Progress | None = None) -> dict[str, Any]:
-        """``code`` judged and, if correct and timed, tuned within the budget: ``geak-core
-        tune``'s record (why it was not tuned, if it was not); also added to ``tuned.jsonl``."""
-        assert self.tuning is not None
-        found = self.suites.task(suite, task)
-        candidate = self._candidate(found, code)
-        verdict = self._verdict(found, candidate, progress)
-        budget = self.tuning.budget
-        if progress is not None and verdict.correct:
-            progress(f"tuning {task}: at most {budget.candidates} variants in {budget.seconds:g} s")
-        record, _ = tune_candidate(found, candidate, verdict, self.tuning.tuner, self.evaluator, budget)
-        self._journal("tuned.jsonl", record)
-        return record
+            found = self._journals.get(journal)
+            if found is None:
+                found = self._journals[journal] = RecordFile(str(self.out_dir / journal), keep=True)
+            found.add(record)
+            found.write()
 
     # -- runs ----------------------------------------------------------------------------
 

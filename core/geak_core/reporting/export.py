@@ -56,11 +56,13 @@ CANDIDATE_COLUMNS: tuple[Column, ...] = (
     Column("difficulty", "int", "the task's difficulty, 1 (easy) to 5, where the suite gives one"),
     Column("category", "string", "the task's category, where the suite gives one"),
     Column("level", "int", "the task's KernelBench level (1, 2, 3), where the suite gives one"),
-    Column("candidate_id", "string", "unique in the run: task/L<lineage>/I<iteration>[/P<proposal>]"),
+    Column("candidate_id", "string", "unique in the run: task/L<lineage>/I<iteration>[/P<proposal>]; a draft judged "
+           "through a tool: .../T<call>"),
     Column("lineage", "int", "the lineage (parallel scaling), from 0"),
     Column("iteration", "int", "the round within the lineage (sequential scaling), from 0"),
     Column("proposal", "int", "which completion of the round's LLM call, from 0"),
-    Column("round_kind", "string", "the prompt that produced it: generate, reflect, optimize or restart"),
+    Column("round_kind", "string", "the prompt that produced it: generate, reflect, optimize or restart; "
+           "tune for a tuned variant, tool for a draft judged through a tool"),
     Column("strategy", "string", "the strategy line of the reply"),
     Column("parent_id", "string", "the candidate it was made from (the one reflected on or optimised)"),
     Column("prompt", "messages", "the chat messages sent: a list of {role, content}"),

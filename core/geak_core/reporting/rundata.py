@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geak_core.api.components import TUNE_KIND
+from geak_core.api.components import TOOL_DRAFT, TUNE_KIND
 from geak_core.api.model import Candidate, EvalResult, RunSummary
 from geak_core.api.profiling import ProfileRecord
 from geak_core.engine.store import MANIFEST_FILE, RECIPE_FILE, SUMMARY_FILE, RunStore
@@ -36,7 +36,7 @@ class CandidateRow:
 
     candidate: Candidate
     result: EvalResult | None
-    round_kind: str  # generate | reflect | optimize | restart (the prompt that produced it) | tune
+    round_kind: str  # generate | reflect | optimize | restart (the prompt that produced it) | tune | tool
     proposal: int = 0  # which of the call's completions (optimisation rounds may ask several)
     prompt: list[dict[str, str]] = field(default_factory=list)  # chat messages, role and content
     reply: str | None = None
@@ -47,6 +47,9 @@ class CandidateRow:
     cost_usd: float | None = None
     profiles: list[ProfileRecord] = field(default_factory=list)  # what profilers found of it, in order
     stop_reason: str | None = None  # why its lineage optimized no more after it (the roofline)
+    # the tool calls of its round's conversation (``tool_call`` events, in order), for a round's
+    # candidate; for a draft (round kind ``tool``), the call that judged it
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def profile(self) -> ProfileRecord | None:
@@ -175,6 +178,9 @@ def load_run(run_dir: str | Path) -> RunData:
         profiled = [e["payload"] for e in store.iter_events("profiled")]
         stops = {str(e["payload"].get("candidate")): str(e["payload"].get("reason"))
                  for e in store.iter_events("lineage_stopped")}
+        conversations: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+        for e in store.iter_events("tool_call"):
+            conversations.setdefault((e["task_id"], e["lineage"], e["iteration"]), []).append(e["payload"])
     try:
         recipe = tomllib.loads((run_dir / RECIPE_FILE).read_text())
     except (OSError, tomllib.TOMLDecodeError):
@@ -204,14 +210,22 @@ def load_run(run_dir: str | Path) -> RunData:
         proposal = _slot(c.id)[2]
         row = CandidateRow(candidate=c, result=latest.get(c.id), round_kind=c.origin, proposal=proposal,
                            profiles=profiles.get(c.id, []), stop_reason=stops.get(c.id))
-        if call is not None:
-            _fill_from_call(row, call, proposal)
+        conversation = sorted(conversations.get((c.task_id, c.lineage, c.iteration), []),
+                              key=lambda payload: int(payload.get("index") or 0))
+        if c.origin == TOOL_DRAFT:  # its prompt, the model's answer and their cost are its round candidate's
+            row.tool_calls = [p for p in conversation if p.get("candidate") == c.id]
+        else:
+            row.tool_calls = conversation if c.origin != TUNE_KIND else []
+            if call is not None:
+                _fill_from_call(row, call, proposal)
         rows.append(row)
     llm = recipe.get("llm", {})
     for row in rows:
         row.backend = str(llm.get("backend") or "") or None
         row.model = row.model or (str(llm.get("model") or "") or None)
-    rows.sort(key=lambda r: (r.candidate.task_id, r.candidate.lineage, r.candidate.iteration, r.proposal))
+    # a round's drafts after its candidate, whose conversation they come from
+    rows.sort(key=lambda r: (r.candidate.task_id, r.candidate.lineage, r.candidate.iteration,
+                             r.candidate.origin == TOOL_DRAFT, r.proposal))
     task_ids = sorted({r.candidate.task_id for r in rows})
     return RunData(run_id=run_dir.name, dir=run_dir, name=name, status=status, recipe=recipe,
                    manifest=manifest, summary=summary, usage=usage,
@@ -235,8 +249,11 @@ def _fill_from_call(row: CandidateRow, call: dict[str, Any], proposal: int) -> N
     response = call.get("response") or {}
     meta = call.get("meta") or {}
     row.round_kind = str(meta.get("purpose") or (request.get("meta") or {}).get("purpose") or row.round_kind)
-    row.prompt = [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
-                  for m in request.get("messages", []) if isinstance(m, dict)]
+    messages = [m for m in request.get("messages", []) if isinstance(m, dict)]
+    if row.tool_calls:  # a conversation's last request: its opening prompt (the calls are the events)
+        messages = messages[:next((i for i, m in enumerate(messages) if m.get("role") == "assistant"),
+                                  len(messages))]
+    row.prompt = [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))} for m in messages]
     texts = response.get("texts") or []
     row.reply = texts[proposal] if proposal < len(texts) else None
     row.model = response.get("model") or None

@@ -1,13 +1,16 @@
 """What the model was asked and answered: a run's candidates with their prompts, replies,
 extracted code, verdicts and profiles (``geak-core runs log``), read through
-``rundata.load_run``."""
+``rundata.load_run``. A round held as a conversation (the ``tools`` generator) shows its
+opening prompt, then every tool call with the result the model was sent, then the final
+reply, under the round's candidate; each draft the model had judged follows with its code and
+verdict."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from geak_core.api.components import TUNE_KIND
+from geak_core.api.components import TOOL_DRAFT, TUNE_KIND
 from geak_core.api.errors import InputError
 from geak_core.api.model import EvalResult
 from geak_core.api.profiling import ProfileRecord, bound_line, counters_text
@@ -41,6 +44,7 @@ def to_dict(row: CandidateRow) -> dict[str, Any]:
         "messages": row.prompt, "reply": row.reply, "code": c.code,
         "verdict": row.result.to_dict() if row.result is not None else None,
         "profiles": [p.to_dict() for p in row.profiles], "lineage_stopped": row.stop_reason,
+        "tool_calls": row.tool_calls,
     }
 
 
@@ -67,6 +71,19 @@ def profile_lines(record: ProfileRecord) -> list[str]:
             + [f"  kernel {line}" for line in counters_text(record)])
 
 
+def tool_call_heading(payload: dict[str, Any]) -> str:
+    """A tool call in a line: its number and turn, the tool, its arguments (a code as its
+    length), the draft it made, its seconds, and whether it failed or was refused."""
+    arguments = ", ".join(f"{k}={v!r}" if not isinstance(v, str) or k != "code" else f"code={v}"
+                          for k, v in (payload.get("arguments") or {}).items())
+    text = f"tool call {payload.get('index')} (turn {payload.get('turn')}): {payload.get('tool')}({arguments})"
+    if payload.get("candidate"):
+        text += f" -> {payload['candidate']}"
+    if payload.get("refused"):
+        return text + ", refused"
+    return text + f", {float(payload.get('seconds') or 0.0):.1f} s" + (", error" if payload.get("is_error") else "")
+
+
 def render(rows: list[CandidateRow], style: Any = None) -> str:
     """The transcript as text; ``style(text, **click_style_kwargs)`` colours headings (None:
     plain)."""
@@ -80,16 +97,27 @@ def render(rows: list[CandidateRow], style: Any = None) -> str:
             lines.append(f"strategy: {c.strategy}")
         if c.parent_id:
             lines.append(f"builds on: {c.parent_id}")
-        if not row.prompt and row.reply is None:
+        if c.origin == TOOL_DRAFT:
+            lines.append("(a draft the model had judged through a tool; its conversation is under the round's "
+                         "candidate)")
+        elif not row.prompt and row.reply is None:
             lines.append("(tuned without the LLM: the candidate it builds on, its launch configuration "
                          "changed)" if c.origin == TUNE_KIND else "(no LLM call recorded for this candidate)")
         for message in row.prompt:
             lines.append(paint(f"--- prompt ({message.get('role', '?')})", fg="cyan"))
             lines.append(str(message.get("content", "")).rstrip())
+        for payload in row.tool_calls:
+            if payload.get("said") and c.origin != TOOL_DRAFT:
+                lines.append(paint(f"--- the model (turn {payload.get('turn')})", fg="cyan"))
+                lines.append(str(payload["said"]).rstrip())
+            colour = "yellow" if payload.get("is_error") else "cyan"
+            lines.append(paint(f"--- {tool_call_heading(payload)}", fg=colour))
+            lines.append(str(payload.get("result", "")).rstrip())
         if row.reply is not None:
-            lines.append(paint("--- reply", fg="cyan"))
+            lines.append(paint("--- reply" + (" (final)" if row.tool_calls else ""), fg="cyan"))
             lines.append(row.reply.rstrip())
-        lines.append(paint("--- code (extracted)", fg="cyan"))
+        lines.append(paint("--- code" + (" (the round's answer)" if row.tool_calls and c.origin != TOOL_DRAFT
+                                         else "" if c.origin == TOOL_DRAFT else " (extracted)"), fg="cyan"))
         lines.append(c.code.rstrip() if c.code else "(none: no usable code in the reply)")
         colour = "green" if row.result is not None and row.result.correct else "yellow"
         lines.append(paint(f"--- verdict: {verdict_text(row.result)}", fg=colour))
