@@ -221,21 +221,31 @@ def _comparable(summary_path):
     return data
 
 
+KILLED_RUN_REPLIES = dict(generate=[ADD_WRONG], reflect=[ADD_OK], optimize=[ADD_OK_2])
+
+
+@pytest.fixture(scope="module")
+def uninterrupted_run(tmp_path_factory):
+    """The run never stopped that each killed-and-resumed one is compared with (one for the
+    three kill points: the same recipe and replies)."""
+    folder = tmp_path_factory.mktemp("uninterrupted")
+    with OpenAIServer(Script(**KILLED_RUN_REPLIES)) as server:
+        path = write_recipe(folder, server.base_url, iterations=3)
+        proc = _cli("run", str(path), cwd=folder)
+        out, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, out
+        (first,) = list((folder / "runs").iterdir())
+    return first
+
+
 @pytest.mark.parametrize("answered", [0, 1, 2])
-def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_path, answered):
+def test_a_killed_run_resumes_to_the_same_summary_as_an_uninterrupted_one(tmp_path, answered, uninterrupted_run):
     """kill -9 while the first, second or third LLM request is in flight, then resume: the
     same summary and the same rows as a run never stopped, and only the unanswered calls
     asked again."""
-    replies = dict(generate=[ADD_WRONG], reflect=[ADD_OK], optimize=[ADD_OK_2])
+    replies = KILLED_RUN_REPLIES
     purposes = ["generate", "reflect", "optimize"]
-    # Uninterrupted reference run.
-    with OpenAIServer(Script(**replies)) as server:
-        (tmp_path / "a").mkdir()
-        path = write_recipe(tmp_path / "a", server.base_url, iterations=3)
-        proc = _cli("run", str(path), cwd=tmp_path)
-        out, _ = proc.communicate(timeout=600)
-        assert proc.returncode == 0, out
-        (first,) = list((tmp_path / "a" / "runs").iterdir())
+    first = uninterrupted_run
 
     # The same run, killed while request number `answered` + 1 is in flight, then resumed.
     in_flight = threading.Event()
