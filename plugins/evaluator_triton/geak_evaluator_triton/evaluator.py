@@ -337,10 +337,10 @@ class TritonEvaluator(EvaluatorBase):
         if mode == "interpreter":
             from importlib.metadata import version
 
-            # This process compares outputs with torch, but not before a child's first
-            # outputs come back: torch is imported meanwhile, beside the children's start
-            # (not a daemon: an import is not cut off when the process ends).
-            threading.Thread(target=importlib.import_module, args=("torch",), name="geak-import-torch").start()
+            # This process compares outputs with torch and encodes frames with it: imported
+            # here, before any child or spare starts (imported in a thread beside the spares'
+            # start, a spare's first frame met a partly initialised torch).
+            importlib.import_module("torch")
             workers = self.options.workers or min(4, os.cpu_count() or 1)
             env = {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "",
                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
