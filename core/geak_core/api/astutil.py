@@ -5,24 +5,34 @@ from __future__ import annotations
 
 import ast
 import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _PARSE_LOCK = threading.Lock()
 
 
-def parse_source(code: str, filename: str = "<unknown>") -> ast.Module:
-    """``ast.parse``, one thread at a time, and tried again on CPython's spurious "AST
+def one_parse_at_a_time(work: Callable[[], T]) -> T:
+    """``work()``, which parses Python source (``ast.parse``, or a library that calls it, as
+    radon does), one thread at a time, and tried again on CPython's spurious "AST
     constructor recursion depth mismatch" (before 3.11.8 and 3.12.1 the AST converter keeps
     its depth in interpreter-wide state, which another thread's parse resets midway: the
-    agent's lineages extract code, and the judge checks sources, in several threads at once;
-    one such error stopped a run)."""
+    agent's lineages extract code, the judge checks sources and task summaries measure code
+    in several threads at once; such errors stopped a run and a test's run)."""
     for attempt in range(3):
         try:
             with _PARSE_LOCK:
-                return ast.parse(code, filename=filename)
+                return work()
         except SystemError as exc:
             if "recursion depth mismatch" not in str(exc) or attempt == 2:
                 raise
     raise AssertionError("unreachable")
+
+
+def parse_source(code: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` through :func:`one_parse_at_a_time`."""
+    return one_parse_at_a_time(lambda: ast.parse(code, filename=filename))
 
 
 def dotted_name(node: ast.AST, *, calls: bool = False) -> str:

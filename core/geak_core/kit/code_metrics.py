@@ -49,10 +49,11 @@ def code_metrics(code: str) -> CodeMetrics:
         from radon.raw import analyze
     except ImportError:
         return CodeMetrics()
-    try:
-        blocks = cc_visit(code)
-        maintainability = mi_visit(code, multi=True)
-        raw = analyze(code)
+    from geak_core.api.astutil import one_parse_at_a_time
+
+    try:  # radon parses with ast.parse: one thread at a time, as every parse here
+        blocks, maintainability, raw = one_parse_at_a_time(
+            lambda: (cc_visit(code), mi_visit(code, multi=True), analyze(code)))
     except (SyntaxError, ValueError, TypeError):
         return CodeMetrics()
     # radon lists a class's methods beside it; the class's own figure would count them twice
