@@ -45,7 +45,6 @@ from geak_core.cli.cli_options import (
 from geak_core.engine.profiling import (
     PREFERRED_PROFILERS,
     first_usable_profiler,
-    named,
     profile_candidate,
 )
 from geak_core.engine.recipe import ProfilerSection
@@ -60,7 +59,7 @@ def build_profiler(name: str | None, options: tuple[str, ...]) -> Any:
         if options:
             raise InputError("--profiler-option needs --profiler NAME: the options are that profiler's")
         return first_usable_profiler(get_plugin_manager())
-    return named(build_with_options("profiler", name, options, "--profiler-option"), name)
+    return build_with_options("profiler", name, options, "--profiler-option")
 
 
 def profile_lines(record: ProfileRecord) -> list[str]:

@@ -64,14 +64,6 @@ def profile_candidate(judge: EvaluatorBase, task: Task, candidate: Candidate, re
                                           latency_us=latency_us))
 
 
-def named(profiler: ProfilerBase, name: str) -> ProfilerBase:
-    """``profiler`` carrying its registered ``name`` in the records it makes (where its class
-    gives none)."""
-    if not profiler.profiler_name:
-        profiler.profiler_name = name
-    return profiler
-
-
 def first_usable_profiler(plugins: PluginManager, names: Iterable[str] = PREFERRED_PROFILERS) -> ProfilerBase:
     """The first of ``names`` that is registered and usable here (its ``unusable()`` empty),
     built with its default options; raises ``InputError`` saying why each is not."""
@@ -89,7 +81,7 @@ def first_usable_profiler(plugins: PluginManager, names: Iterable[str] = PREFERR
             continue
         problems = list(profiler.unusable())
         if not problems:
-            return named(profiler, name)
+            return profiler
         reasons.append(f"{name}: {'; '.join(problems)}")
     raise InputError(f"no profiler is usable here ({'; '.join(reasons)}): install one of {', '.join(names)}, "
                      "or name a registered one with --profiler")

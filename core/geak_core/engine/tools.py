@@ -56,7 +56,7 @@ from geak_core.api.errors import InputError, suggest
 from geak_core.api.model import Candidate, EvalResult
 from geak_core.api.tasks import Task
 from geak_core.engine.plugins import PluginManager
-from geak_core.engine.profiling import PREFERRED_PROFILERS, named, profile_candidate
+from geak_core.engine.profiling import PREFERRED_PROFILERS, profile_candidate
 from geak_core.engine.records import RecordFile, result_record
 from geak_core.engine.selection import in_categories
 from geak_core.engine.store import atomic_write, list_runs, resolve_run, run_details
@@ -334,7 +334,7 @@ def usable_profiling(plugins: PluginManager, hardware: HardwareProfile | None, s
         if name == "none" or name not in registry:
             continue
         try:
-            profiler = named(plugins.build("profiler", name, options), name)
+            profiler = plugins.build("profiler", name, options)
         except Exception:  # a profiler that cannot even be built is not usable
             continue
         if profiler.unusable() or (hardware is not None and hardware.vendor not in profiler.vendors):
