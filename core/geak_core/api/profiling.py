@@ -20,7 +20,7 @@ the export read one record.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -177,14 +177,10 @@ class ProfileRecord:
         return dataclasses.replace(self, diagnosis=diagnosis)
 
 
-def _figure(kernel: KernelCounters, name: str) -> Any:
-    return kernel.to_dict().get(name)
-
-
-def _weighted(kernels: Sequence[KernelCounters], attribute: str) -> float | None:
+def _weighted(kernels: Sequence[KernelCounters], figure: Callable[[KernelCounters], float | None]) -> float | None:
     """The duration-weighted mean of a percentage over the kernels that report it (a plain
     mean where durations are missing)."""
-    pairs = [(_figure(k, attribute), k.duration_us) for k in kernels if _figure(k, attribute) is not None]
+    pairs = [(value, k.duration_us) for k in kernels if (value := figure(k)) is not None]
     if not pairs:
         return None
     if all(d for _, d in pairs):
@@ -193,8 +189,8 @@ def _weighted(kernels: Sequence[KernelCounters], attribute: str) -> float | None
     return sum(v for v, _ in pairs) / len(pairs)
 
 
-def _sum(kernels: Sequence[KernelCounters], attribute: str) -> float | None:
-    values = [_figure(k, attribute) for k in kernels]
+def _sum(kernels: Sequence[KernelCounters], figure: Callable[[KernelCounters], float | None]) -> float | None:
+    values = [figure(k) for k in kernels]
     if not values or any(v is None for v in values):
         return None
     return float(sum(values))
@@ -234,20 +230,20 @@ def diagnose(kernels: Sequence[KernelCounters], *, calls: int = 1, hardware: Har
         numbers["kernel_us"] = round(kernel_us, 3)
     longest = max(durations) if durations else None
 
-    dram = _weighted(kernels, "dram_pct")
+    dram = _weighted(kernels, lambda k: k.dram_pct)
     dram_fraction = dram / 100.0 if dram is not None else None
     seconds = kernel_us * 1e-6 * per_call if kernel_us else None
-    moved = _sum(kernels, "dram_bytes")
+    moved = _sum(kernels, lambda k: k.dram_bytes)
     if moved is None and case is not None and case.bytes:
         moved = case.bytes * per_call
     if dram_fraction is None and moved and seconds and hardware is not None:
         dram_fraction = moved / seconds / (hardware.peak_bandwidth_gbs * 1e9)
     if moved and seconds:
         numbers["achieved_gbs"] = round(moved / seconds / 1e9, 1)
-    compute = max((v for v in (_weighted(kernels, "sm_pct"), _weighted(kernels, "tensor_pct")) if v is not None),
+    compute = max((v for v in (_weighted(kernels, lambda k: k.sm_pct), _weighted(kernels, lambda k: k.tensor_pct)) if v is not None),
                   default=None)
     compute_fraction = compute / 100.0 if compute is not None else None
-    flops = _sum(kernels, "flops")
+    flops = _sum(kernels, lambda k: k.flops)
     if flops is None and case is not None and case.flops:
         flops = case.flops * per_call
     peak = _peak_tflops(hardware, case.dtype if case is not None else None)
@@ -259,7 +255,7 @@ def diagnose(kernels: Sequence[KernelCounters], *, calls: int = 1, hardware: Har
         numbers["dram_fraction"] = round(dram_fraction, 4)
     if compute_fraction is not None:
         numbers["compute_fraction"] = round(compute_fraction, 4)
-    occupancy = _weighted(kernels, "occupancy_pct")
+    occupancy = _weighted(kernels, lambda k: k.occupancy_pct)
     if occupancy is not None:
         numbers["occupancy_pct"] = round(occupancy, 1)
     if kernel_us is None and dram_fraction is None and compute_fraction is None:
